@@ -1,0 +1,42 @@
+// Interned symbols (operator names, tensor names) and attribute lists.
+//
+// Everything an e-node carries besides its children (slice bounds, dims,
+// scalars, shape lists) is an AttrList, interned once per process so an
+// e-node stores a single 32-bit id and compares by integer equality.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tangle::eg {
+
+using Symbol = uint32_t;
+Symbol intern(std::string_view s);       // thread-safe, process-wide
+const std::string& symbolName(Symbol s);
+
+struct Attr {
+  enum class Kind : uint8_t { None, Int, Float, Bool, Str, IntList };
+  Kind kind = Kind::None;
+  int64_t i = 0;              // Int, Bool (0/1), Str (a Symbol)
+  double f = 0;               // Float
+  std::vector<int64_t> list;  // IntList
+
+  static Attr none() { return {}; }
+  static Attr integer(int64_t v) { Attr a; a.kind = Kind::Int; a.i = v; return a; }
+  static Attr real(double v) { Attr a; a.kind = Kind::Float; a.f = v; return a; }
+  static Attr boolean(bool v) { Attr a; a.kind = Kind::Bool; a.i = v; return a; }
+  static Attr str(std::string_view s) { Attr a; a.kind = Kind::Str; a.i = intern(s); return a; }
+  static Attr ints(std::vector<int64_t> v) { Attr a; a.kind = Kind::IntList; a.list = std::move(v); return a; }
+  bool operator==(const Attr&) const = default;
+  std::string toString() const;  // 3, 0.5, true, none, "name", [1, 2]
+};
+
+using AttrList = std::vector<Attr>;
+using AttrsId = uint32_t;
+constexpr AttrsId kNoAttrs = 0;          // the empty list is always id 0
+AttrsId internAttrs(const AttrList& a);  // thread-safe, process-wide
+const AttrList& attrs(AttrsId id);
+
+}  // namespace tangle::eg

@@ -1,0 +1,56 @@
+// Extraction: the smallest term of an e-class, optionally restricted to
+// e-nodes that pass a filter (e.g. "clean" operators and implementation
+// tensors only). Cost of a term = number of e-nodes in it (tree size).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "egraph/egraph.h"
+
+namespace tangle::eg {
+
+// A term as a flat array; children refer to earlier entries; the root is last.
+struct Term {
+  struct Node {
+    Symbol op;
+    AttrsId attrs;
+    std::vector<uint32_t> children;  // indices into `nodes`
+  };
+  std::vector<Node> nodes;
+  size_t size() const { return nodes.size(); }
+  uint32_t root() const { return static_cast<uint32_t>(nodes.size() - 1); }
+  bool operator==(const Term& o) const;
+  // s-expression, e.g. (concat[0] (tensor["D0.x"]) (tensor["D1.x"]))
+  std::string toSExpr() const;
+};
+
+class Extractor {
+ public:
+  using Filter = std::function<bool(const EGraph&, const ENode&)>;
+  // Computes best costs for all classes (fixpoint). `allowed` null = all nodes allowed.
+  Extractor(const EGraph& g, Filter allowed = nullptr);
+
+  // Smallest allowed term of the class, or nullopt when none exists.
+  std::optional<Term> best(Id eclass) const;
+  std::optional<size_t> cost(Id eclass) const;
+  // One term per allowed e-node of the class (that e-node as root, best terms
+  // below it), smallest first, at most `limit`. Gives the distinct top-level
+  // alternatives of a class, e.g. both `D0.x` and `D1.x` for a replicated tensor.
+  std::vector<Term> alternatives(Id eclass, size_t limit) const;
+
+ private:
+  const EGraph& g_;
+  Filter allowed_;
+  std::vector<size_t> cost_;   // by canonical id; SIZE_MAX = none
+  std::vector<int> bestNode_;  // index into eclass(id).nodes; -1 = none
+  Term build(Id eclass) const;
+  Term buildFrom(Id eclass, const ENode& root) const;
+};
+
+// Adds a term to the e-graph (plain `add`), returning its root class.
+Id addTerm(EGraph& g, const Term& t);
+
+}  // namespace tangle::eg

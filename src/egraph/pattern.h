@@ -1,0 +1,72 @@
+// Patterns over e-nodes and e-matching.
+//
+// Text syntax (s-expressions):
+//   pattern  := ?var                      matches any e-class, binds it
+//             | (op[attrs] child*)        matches an e-node with this op, attrs, children
+//             | (op[attrs] child* ?xs...) trailing list variable: binds the remaining children (>= 0)
+//   attrs    := attr (',' attr)*          omitted brackets mean: the node has no attrs
+//   attr     := integer | float | true | false | none | "string" | [int, int, ...]
+//             | ?name                     attribute variable, binds the attr value
+//             | _                         matches any attr value
+//   op       := any token without ( ) [ ] whitespace, e.g. mm, concat, aten.gelu
+// Examples:
+//   (mm (concat[1] ?a ?b) (concat[0] ?c ?d))
+//   (slice[?dim, ?start, ?end, 1] ?x)
+//   (sum ?xs...)
+// A variable repeated in a pattern must bind the same e-class (or equal attr).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "egraph/egraph.h"
+
+namespace tangle::eg {
+
+// Bindings produced by a match. Variables are named without the '?'.
+struct Subst {
+  std::map<std::string, Id, std::less<>> classes;
+  std::map<std::string, Attr, std::less<>> attrs;
+  std::map<std::string, std::vector<Id>, std::less<>> lists;
+
+  Id cls(std::string_view v) const;              // throws std::out_of_range if unbound
+  const Attr& attr(std::string_view v) const;
+  int64_t integer(std::string_view v) const;     // attr(v).i, checks kind Int
+  const std::vector<Id>& list(std::string_view v) const;
+};
+
+struct Match {
+  Id eclass;            // the class the pattern's root matched in
+  Subst subst;
+};
+
+class Pattern {
+ public:
+  // Throws std::invalid_argument with a message pointing at the bad token.
+  static Pattern parse(std::string_view text);
+
+  // All matches in the (clean) e-graph. At most `limit` matches are returned.
+  std::vector<Match> search(const EGraph& g, size_t limit = SIZE_MAX) const;
+  // Matches rooted at one class.
+  std::vector<Match> searchClass(const EGraph& g, Id eclass, size_t limit = SIZE_MAX) const;
+
+  // Builds the pattern under `s`, adding e-nodes as needed (tryAdd: refuses
+  // ill-typed nodes -> nullopt). With `mustExist`, every strict sub-node must
+  // already be in the e-graph (constrained lemmas, Entangle §4.3.2); only the
+  // root may be new.
+  std::optional<Id> instantiate(EGraph& g, const Subst& s, bool mustExist = false) const;
+
+  const std::string& text() const;
+  // Root operator symbol, or nullopt when the pattern is a bare variable.
+  std::optional<Symbol> rootOp() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<const Impl> impl_;
+};
+
+}  // namespace tangle::eg

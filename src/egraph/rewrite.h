@@ -1,0 +1,56 @@
+// Rewrite rules (lemmas) and the runner that applies them to saturation or
+// until a limit. A rule is a searcher (LHS pattern), an optional guard
+// (condition; may also bind derived attributes such as a shifted slice bound),
+// and an applier: an RHS pattern or a C++ function.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "egraph/pattern.h"
+
+namespace tangle::eg {
+
+struct Rule {
+  std::string name;      // debug name, shown in reports ("mm-concat-inner")
+  Pattern lhs;
+  // Conditioned lemma: return false to reject a match. May add derived
+  // bindings to the Subst for the RHS to use. Null = universal lemma.
+  std::function<bool(const EGraph&, Subst&)> guard;
+  // Exactly one of rhs / apply is set.
+  std::optional<Pattern> rhs;
+  // Builds the right-hand side; returns its class (merged with the match by
+  // the runner) or nullopt when it does not apply after all.
+  std::function<std::optional<Id>(EGraph&, const Match&)> apply;
+  // Constrained lemma (Entangle §4.3.2): the RHS's strict sub-nodes must
+  // already exist as e-nodes; only used with `rhs`.
+  bool constrained = false;
+};
+
+struct RunLimits {
+  size_t maxIterations = 30;
+  size_t maxNodes = 200000;
+  double maxSeconds = 30.0;
+  size_t maxMatchesPerRule = 10000;  // per iteration; guards against one rule flooding the graph
+};
+
+enum class StopReason { Saturated, IterationLimit, NodeLimit, TimeLimit };
+const char* toString(StopReason r);
+
+struct RunReport {
+  StopReason stop = StopReason::Saturated;
+  size_t iterations = 0;
+  double seconds = 0;
+  std::map<std::string, size_t> firings;  // rule name -> merges that changed the e-graph
+};
+
+// Applies all rules, iteration by iteration (search all, then apply all, then
+// rebuild), until nothing changes or a limit is hit. Leaves the e-graph clean.
+RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits);
+
+}  // namespace tangle::eg

@@ -1,0 +1,36 @@
+// Element types and shapes, shared by the graph IR and the e-graph analysis
+// (which must not depend on each other).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tangle {
+
+enum class DType : uint8_t { Unknown, F64, F32, F16, BF16, I64, I32, I16, I8, U8, Bool, C64, C128 };
+
+// "f32" <-> DType::F32 (the FX annotation spelling); also accepts torch names
+// ("float32", "int64", "bool", "torch.float32", ...). Unknown spellings give DType::Unknown.
+DType parseDType(const std::string& s);
+const char* dtypeName(DType t);  // FX spelling: "f32", "i64", "b8", ...
+inline bool isFloating(DType t) {
+  return t == DType::F64 || t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
+
+// A dimension is a concrete size (>= 0) or a symbolic size such as `s0`.
+// Symbolic sizes are encoded as negative numbers: -1 - (symbol index).
+using Dim = int64_t;
+inline bool isSymbolic(Dim d) { return d < 0; }
+
+struct TensorType {
+  DType dtype = DType::Unknown;
+  std::vector<Dim> shape;
+  bool operator==(const TensorType&) const = default;
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+};
+
+// "f32[8, 16]"
+std::string toString(const TensorType& t);
+
+}  // namespace tangle
