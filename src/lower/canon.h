@@ -1,0 +1,38 @@
+// Translation of one ATen call node of a Graph into canonical e-node terms
+// (src/ops vocabulary). The only place, with lower.h, that knows both the
+// graph IR and the e-graph.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "egraph/attrs.h"
+#include "graph/graph.h"
+
+namespace tangle {
+
+// A small term over the node's operands: nodes[i] may refer to graph
+// operands, to earlier local nodes, or to scalar constants (const[v] leaves).
+struct CanonTerm {
+  struct Ref {
+    enum class Kind { Operand, Local, Scalar } kind = Kind::Operand;
+    NodeId operand = -1;  // Operand: a tensor-valued node of the graph
+    int local = -1;       // Local: index into `nodes`
+    double scalar = 0;    // Scalar
+  };
+  struct Node {
+    eg::Symbol op = 0;
+    eg::AttrList attrs;
+    std::vector<Ref> children;
+  };
+  std::vector<Node> nodes;        // root last; empty when aliasOf is set
+  std::optional<NodeId> aliasOf;  // identity ops: clone, detach, wait_tensor, _to_copy (same dtype), ...
+};
+
+// Canonical form of call node `id` (not placeholder/output/getitem/collectives).
+// Known ops get their canonical vocabulary; anything else becomes an opaque
+// op named after the call target. Throws InputError (file:line, node name) when
+// a known op has malformed arguments (e.g. a non-integer dim).
+CanonTerm canonicalize(const Graph& g, NodeId id);
+
+}  // namespace tangle
