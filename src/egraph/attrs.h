@@ -13,8 +13,8 @@
 namespace tangle::eg {
 
 using Symbol = uint32_t;
-Symbol intern(std::string_view s);       // thread-safe, process-wide
-const std::string& symbolName(Symbol s);
+Symbol intern(std::string_view s);       // thread-safe, process-wide; intern("") == 0
+const std::string& symbolName(Symbol s);  // lock-free read; valid forever
 
 struct Attr {
   enum class Kind : uint8_t { None, Int, Float, Bool, Str, IntList };
@@ -37,6 +37,7 @@ using AttrList = std::vector<Attr>;
 using AttrsId = uint32_t;
 constexpr AttrsId kNoAttrs = 0;          // the empty list is always id 0
 AttrsId internAttrs(const AttrList& a);  // thread-safe, process-wide
-const AttrList& attrs(AttrsId id);
+const AttrList& attrs(AttrsId id);    // lock-free read; the reference stays valid forever
+std::string toString(const AttrList& a);  // "0, 2, [1, 2]" (no brackets)
 
 }  // namespace tangle::eg

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "egraph/attrs.h"
@@ -23,5 +24,8 @@ struct ENode {
 struct ENodeHash {
   size_t operator()(const ENode& n) const noexcept;
 };
+
+// Debug form with class ids as children: (concat[0] e3 e4)
+std::string toString(const ENode& n);
 
 }  // namespace tangle::eg

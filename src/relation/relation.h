@@ -26,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "support/error.h"
@@ -53,6 +54,8 @@ struct RelExpr {
   std::vector<int64_t> ints;                           // Kind::IntList
   SourceLoc loc;
   std::string toString() const;
+  // Keyword argument `name` of a call, or nullptr when absent.
+  const RelExpr* kwarg(std::string_view name) const;
 };
 
 struct RelationEntry {   // lhs = rhs  (lhs is a spec tensor)
@@ -81,13 +84,19 @@ struct RelationFile {
   std::vector<RelationEntry> relations;
   std::vector<ConstantDecl> constants;
   std::vector<TensorName> cutInputs;             // `input` statements
+  std::vector<SourceLoc> cutInputLocs;           // parallel to cutInputs
   std::vector<TensorName> outputs;               // `output` statements (spec tensors)
+  std::vector<SourceLoc> outputLocs;             // parallel to outputs
   std::vector<Expectation> expectations;
   std::map<std::string, std::vector<int>> groups;
+  std::map<std::string, SourceLoc> groupLocs;    // where each group was declared
   std::map<std::string, std::string> options;    // raw `option key = value`
   std::vector<SourceLoc> optionLocs;             // parallel to insertion order (for error messages)
 
   // Impl paths for ranks 0..implRanks-1 (pattern with {rank} substituted).
+  // A pattern without {rank} (one SPMD program, e.g. HLO) is repeated per rank.
+  // Without `ranks N`: 1 path if there is no {rank}, else one per existing
+  // file for ranks 0, 1, 2, ... (stops at the first missing one).
   std::vector<std::string> implPaths() const;
   // Replaces every D* by explicit ranks 0..nranks-1: a statement whose top
   // level names D*.x is repeated per rank; shard/sum over D* become

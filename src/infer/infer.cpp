@@ -1,0 +1,442 @@
+#include "infer/infer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ops/ops.h"
+
+namespace tangle {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Tensors a spec operator's expression reads: its operands, except that a
+// getitem reads through its (unprocessed) tuple producer's operands.
+struct SpecOp {
+  int node;           // the tensor whose relation is computed
+  int reported;       // the operator named on failure (tuple producer for getitem)
+  std::vector<int> reads;
+};
+
+class Inference {
+ public:
+  Inference(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& o)
+      : spec_(*p.spec), impl_(*p.impl), rel_(*p.relation), lemmas_(lemmas), opts_(o) {
+    rels_.resize(spec_.nodes.size());
+    inputRels_.resize(spec_.nodes.size());
+    relStamp_.assign(impl_.nodes.size(), 0);
+    exploredStamp_.assign(impl_.nodes.size(), 0);
+    for (size_t i = 0; i < impl_.nodes.size(); ++i) {
+      const LNode& n = impl_.nodes[i];
+      if (n.aliasOf < 0 && !n.isInput && n.operands.empty() && !n.def.nodes.empty()) implSources_.push_back(static_cast<int>(i));
+    }
+  }
+
+  InferResult run() {
+    auto start = Clock::now();
+    InferResult res;
+    loadInputRelations();
+    std::vector<int> targets = outputsOfInterest();
+    std::vector<SpecOp> order = specOrder(targets);
+    res.stats.specOps = countOps(spec_);
+    res.stats.implOps = countOps(impl_);
+    for (const SpecOp& op : order) {
+      if (since(start) > opts_.totalSeconds) {
+        Failure f;
+        f.node = op.reported;
+        f.tensor = op.node;
+        f.limitReached = true;
+        f.reason = "the run's time limit was reached before this operator";
+        res.failure = f;
+        break;
+      }
+      auto failure = processOp(op, res.stats);
+      ++res.stats.opsProcessed;
+      if (failure) {
+        res.failure = std::move(failure);
+        break;
+      }
+    }
+    if (!res.failure) {
+      for (int t : targets) res.outputs.push_back(relationsOf(t));
+      checkExpectations(res);
+    }
+    res.verdict = verdictOf(res);
+    res.stats.seconds = since(start);
+    return res;
+  }
+
+ private:
+  const LGraph& spec_;
+  const LGraph& impl_;
+  const RelationFile& rel_;
+  const std::vector<eg::Rule>& lemmas_;
+  InferOptions opts_;
+  std::vector<std::vector<eg::Term>> rels_;               // computed clean relations per spec node
+  std::vector<std::vector<const RelExpr*>> inputRels_;    // user relations per spec node
+  std::unordered_map<int, double> specConsts_, implConsts_;
+  std::vector<uint32_t> relStamp_, exploredStamp_;        // per impl node: in T_rel / explored for epoch
+  uint32_t epoch_ = 0;
+  std::vector<int> implSources_;                          // impl nodes computed from no tensor (arange, zeros, ...)
+
+  static size_t countOps(const LGraph& g) {
+    size_t n = 0;
+    for (auto& ln : g.nodes) n += (!ln.isInput && ln.aliasOf < 0) ? 1 : 0;
+    return n;
+  }
+
+  int specNode(const TensorName& t, const SourceLoc& loc) const {
+    auto id = spec_.find(t.toString());
+    if (!id) throw InputError(loc, "tensor '" + t.toString() + "' does not exist in the spec graph");
+    return spec_.resolve(*id);
+  }
+  int implNode(const TensorName& t, const SourceLoc& loc) const {
+    auto id = impl_.find(t.toString());
+    if (!id)
+      throw InputError(loc, "tensor '" + t.toString() + "' does not exist in rank " + std::to_string(t.rank) +
+                                " of the implementation");
+    return impl_.resolve(*id);
+  }
+
+  // Validates each user relation once (names, shapes) and indexes it.
+  void loadInputRelations() {
+    for (auto& c : rel_.constants) {
+      if (c.tensor.side == TensorName::Side::Spec) specConsts_[specNode(c.tensor, c.loc)] = c.value;
+      else implConsts_[implNode(c.tensor, c.loc)] = c.value;
+    }
+    for (auto& r : rel_.relations) {
+      int s = specNode(r.lhs, r.loc);
+      eg::EGraph scratch(ops::inferData);
+      eg::Id rhs = addRelExpr(scratch, r.rhs, spec_, impl_);
+      const TensorType* want = spec_.nodes[s].data.tensor();
+      const TensorType* got = scratch.data(rhs).tensor();
+      if (want && got && want->shape != got->shape)
+        throw InputError(r.loc, "shape mismatch: " + r.lhs.toString() + " is " + toString(*want) + " but '" +
+                                    r.rhs.toString() + "' is " + toString(*got));
+      inputRels_[s].push_back(&r.rhs);
+    }
+  }
+
+  std::vector<int> outputsOfInterest() const {
+    std::vector<int> out;
+    if (!rel_.outputs.empty()) {
+      for (auto& t : rel_.outputs) out.push_back(specNode(t, {rel_.path, 0}));
+    } else {
+      const Graph& g = *spec_.graphs[0];
+      for (NodeId id : g.outputNodes()) out.push_back(spec_.resolve(*spec_.find("S." + g.node(id).name)));
+    }
+    std::vector<int> uniq;
+    for (int t : out)
+      if (std::find(uniq.begin(), uniq.end(), t) == uniq.end()) uniq.push_back(t);
+    return uniq;
+  }
+
+  // Spec operators needed for the targets and the expectations, in topological order.
+  std::vector<SpecOp> specOrder(const std::vector<int>& targets) const {
+    std::vector<char> needed(spec_.nodes.size(), 0);
+    std::vector<int> stack(targets.begin(), targets.end());
+    for (auto& e : rel_.expectations) collectSpecTensors(e.lhs, stack);
+    while (!stack.empty()) {
+      int n = spec_.resolve(stack.back());
+      stack.pop_back();
+      if (needed[n]) continue;
+      needed[n] = 1;
+      for (int o : spec_.nodes[n].operands) stack.push_back(o);
+    }
+    std::vector<SpecOp> order;
+    for (size_t i = 0; i < spec_.nodes.size(); ++i) {
+      const LNode& n = spec_.nodes[i];
+      if (!needed[i] || n.aliasOf >= 0) continue;
+      int id = static_cast<int>(i);
+      if (n.isInput) {
+        if (inputRels_[i].empty() && !specConsts_.count(id))
+          throw InputError({rel_.path, 0}, "spec input '" + n.name + "' is needed but the relation file gives no relation for it");
+        continue;
+      }
+      if (n.tuple()) continue;  // computed as part of each getitem that reads it
+      SpecOp op{id, id, n.operands};
+      if (!n.def.nodes.empty() && n.def.nodes.back().op == ops::syms().getitem && n.operands.size() == 1) {
+        const LNode& producer = spec_.nodes[n.operands[0]];
+        if (producer.tuple() && !producer.isInput) {
+          op.reported = n.operands[0];
+          op.reads = producer.operands;
+        }
+      }
+      order.push_back(std::move(op));
+    }
+    return order;
+  }
+
+  void collectSpecTensors(const RelExpr& e, std::vector<int>& out) const {
+    if (e.kind == RelExpr::Kind::Tensor && e.tensor.side == TensorName::Side::Spec)
+      out.push_back(specNode(e.tensor, e.loc));
+    for (auto& a : e.args) collectSpecTensors(a, out);
+  }
+
+  // --- building one operator's e-graph -------------------------------------
+
+  eg::Id constNode(eg::EGraph& g, double v) {
+    return g.add(eg::ENode{ops::syms().constant, eg::internAttrs({eg::Attr::real(v)}), {}});
+  }
+
+  // The class of spec tensor `s`, merged with every relation known for it.
+  eg::Id addSpecTensor(eg::EGraph& g, int s, std::vector<int>& relTensors) {
+    eg::Id leaf = addLeaf(g, spec_, s);
+    for (const RelExpr* e : inputRels_[s]) {
+      g.merge(leaf, addRelExpr(g, *e, spec_, impl_));
+      collectImplTensors(*e, relTensors);
+    }
+    for (const eg::Term& t : rels_[s]) {
+      g.merge(leaf, addTerm(g, t));
+      collectImplTensors(t, relTensors);
+    }
+    if (auto c = specConsts_.find(s); c != specConsts_.end()) g.merge(leaf, constNode(g, c->second));
+    return leaf;
+  }
+
+  // Adds a clean term, giving its tensor leaves their types from the graphs.
+  eg::Id addTerm(eg::EGraph& g, const eg::Term& t) {
+    std::vector<eg::Id> ids(t.size());
+    const eg::Symbol tensorSym = ops::syms().tensor;
+    for (size_t i = 0; i < t.size(); ++i) {
+      const auto& n = t.nodes[i];
+      if (n.op == tensorSym) {
+        const std::string& name = eg::symbolName(static_cast<eg::Symbol>(eg::attrs(n.attrs)[0].i));
+        const LGraph& lg = name.rfind("S.", 0) == 0 ? spec_ : impl_;
+        ids[i] = addLeaf(g, lg, *lg.find(name));
+        continue;
+      }
+      eg::ENode en{n.op, n.attrs, {}};
+      for (uint32_t c : n.children) en.children.push_back(ids[c]);
+      ids[i] = g.add(std::move(en));
+    }
+    return ids.back();
+  }
+
+  void collectImplTensors(const RelExpr& e, std::vector<int>& out) const {
+    if (e.kind == RelExpr::Kind::Tensor && e.tensor.side == TensorName::Side::Impl)
+      out.push_back(implNode(e.tensor, e.loc));
+    for (auto& a : e.args) collectImplTensors(a, out);
+    for (auto& [k, v] : e.kwargs) collectImplTensors(v, out);
+  }
+  void collectImplTensors(const eg::Term& t, std::vector<int>& out) const {
+    const eg::Symbol tensorSym = ops::syms().tensor;
+    for (auto& n : t.nodes)
+      if (n.op == tensorSym) {
+        const std::string& name = eg::symbolName(static_cast<eg::Symbol>(eg::attrs(n.attrs)[0].i));
+        if (name.rfind("S.", 0) != 0)
+          if (auto id = impl_.find(name)) out.push_back(impl_.resolve(*id));
+      }
+  }
+
+  // The expression of the operator over its inputs' classes.
+  std::optional<eg::Id> addSpecOp(eg::EGraph& g, const SpecOp& op) {
+    if (op.reported != op.node) {  // getitem of a tuple producer
+      auto tuple = addDefinition(g, spec_, op.reported);
+      if (!tuple) return std::nullopt;
+      const auto& gi = spec_.nodes[op.node].def.nodes.back();
+      return g.tryAdd(eg::ENode{gi.op, eg::internAttrs(gi.attrs), {*tuple}});
+    }
+    return addDefinition(g, spec_, op.node);
+  }
+
+  bool inRel(int d) const {
+    if (relStamp_[d] == epoch_) return true;
+    const LNode& n = impl_.nodes[d];
+    if (n.isInput) return implConsts_.count(d) > 0;
+    return n.operands.empty();  // computed from nothing (arange, zeros, ...): related to everything
+  }
+
+  void addToRel(int d, std::vector<int>& frontier) {
+    d = impl_.resolve(d);
+    if (relStamp_[d] == epoch_) return;
+    relStamp_[d] = epoch_;
+    frontier.push_back(d);
+  }
+
+  // Merges an explored impl node's leaf with its definition (and constants).
+  void explore(eg::EGraph& g, int d) {
+    exploredStamp_[d] = epoch_;
+    eg::Id leaf = addLeaf(g, impl_, d);
+    if (auto def = addDefinition(g, impl_, d)) g.merge(leaf, *def);
+    for (int o : impl_.nodes[d].operands) {
+      if (auto c = implConsts_.find(o); c != implConsts_.end()) g.merge(addLeaf(g, impl_, o), constNode(g, c->second));
+      else if (impl_.nodes[o].operands.empty() && !impl_.nodes[o].isInput && exploredStamp_[o] != epoch_) explore(g, o);
+    }
+  }
+
+  static bool isCleanDef(const LNode& n) {
+    if (n.def.nodes.empty()) return false;
+    eg::ENode root{n.def.nodes.back().op, 0, {}};
+    const ops::OpInfo* info = ops::find(root.op);
+    return info && info->clean;
+  }
+
+  std::optional<Failure> processOp(const SpecOp& op, InferStats& stats) {
+    ++epoch_;
+    auto start = Clock::now();
+    eg::EGraph g(ops::inferData);
+    std::vector<int> relTensors;
+    for (int s : op.reads) addSpecTensor(g, spec_.resolve(s), relTensors);
+    for (auto& [d, v] : implConsts_)
+      if (auto leaf = g.lookup(eg::ENode{ops::syms().tensor, eg::internAttrs({eg::Attr::str(impl_.nodes[d].name)}), {}}))
+        g.merge(*leaf, constNode(g, v));
+    auto rootOpt = addSpecOp(g, op);
+    if (!rootOpt) {
+      Failure f = failureFor(op, g);
+      f.reason = "the operator's expression over its inputs' relations is ill-typed";
+      return f;
+    }
+    eg::Id root = *rootOpt;
+    std::vector<int> frontier;
+    for (int d : relTensors) addToRel(d, frontier);
+    if (op.reads.empty())  // a source operator: compare with the implementation's sources
+      for (int d : implSources_) addToRel(d, frontier);
+
+    eg::RunLimits limits;
+    limits.maxIterations = opts_.maxIterations;
+    limits.maxNodes = opts_.maxNodes;
+    bool limitHit = false;
+    std::vector<int> explored;
+    std::vector<eg::Term> clean;
+    auto saturate = [&]() {
+      limits.maxSeconds = std::max(0.01, opts_.operatorSeconds - since(start));
+      eg::RunReport rep = eg::run(g, lemmas_, limits);
+      for (auto& [k, v] : rep.firings) stats.firings[k] += v;
+      if (rep.stop != eg::StopReason::Saturated) limitHit = true;
+    };
+    saturate();
+    while (true) {
+      // Listing 3: implementation nodes all of whose inputs are related.
+      std::vector<int> batch;
+      for (size_t i = 0; i < frontier.size(); ++i)
+        for (int u : impl_.users[frontier[i]]) {
+          if (exploredStamp_[u] == epoch_ || impl_.nodes[u].aliasOf >= 0) continue;
+          const auto& ops = impl_.nodes[u].operands;
+          if (std::all_of(ops.begin(), ops.end(), [&](int o) { return inRel(o); })) {
+            exploredStamp_[u] = epoch_;
+            batch.push_back(u);
+          }
+        }
+      if (op.reads.empty() && explored.empty())
+        for (int d : implSources_)
+          if (exploredStamp_[d] != epoch_) {
+            exploredStamp_[d] = epoch_;
+            batch.push_back(d);
+          }
+      frontier.clear();
+      if (batch.empty()) break;
+      for (int u : batch) {
+        explore(g, u);
+        explored.push_back(u);
+        // A rearrangement of related tensors is itself related (observation (i)).
+        if (isCleanDef(impl_.nodes[u])) addToRel(u, frontier);
+      }
+      g.rebuild();
+      saturate();
+      if (g.numNodes() >= opts_.maxNodes || since(start) > opts_.operatorSeconds) {
+        limitHit = true;
+        break;
+      }
+      eg::Extractor ex(g, [](const eg::EGraph&, const eg::ENode& n) { return ops::isCleanNode(n); });
+      clean = ex.alternatives(root, opts_.maxRelationsPerTensor);
+      std::vector<int> used;
+      for (auto& t : clean) collectImplTensors(t, used);
+      for (int d : used) addToRel(d, frontier);
+    }
+    g.rebuild();
+    eg::Extractor ex(g, [](const eg::EGraph&, const eg::ENode& n) { return ops::isCleanNode(n); });
+    clean = ex.alternatives(root, opts_.maxRelationsPerTensor);
+    stats.enodesMax = std::max(stats.enodesMax, g.numNodes());
+    stats.enodesTotal += g.numNodes();
+    stats.exploredImplNodes += explored.size();
+    for (auto& c : g.conflicts()) stats.conflicts.push_back(spec_.nodes[op.node].name + ": " + c);
+    if (clean.empty()) {
+      Failure f = failureFor(op, g);
+      f.limitReached = limitHit;
+      f.nearbyImpl = explored;
+      f.reason = limitHit ? "a search limit was reached before a clean expression was found"
+                          : "no clean expression over the implementation's tensors computes this operator's output";
+      return f;
+    }
+    rels_[op.node] = std::move(clean);
+    return std::nullopt;
+  }
+
+  Failure failureFor(const SpecOp& op, const eg::EGraph& g) const {
+    Failure f;
+    f.node = op.reported;
+    f.tensor = op.node;
+    f.enodes = g.numNodes();
+    for (int s : op.reads) f.inputRelations.push_back(relationsOf(spec_.resolve(s)));
+    return f;
+  }
+
+  TensorRelations relationsOf(int s) const {
+    TensorRelations tr;
+    tr.node = s;
+    tr.tensor = spec_.nodes[s].name;
+    tr.exprs = rels_[s];
+    if (tr.exprs.empty() && !inputRels_[s].empty()) {
+      // Input relations are shown through a scratch e-graph so they print like the others.
+      eg::EGraph scratch(ops::inferData);
+      for (const RelExpr* e : inputRels_[s]) {
+        eg::Id id = addRelExpr(scratch, *e, spec_, impl_);
+        scratch.rebuild();
+        eg::Extractor ex(scratch);
+        if (auto t = ex.best(id)) tr.exprs.push_back(*t);
+      }
+    }
+    return tr;
+  }
+
+  void checkExpectations(InferResult& res) {
+    for (const Expectation& e : rel_.expectations) {
+      eg::EGraph g(ops::inferData);
+      std::vector<int> specTensors, ignored;
+      collectSpecTensors(e.lhs, specTensors);
+      for (int s : specTensors) addSpecTensor(g, s, ignored);
+      eg::Id lhs = addRelExpr(g, e.lhs, spec_, impl_);
+      eg::Id rhs = addRelExpr(g, e.rhs, spec_, impl_);
+      g.rebuild();
+      eg::RunLimits limits;
+      limits.maxIterations = opts_.maxIterations;
+      limits.maxNodes = opts_.maxNodes;
+      limits.maxSeconds = opts_.operatorSeconds;
+      eg::run(g, lemmas_, limits);
+      ExpectationResult r;
+      r.expectation = &e;
+      r.holds = g.find(lhs) == g.find(rhs);
+      if (!specTensors.empty()) r.known = relationsOf(specTensors[0]).exprs;
+      res.expectations.push_back(std::move(r));
+    }
+  }
+
+  static Verdict verdictOf(const InferResult& res) {
+    if (res.failure) return res.failure->limitReached ? Verdict::Inconclusive : Verdict::Violation;
+    for (auto& e : res.expectations)
+      if (!e.holds) return Verdict::Violation;
+    return Verdict::Refines;
+  }
+};
+
+}  // namespace
+
+const char* toString(Verdict v) {
+  switch (v) {
+    case Verdict::Refines: return "refines";
+    case Verdict::Violation: return "violation";
+    case Verdict::Inconclusive: return "inconclusive";
+  }
+  return "?";
+}
+
+InferResult inferRelations(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& opts) {
+  return Inference(p, lemmas, opts).run();
+}
+
+}  // namespace tangle

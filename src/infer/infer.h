@@ -1,0 +1,87 @@
+// Entangle's relation inference (ASPLOS'26 §4, Listings 1-3).
+//
+// For every spec operator in topological order: express its output over
+// implementation tensors through the relations known for its inputs (all of
+// them at once: the spec input leaf is merged with each of its relations),
+// saturate with lemmas, add the implementation nodes related to it (T_rel
+// exploration, Listing 3) and keep the clean expressions of its output. The
+// first operator whose output has no clean expression is the violation.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "egraph/extract.h"
+#include "egraph/rewrite.h"
+#include "lower/lower.h"
+#include "relation/relation.h"
+
+namespace tangle {
+
+struct InferOptions {
+  size_t maxIterations = 30;        // lemma iterations per exploration round
+  size_t maxNodes = 200000;         // e-nodes per operator's e-graph
+  double operatorSeconds = 60;      // per spec operator
+  double totalSeconds = 1800;       // whole run; past it the verdict is inconclusive
+  size_t maxRelationsPerTensor = 8; // clean expressions kept per spec tensor (smallest first)
+};
+
+// Parses `option key = value` entries into options; unknown keys are InputErrors.
+InferOptions inferOptionsFrom(const RelationFile& rel);
+
+struct Problem {
+  const LGraph* spec = nullptr;
+  const LGraph* impl = nullptr;
+  const RelationFile* relation = nullptr;  // expanded to the implementation's rank count
+};
+
+enum class Verdict { Refines, Violation, Inconclusive };
+const char* toString(Verdict v);
+
+struct TensorRelations {
+  int node = -1;                  // spec LNode
+  std::string tensor;             // "S.x"
+  std::vector<eg::Term> exprs;    // clean expressions, smallest first
+};
+
+struct Failure {
+  int node = -1;                  // the spec operator (for a getitem: the tuple producer)
+  int tensor = -1;                // the spec tensor left without a clean relation
+  bool limitReached = false;      // the search stopped at a limit: inconclusive, not a violation
+  std::string reason;
+  std::vector<TensorRelations> inputRelations;  // known relations of the operator's inputs
+  std::vector<int> nearbyImpl;    // implementation nodes explored for it (closest first)
+  size_t enodes = 0;
+};
+
+struct ExpectationResult {
+  const Expectation* expectation = nullptr;
+  bool holds = false;
+  std::vector<eg::Term> known;    // clean relations of the lhs that were found
+};
+
+struct InferStats {
+  double seconds = 0;
+  size_t specOps = 0, implOps = 0, opsProcessed = 0;
+  size_t enodesMax = 0, enodesTotal = 0;
+  size_t exploredImplNodes = 0;
+  std::map<std::string, size_t> firings;
+  std::vector<std::string> conflicts;
+};
+
+struct InferResult {
+  Verdict verdict = Verdict::Refines;
+  std::vector<TensorRelations> outputs;           // R_o: one entry per spec output of interest
+  std::optional<Failure> failure;
+  std::vector<ExpectationResult> expectations;
+  InferStats stats;
+};
+
+InferResult inferRelations(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& opts);
+
+// A clean term in relation-file syntax: concat(D0.x, D1.x, dim=0), sum(...), D0.y.
+std::string formatTerm(const eg::Term& t);
+
+}  // namespace tangle

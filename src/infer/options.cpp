@@ -1,0 +1,34 @@
+#include <charconv>
+#include <string>
+
+#include "infer/infer.h"
+
+namespace tangle {
+
+namespace {
+template <class T>
+T parseNumber(const std::string& key, const std::string& value, const RelationFile& rel) {
+  T out{};
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc() || p != value.data() + value.size() || out < 0)
+    throw InputError({rel.path, 0}, "option '" + key + "' needs a non-negative number, got '" + value + "'");
+  return out;
+}
+}  // namespace
+
+InferOptions inferOptionsFrom(const RelationFile& rel) {
+  InferOptions o;
+  for (auto& [key, value] : rel.options) {
+    if (key == "max_iterations") o.maxIterations = parseNumber<size_t>(key, value, rel);
+    else if (key == "max_nodes") o.maxNodes = parseNumber<size_t>(key, value, rel);
+    else if (key == "operator_seconds") o.operatorSeconds = parseNumber<double>(key, value, rel);
+    else if (key == "total_seconds") o.totalSeconds = parseNumber<double>(key, value, rel);
+    else if (key == "max_relations") o.maxRelationsPerTensor = parseNumber<size_t>(key, value, rel);
+    else
+      throw InputError({rel.path, 0}, "unknown option '" + key +
+                                          "' (known: max_iterations, max_nodes, operator_seconds, total_seconds, max_relations)");
+  }
+  return o;
+}
+
+}  // namespace tangle

@@ -1,0 +1,395 @@
+#include "lower/lower.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "ops/ops.h"
+
+namespace tangle {
+
+namespace {
+
+std::string_view stripDefault(std::string_view op) {
+  constexpr std::string_view kSuffix = ".default";
+  if (op.size() > kSuffix.size() && op.substr(op.size() - kSuffix.size()) == kSuffix)
+    op.remove_suffix(kSuffix.size());
+  return op;
+}
+
+enum class Collective { None, AllReduce, AllGather, ReduceScatter, Broadcast, Wait };
+
+Collective collectiveKind(const std::string& op) {
+  std::string_view o = stripDefault(op);
+  if (o == "_c10d_functional.all_reduce") return Collective::AllReduce;
+  if (o == "_c10d_functional.all_gather_into_tensor") return Collective::AllGather;
+  if (o == "_c10d_functional.reduce_scatter_tensor") return Collective::ReduceScatter;
+  if (o == "_c10d_functional.broadcast") return Collective::Broadcast;
+  if (o == "_c10d_functional.wait_tensor") return Collective::Wait;
+  return Collective::None;
+}
+
+const char* collectiveName(Collective c) {
+  switch (c) {
+    case Collective::AllReduce: return "all_reduce";
+    case Collective::AllGather: return "all_gather_into_tensor";
+    case Collective::ReduceScatter: return "reduce_scatter_tensor";
+    case Collective::Broadcast: return "broadcast";
+    default: return "collective";
+  }
+}
+
+InputError nodeError(const Node& n, const std::string& what) {
+  return InputError(n.loc, "node '" + n.name + "': " + what);
+}
+
+const std::string& stringArg(const Node& n, size_t i, const char* what) {
+  if (i < n.args.size())
+    if (auto* s = std::get_if<std::string>(&n.args[i].v)) return *s;
+  throw nodeError(n, std::string("expected a string ") + what + " as argument " + std::to_string(i));
+}
+
+int64_t intArg(const Node& n, size_t i, const char* what) {
+  if (i < n.args.size())
+    if (auto* v = std::get_if<int64_t>(&n.args[i].v)) return *v;
+  throw nodeError(n, std::string("expected an integer ") + what + " as argument " + std::to_string(i));
+}
+
+// The group a collective runs on is named by its last string argument.
+const std::string& groupArg(const Node& n) {
+  for (size_t i = n.args.size(); i-- > 0;)
+    if (auto* s = std::get_if<std::string>(&n.args[i].v)) return *s;
+  throw nodeError(n, "collective without a process group argument");
+}
+
+CanonTerm::Ref operandRef(int lnode) {
+  CanonTerm::Ref r;
+  r.kind = CanonTerm::Ref::Kind::Operand;
+  r.operand = lnode;
+  return r;
+}
+
+CanonTerm::Ref localRef(int i) {
+  CanonTerm::Ref r;
+  r.kind = CanonTerm::Ref::Kind::Local;
+  r.local = i;
+  return r;
+}
+
+class Lowerer {
+ public:
+  Lowerer(std::vector<const Graph*> graphs, std::vector<std::string> prefixes, const LowerOptions& opts)
+      : prefixes_(std::move(prefixes)), opts_(opts) {
+    lg_.graphs = std::move(graphs);
+  }
+
+  LGraph run() {
+    createNodes();
+    lowerCollectives();
+    resolveAliases();
+    applyCuts();
+    indexOperands();
+    return std::move(lg_);
+  }
+
+ private:
+  LGraph lg_;
+  std::vector<std::string> prefixes_;
+  const LowerOptions& opts_;
+  std::vector<std::vector<int>> index_;  // [graph][NodeId] -> LNode or -1
+  struct PendingCollective {
+    int lnode;
+    Collective kind;
+  };
+  // group name -> rank -> collectives in program order
+  std::map<std::string, std::map<int, std::vector<PendingCollective>>> pending_;
+
+  int lnodeOf(int graph, NodeId id) const { return index_[graph][static_cast<size_t>(id)]; }
+
+  void createNodes() {
+    index_.resize(lg_.graphs.size());
+    for (size_t gi = 0; gi < lg_.graphs.size(); ++gi) {
+      const Graph& g = *lg_.graphs[gi];
+      index_[gi].assign(g.size(), -1);
+      for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id) {
+        const Node& n = g.node(id);
+        if (n.op == "output") continue;
+        LNode ln;
+        ln.name = prefixes_[gi] + n.name;
+        ln.graph = static_cast<int>(gi);
+        ln.origin = id;
+        if (n.type) ln.data.types = {*n.type};
+        ln.data.tuple = n.isTuple;
+        int lid = static_cast<int>(lg_.nodes.size());
+        index_[gi][static_cast<size_t>(id)] = lid;
+        lg_.byName.emplace(ln.name, lid);
+        lg_.nodes.push_back(std::move(ln));
+        define(static_cast<int>(gi), g, id, lid);
+      }
+      fillTupleTypes(static_cast<int>(gi), g);
+    }
+  }
+
+  void define(int gi, const Graph& g, NodeId id, int lid) {
+    const Node& n = g.node(id);
+    LNode& ln = lg_.nodes[lid];
+    if (n.op == "placeholder" || n.op == "get_attr") {
+      ln.isInput = true;
+      return;
+    }
+    if (n.op == "getitem") {
+      if (n.args.size() != 2 || !n.args[0].isTensor())
+        throw nodeError(n, "getitem expects (tuple, index)");
+      int64_t k = intArg(n, 1, "index");
+      CanonTerm::Node t;
+      t.op = ops::syms().getitem;
+      t.attrs = {eg::Attr::integer(k)};
+      t.children = {operandRef(lnodeOf(gi, std::get<TensorRef>(n.args[0].v).node))};
+      ln.def.nodes.push_back(std::move(t));
+      return;
+    }
+    Collective c = collectiveKind(n.op);
+    if (c == Collective::Wait) {
+      if (n.args.empty() || !n.args[0].isTensor()) throw nodeError(n, "wait_tensor expects a tensor");
+      ln.aliasOf = lnodeOf(gi, std::get<TensorRef>(n.args[0].v).node);
+      return;
+    }
+    if (c != Collective::None) {
+      if (n.args.empty() || !n.args[0].isTensor()) throw nodeError(n, "collective expects a tensor first");
+      pending_[groupArg(n)][gi].push_back({lid, c});
+      return;
+    }
+    CanonTerm term = canonicalize(g, id);
+    if (term.aliasOf) {
+      ln.aliasOf = lnodeOf(gi, *term.aliasOf);
+      return;
+    }
+    for (auto& tn : term.nodes)
+      for (auto& r : tn.children)
+        if (r.kind == CanonTerm::Ref::Kind::Operand) r.operand = lnodeOf(gi, r.operand);
+    ln.def = std::move(term);
+  }
+
+  // A tuple-valued node has no annotation of its own: its element types are
+  // those of the getitem nodes that read it.
+  void fillTupleTypes(int gi, const Graph& g) {
+    for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id) {
+      const Node& n = g.node(id);
+      if (n.op != "getitem" || !n.type || n.args.size() != 2 || !n.args[0].isTensor()) continue;
+      auto* k = std::get_if<int64_t>(&n.args[1].v);
+      if (!k || *k < 0) continue;
+      LNode& tup = lg_.nodes[lnodeOf(gi, std::get<TensorRef>(n.args[0].v).node)];
+      tup.data.tuple = true;
+      if (tup.data.types.size() <= static_cast<size_t>(*k)) tup.data.types.resize(static_cast<size_t>(*k) + 1);
+      tup.data.types[static_cast<size_t>(*k)] = *n.type;
+    }
+  }
+
+  std::vector<int> groupRanks(const std::string& group, const Node& at) const {
+    auto it = opts_.groups.find(group);
+    if (it != opts_.groups.end()) return it->second;
+    std::vector<int> all(lg_.graphs.size());
+    for (size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int>(r);
+    return all;
+  }
+
+  void lowerCollectives() {
+    for (auto& [group, byRank] : pending_) {
+      const Node& first = lg_.origin(byRank.begin()->second.front().lnode);
+      std::vector<int> members = groupRanks(group, first);
+      for (auto& [rank, list] : byRank)
+        if (std::find(members.begin(), members.end(), rank) == members.end())
+          throw nodeError(lg_.origin(list.front().lnode),
+                          "rank " + std::to_string(rank) + " is not a member of process group '" + group + "'");
+      size_t count = byRank.count(members.front()) ? byRank.at(members.front()).size() : 0;
+      for (int r : members) {
+        size_t c = byRank.count(r) ? byRank.at(r).size() : 0;
+        if (c != count) {
+          const Node& where = c ? lg_.origin(byRank.at(r).front().lnode) : first;
+          throw nodeError(where, "process group '" + group + "': rank " + std::to_string(r) + " issues " +
+                                     std::to_string(c) + " collectives but rank " + std::to_string(members.front()) +
+                                     " issues " + std::to_string(count));
+        }
+      }
+      for (size_t k = 0; k < count; ++k) {
+        std::vector<int> inputs;  // the k-th collective's input on each member rank
+        Collective kind = byRank.at(members.front())[k].kind;
+        for (int r : members) {
+          const PendingCollective& pc = byRank.at(r)[k];
+          const Node& n = lg_.origin(pc.lnode);
+          if (pc.kind != kind)
+            throw nodeError(n, std::string("collective #") + std::to_string(k) + " on group '" + group + "' is " +
+                                   collectiveName(pc.kind) + " here but " + collectiveName(kind) + " on rank " +
+                                   std::to_string(members.front()));
+          inputs.push_back(lnodeOf(r, std::get<TensorRef>(n.args[0].v).node));
+        }
+        for (size_t pos = 0; pos < members.size(); ++pos)
+          lowerOne(byRank.at(members[pos])[k], inputs, members, static_cast<int>(pos));
+      }
+    }
+  }
+
+  void lowerOne(const PendingCollective& pc, const std::vector<int>& inputs, const std::vector<int>& members,
+                int pos) {
+    LNode& ln = lg_.nodes[pc.lnode];
+    const Node& n = lg_.origin(pc.lnode);
+    const ops::Syms& s = ops::syms();
+    CanonTerm::Node root;
+    switch (pc.kind) {
+      case Collective::AllReduce: {
+        const std::string& red = stringArg(n, 1, "reduce op");
+        if (red != "sum") throw nodeError(n, "all_reduce with reduce op '" + red + "' is not supported (only 'sum')");
+        root.op = s.sum;
+        for (int in : inputs) root.children.push_back(operandRef(in));
+        ln.def.nodes = {root};
+        return;
+      }
+      case Collective::AllGather: {
+        root.op = s.concat;
+        root.attrs = {eg::Attr::integer(0)};
+        for (int in : inputs) root.children.push_back(operandRef(in));
+        ln.def.nodes = {root};
+        return;
+      }
+      case Collective::ReduceScatter: {
+        const std::string& red = stringArg(n, 1, "reduce op");
+        if (red != "sum")
+          throw nodeError(n, "reduce_scatter_tensor with reduce op '" + red + "' is not supported (only 'sum')");
+        const eg::ClassData& in = lg_.nodes[inputs[static_cast<size_t>(pos)]].data;
+        if (!in.tensor() || in.tensor()->shape.empty() || isSymbolic(in.tensor()->shape[0]))
+          throw nodeError(n, "reduce_scatter_tensor needs an input with a known dim 0");
+        int64_t size = in.tensor()->shape[0];
+        int64_t parts = static_cast<int64_t>(members.size());
+        if (size % parts != 0)
+          throw nodeError(n, "reduce_scatter_tensor: dim 0 (" + std::to_string(size) + ") is not divisible by " +
+                                 std::to_string(parts) + " ranks");
+        int64_t chunk = size / parts;
+        CanonTerm::Node sum;
+        sum.op = s.sum;
+        for (int in2 : inputs) sum.children.push_back(operandRef(in2));
+        root.op = s.slice;
+        root.attrs = {eg::Attr::integer(0), eg::Attr::integer(pos * chunk), eg::Attr::integer((pos + 1) * chunk),
+                      eg::Attr::integer(1)};
+        root.children = {localRef(0)};
+        ln.def.nodes = {sum, root};
+        return;
+      }
+      case Collective::Broadcast: {
+        int64_t src = intArg(n, 1, "source rank");
+        auto it = std::find(members.begin(), members.end(), static_cast<int>(src));
+        if (it == members.end()) throw nodeError(n, "broadcast source rank " + std::to_string(src) + " not in group");
+        ln.aliasOf = inputs[static_cast<size_t>(it - members.begin())];
+        return;
+      }
+      default:
+        throw nodeError(n, "unsupported collective");
+    }
+  }
+
+  void resolveAliases() {
+    for (size_t i = 0; i < lg_.nodes.size(); ++i) {
+      int a = lg_.nodes[i].aliasOf;
+      size_t guard = 0;
+      while (a >= 0 && lg_.nodes[a].aliasOf >= 0) {
+        a = lg_.nodes[a].aliasOf;
+        if (++guard > lg_.nodes.size()) throw nodeError(lg_.origin(static_cast<int>(i)), "alias cycle");
+      }
+      lg_.nodes[i].aliasOf = a;
+    }
+  }
+
+  void applyCuts() {
+    auto cut = [&](const std::string& name) {
+      auto it = lg_.byName.find(name);
+      if (it == lg_.byName.end()) return false;
+      LNode& ln = lg_.nodes[it->second];
+      ln.isInput = true;
+      ln.aliasOf = -1;
+      ln.def = CanonTerm{};
+      return true;
+    };
+    if (prefixes_.size() == 1 && prefixes_[0] == "S.") {
+      for (auto& t : opts_.cutSpec)
+        if (!cut("S." + t)) throw InputError({}, "cut point 'S." + t + "' names no tensor of the spec");
+    } else {
+      for (auto& [r, t] : opts_.cutImpl)
+        if (!cut("D" + std::to_string(r) + "." + t))
+          throw InputError({}, "cut point 'D" + std::to_string(r) + "." + t + "' names no tensor of the implementation");
+    }
+    // A cut point stops aliases that pointed past it too.
+    resolveAliases();
+  }
+
+  void indexOperands() {
+    lg_.users.assign(lg_.nodes.size(), {});
+    for (size_t i = 0; i < lg_.nodes.size(); ++i) {
+      LNode& ln = lg_.nodes[i];
+      for (auto& tn : ln.def.nodes)
+        for (auto& r : tn.children)
+          if (r.kind == CanonTerm::Ref::Kind::Operand) {
+            r.operand = lg_.resolve(r.operand);
+            if (std::find(ln.operands.begin(), ln.operands.end(), r.operand) == ln.operands.end())
+              ln.operands.push_back(r.operand);
+          }
+      for (int op : ln.operands) lg_.users[static_cast<size_t>(op)].push_back(static_cast<int>(i));
+    }
+  }
+};
+
+}  // namespace
+
+std::optional<int> LGraph::find(const std::string& name) const {
+  auto it = byName.find(name);
+  if (it == byName.end()) return std::nullopt;
+  return it->second;
+}
+
+LGraph lowerSpec(const Graph& spec, const LowerOptions& opts) {
+  return Lowerer({&spec}, {"S."}, opts).run();
+}
+
+LGraph lowerImpl(const std::vector<Graph>& ranks, const LowerOptions& opts) {
+  std::vector<const Graph*> graphs;
+  std::vector<std::string> prefixes;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    graphs.push_back(&ranks[r]);
+    prefixes.push_back("D" + std::to_string(r) + ".");
+  }
+  return Lowerer(std::move(graphs), std::move(prefixes), opts).run();
+}
+
+eg::Id addLeaf(eg::EGraph& g, const LGraph& lg, int id) {
+  const LNode& ln = lg.node(lg.resolve(id));
+  return g.leaf(ln.name, ln.data);
+}
+
+std::optional<eg::Id> addDefinition(eg::EGraph& g, const LGraph& lg, int id) {
+  const LNode& ln = lg.node(lg.resolve(id));
+  const ops::Syms& s = ops::syms();
+  std::vector<eg::Id> local;
+  local.reserve(ln.def.nodes.size());
+  for (const auto& tn : ln.def.nodes) {
+    eg::ENode en;
+    en.op = tn.op;
+    en.attrs = eg::internAttrs(tn.attrs);
+    for (const auto& r : tn.children) {
+      switch (r.kind) {
+        case CanonTerm::Ref::Kind::Operand: en.children.push_back(addLeaf(g, lg, r.operand)); break;
+        case CanonTerm::Ref::Kind::Local: en.children.push_back(local[static_cast<size_t>(r.local)]); break;
+        case CanonTerm::Ref::Kind::Scalar: {
+          eg::ENode c;
+          c.op = s.constant;
+          c.attrs = eg::internAttrs({eg::Attr::real(r.scalar)});
+          en.children.push_back(g.add(c));
+          break;
+        }
+      }
+    }
+    auto added = g.tryAdd(std::move(en));
+    if (!added) return std::nullopt;
+    local.push_back(*added);
+  }
+  if (local.empty()) return std::nullopt;
+  return local.back();
+}
+
+}  // namespace tangle

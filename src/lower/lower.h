@@ -1,0 +1,77 @@
+// Lowering: from imported graphs to the form inference works on.
+//
+// The spec graph and the N rank graphs of the implementation become two
+// LGraphs whose tensors are named "S.<node>" and "D<r>.<node>". Each defined
+// tensor carries its canonical definition (a small term over other tensors of
+// the same LGraph). Collectives are lowered to cross-rank expressions:
+//   all_reduce(x, 'sum')        -> sum(D_q.x  for q in group)
+//   all_gather_into_tensor(x)   -> concat[0](D_q.x for q in group)
+//   reduce_scatter_tensor(x)    -> slice[0, i*c, (i+1)*c, 1](sum(D_q.x ...)), i = position of r in group
+//   broadcast(x, src)           -> D_src.x
+//   wait_tensor(x)              -> x
+// The k-th collective of a group on one rank is matched with the k-th of the
+// same group on every other member rank (program order), as NCCL requires.
+// Identity ops (clone, wait_tensor, ...) become aliases and are resolved, so
+// a tensor and its aliases share one leaf.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "egraph/egraph.h"
+#include "graph/graph.h"
+#include "lower/canon.h"
+#include "relation/relation.h"
+
+namespace tangle {
+
+struct LNode {
+  std::string name;        // "S.mm", "D1.wait_tensor"
+  int graph = 0;           // index into LGraph::graphs (the rank for the impl; 0 for the spec)
+  NodeId origin = -1;      // node in that graph
+  bool isInput = false;    // placeholder, get_attr, or a declared cut point: no definition
+  int aliasOf = -1;        // identity op: same value as that LNode (resolved to the root)
+  // Definition: a term whose Operand refs are LNode indices (not graph NodeIds).
+  CanonTerm def;
+  std::vector<int> operands;  // LNode indices read by def (deduplicated, alias-resolved)
+  eg::ClassData data;         // type(s) of the value; tuple for tuple-valued nodes
+  bool tuple() const { return data.tuple; }
+};
+
+struct LGraph {
+  std::vector<const Graph*> graphs;  // spec: 1; impl: one per rank
+  std::vector<LNode> nodes;
+  std::unordered_map<std::string, int> byName;
+  std::vector<std::vector<int>> users;  // LNode -> LNodes whose operands include it
+
+  std::optional<int> find(const std::string& name) const;
+  int resolve(int id) const { return nodes[id].aliasOf >= 0 ? nodes[id].aliasOf : id; }
+  const LNode& node(int id) const { return nodes[id]; }
+  // Source location and "# File:" comment of a node, for reports.
+  const Node& origin(int id) const { return graphs[nodes[id].graph]->node(nodes[id].origin); }
+};
+
+struct LowerOptions {
+  std::map<std::string, std::vector<int>> groups;  // group name -> ranks (default: all ranks)
+  std::vector<std::string> cutSpec;                // spec tensors treated as inputs
+  std::vector<std::pair<int, std::string>> cutImpl;  // (rank, tensor) treated as inputs
+};
+
+LGraph lowerSpec(const Graph& spec, const LowerOptions& opts);
+LGraph lowerImpl(const std::vector<Graph>& ranks, const LowerOptions& opts);
+
+// Adds the leaf of an LGraph tensor (alias-resolved) to the e-graph, with its type.
+eg::Id addLeaf(eg::EGraph& g, const LGraph& lg, int id);
+// Adds `def` of node `id` over the leaves of its operands; returns its root class.
+// Returns nullopt when the definition is ill-typed for the e-graph's inference.
+std::optional<eg::Id> addDefinition(eg::EGraph& g, const LGraph& lg, int id);
+
+// Translates a relation-language expression (after expand) into an e-graph
+// term over leaves of `spec`/`impl` tensors. Throws InputError (file:line,
+// tensor) for unknown tensors or ill-typed expressions (shape mismatch).
+eg::Id addRelExpr(eg::EGraph& g, const RelExpr& e, const LGraph& spec, const LGraph& impl);
+
+}  // namespace tangle

@@ -1,0 +1,56 @@
+// Internal to src/ops: the type inference rules of each op family.
+#pragma once
+
+#include <optional>
+
+#include "egraph/egraph.h"
+#include "ops/shape.h"
+
+namespace tangle::ops::detail {
+
+using Data = std::optional<eg::ClassData>;
+
+// Type of child i when it is a (typed) tensor class, else nullptr.
+inline const TensorType* childTensor(const eg::EGraph& g, const eg::ENode& n, size_t i) {
+  if (i >= n.children.size()) return nullptr;
+  return g.data(n.children[i]).tensor();
+}
+inline std::optional<double> childConstant(const eg::EGraph& g, const eg::ENode& n, size_t i) {
+  return g.data(n.children[i]).constant;
+}
+inline eg::ClassData tensorData(DType dt, Shape shape, std::optional<double> constant = std::nullopt) {
+  eg::ClassData d;
+  d.types.push_back(TensorType{dt, std::move(shape)});
+  d.constant = constant;
+  return d;
+}
+
+// Rearrangements (infer_rearrange.cpp)
+Data inferTensorLeaf(const eg::EGraph&, const eg::ENode&);
+Data inferSlice(const eg::EGraph&, const eg::ENode&);
+Data inferConcat(const eg::EGraph&, const eg::ENode&);
+Data inferTranspose(const eg::EGraph&, const eg::ENode&);
+Data inferPermute(const eg::EGraph&, const eg::ENode&);
+Data inferReshape(const eg::EGraph&, const eg::ENode&);
+Data inferExpand(const eg::EGraph&, const eg::ENode&);
+Data inferSum(const eg::EGraph&, const eg::ENode&);
+Data inferGetitem(const eg::EGraph&, const eg::ENode&);
+Data inferSplit(const eg::EGraph&, const eg::ENode&);
+
+// Elementwise (infer_elementwise.cpp)
+Data inferConst(const eg::EGraph&, const eg::ENode&);
+Data inferUnary(const eg::EGraph&, const eg::ENode&);
+Data inferCast(const eg::EGraph&, const eg::ENode&);
+Data inferBinary(const eg::EGraph&, const eg::ENode&);
+
+// Linear algebra (infer_linalg.cpp)
+Data inferMm(const eg::EGraph&, const eg::ENode&);
+Data inferBmm(const eg::EGraph&, const eg::ENode&);
+Data inferMatmul(const eg::EGraph&, const eg::ENode&);
+
+// Reductions and normalizations (infer_reduce.cpp)
+Data inferReduce(const eg::EGraph&, const eg::ENode&);
+Data inferSoftmax(const eg::EGraph&, const eg::ENode&);
+Data inferLayerNorm(const eg::EGraph&, const eg::ENode&);
+
+}  // namespace tangle::ops::detail
