@@ -438,7 +438,6 @@ class FxParser {
     skipGroup();
     expectLineEnd();
     if (placeholdersDone_) fail("fx_pytree.tree_flatten_spec(...) after the first node: inputs are already defined");
-    flattened_ = true;
     for (std::string& n : names) {
       Param p{n, std::nullopt, stmtLine_};
       for (const Param& d : declared_)
@@ -734,7 +733,6 @@ class FxParser {
   std::vector<Param> params_;    // def forward(self, ...) parameters
   std::vector<Param> declared_;  // `x: "f32[4]";` declarations
   bool placeholdersDone_ = false;
-  bool flattened_ = false;
 };
 
 }  // namespace

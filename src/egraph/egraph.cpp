@@ -1,0 +1,457 @@
+// E-graph core: node store + hashcons, union-find, deferred rebuild.
+//
+// Storage: every e-node ever added gets a NodeId into `nodes` (the hashcons
+// key, kept exactly in sync with the hashcons: a node is re-keyed only after
+// being erased). A node that became congruent to another during rebuild is
+// marked dead and leaves the hashcons. Each class keeps the ids of its member
+// nodes and of the nodes using it (parents); the public EClass (nodes,
+// parents) is a canonical, deduplicated copy refreshed by rebuild for the
+// classes the rebuild touched.
+#include "egraph/egraph.h"
+
+#include <algorithm>
+#include <deque>
+#include <stdexcept>
+
+#include "egraph/node_index.h"
+
+namespace tangle::eg {
+
+namespace {
+
+using NodeId = uint32_t;
+
+std::string typesToString(const ClassData& d) {
+  if (d.types.empty()) return "unknown";
+  std::string out;
+  if (d.tuple) out += "(";
+  for (size_t i = 0; i < d.types.size(); ++i) {
+    if (i) out += ", ";
+    out += toString(d.types[i]);
+  }
+  if (d.tuple) out += ")";
+  return out;
+}
+
+bool compatible(const TensorType& a, const TensorType& b) {
+  return a.shape == b.shape && (a.dtype == b.dtype || a.dtype == DType::Unknown || b.dtype == DType::Unknown);
+}
+
+bool sameConstant(double a, double b) { return a == b || (a != a && b != b); }
+
+}  // namespace
+
+struct EGraph::Impl {
+  struct ClassState {
+    std::vector<NodeId> members;      // may hold dead ids until refreshed
+    std::vector<NodeId> parentNodes;  // may hold dead ids / duplicates until refreshed
+    bool dirty = false;
+  };
+
+  DataFn dataFn;
+  Symbol tensorSym = intern("tensor");
+
+  std::vector<ENode> nodes;     // NodeId -> node, exactly as keyed in `memo`
+  std::vector<Id> nodeClass;    // NodeId -> class (find() it)
+  std::vector<uint8_t> dead;    // NodeId -> removed as a congruent duplicate
+  detail::NodeIndex memo;       // the hashcons
+
+  std::vector<Id> uf;           // union-find parents
+  std::deque<EClass> classes;   // by id; only canonical entries are meaningful
+  std::vector<ClassState> state;
+  size_t liveClasses = 0;
+
+  std::vector<NodeId> pending;  // nodes whose children may have become non-canonical
+  std::vector<Id> analysis;     // classes whose data gained information
+  std::vector<Id> dirty;        // classes whose public view must be refreshed
+  bool needsRebuild = false;
+
+  std::vector<std::vector<Id>> byOp;  // op -> classes (sorted, canonical when clean)
+  std::vector<uint8_t> opDirty;
+  std::vector<Symbol> dirtyOps;
+
+  std::vector<std::string> conflicts;
+
+  Id findConst(Id id) const {
+    while (uf[id] != id) id = uf[id];
+    return id;
+  }
+  Id findMut(Id id) {
+    while (uf[id] != id) {
+      uf[id] = uf[uf[id]];  // path halving
+      id = uf[id];
+    }
+    return id;
+  }
+
+  void checkIds(const ENode& n) const {
+    for (Id c : n.children)
+      if (c >= uf.size()) throw std::out_of_range("e-node child e" + std::to_string(c) + " is not an e-class id");
+  }
+
+  NodeId lookupCanonical(const ENode& n, uint64_t h) const {
+    return memo.find(h, [&](NodeId id) { return nodes[id] == n; });
+  }
+
+  void markDirty(Id c) {
+    if (!state[c].dirty) {
+      state[c].dirty = true;
+      dirty.push_back(c);
+    }
+  }
+  void markOpDirty(Symbol op) {
+    if (!opDirty[op]) {
+      opDirty[op] = 1;
+      dirtyOps.push_back(op);
+    }
+  }
+
+  std::string describe(Id c) const {
+    const EClass& cls = classes[c];
+    std::string out = "e" + std::to_string(c);
+    if (!cls.nodes.empty()) out += " " + toString(cls.nodes.front());
+    return out + " : " + typesToString(cls.data);
+  }
+
+  // Joins `second` into `first`: unknown parts take the other side's value;
+  // contradictory parts keep `first` and record a conflict. True if `first`
+  // gained information.
+  bool joinData(ClassData& first, const ClassData& second, Id firstId, Id secondId) {
+    bool gained = false;
+    bool clash = false;
+    if (first.types.empty()) {
+      if (!second.types.empty()) {
+        first.types = second.types;
+        first.tuple = second.tuple;
+        gained = true;
+      }
+    } else if (!second.types.empty()) {
+      bool ok = first.tuple == second.tuple && first.types.size() == second.types.size();
+      for (size_t i = 0; ok && i < first.types.size(); ++i) ok = compatible(first.types[i], second.types[i]);
+      if (ok) {
+        for (size_t i = 0; i < first.types.size(); ++i)
+          if (first.types[i].dtype == DType::Unknown && second.types[i].dtype != DType::Unknown) {
+            first.types[i].dtype = second.types[i].dtype;
+            gained = true;
+          }
+      } else {
+        clash = true;
+      }
+    }
+    if (!first.constant) {
+      if (second.constant) {
+        first.constant = second.constant;
+        gained = true;
+      }
+    } else if (second.constant && !sameConstant(*first.constant, *second.constant)) {
+      clash = true;
+    }
+    if (clash) {
+      conflicts.push_back("merged e-classes with contradictory data: " + describe(firstId) + " (kept)" +
+                          (second.constant ? " const " + std::to_string(*second.constant) : "") + " vs " +
+                          describe(secondId) + (second.constant ? "" : ""));
+    }
+    return gained;
+  }
+
+  Id addNew(ENode&& node, uint64_t h, ClassData data) {
+    NodeId n = static_cast<NodeId>(nodes.size());
+    Id c = static_cast<Id>(uf.size());
+    uf.push_back(c);
+    state.emplace_back();
+    state.back().members.push_back(n);
+    for (size_t i = 0; i < node.children.size(); ++i) {
+      Id ch = node.children[i];
+      if (std::find(node.children.begin(), node.children.begin() + i, ch) != node.children.begin() + i) continue;
+      state[ch].parentNodes.push_back(n);
+      classes[ch].parents.emplace_back(node, c);
+    }
+    if (node.op >= byOp.size()) {
+      byOp.resize(node.op + 1);
+      opDirty.resize(node.op + 1, 0);
+    }
+    byOp[node.op].push_back(c);  // ids grow, so the list stays sorted
+    classes.push_back(EClass{c, {node}, {}, std::move(data)});
+    nodeClass.push_back(c);
+    dead.push_back(0);
+    nodes.push_back(std::move(node));
+    memo.insert(h, n);
+    ++liveClasses;
+    return c;
+  }
+
+  bool unite(Id a, Id b) {
+    a = findMut(a);
+    b = findMut(b);
+    if (a == b) return false;
+    needsRebuild = true;
+    // Data: `a` is the first argument, its data wins on conflicts.
+    ClassData joined = classes[a].data;
+    bool gainedA = joinData(joined, classes[b].data, a, b);
+    bool gainedB = joined != classes[b].data;
+
+    ClassState& sa = state[a];
+    ClassState& sb = state[b];
+    bool aIsRoot = sa.members.size() + sa.parentNodes.size() >= sb.members.size() + sb.parentNodes.size();
+    Id root = aIsRoot ? a : b;
+    Id other = aIsRoot ? b : a;
+    ClassState& sr = state[root];
+    ClassState& so = state[other];
+    EClass& cr = classes[root];
+    EClass& co = classes[other];
+    uf[other] = root;
+    --liveClasses;
+
+    // The parents of `other` now have a non-canonical child.
+    pending.insert(pending.end(), so.parentNodes.begin(), so.parentNodes.end());
+    // Their children's public parent entries name `other`: refresh them; and
+    // the op index lists `other`.
+    for (NodeId m : so.members) {
+      if (dead[m]) continue;
+      markOpDirty(nodes[m].op);
+      for (Id ch : nodes[m].children) markDirty(findMut(ch));
+    }
+    sr.members.insert(sr.members.end(), so.members.begin(), so.members.end());
+    sr.parentNodes.insert(sr.parentNodes.end(), so.parentNodes.begin(), so.parentNodes.end());
+    std::move(co.nodes.begin(), co.nodes.end(), std::back_inserter(cr.nodes));
+    std::move(co.parents.begin(), co.parents.end(), std::back_inserter(cr.parents));
+    so = ClassState{};
+    co.nodes = {};
+    co.parents = {};
+    co.data = {};
+    cr.data = std::move(joined);
+    if (aIsRoot ? gainedA : gainedB) analysis.push_back(root);
+    else if (aIsRoot ? gainedB : gainedA) analysis.push_back(root);
+    markDirty(root);
+    return true;
+  }
+
+  // Re-keys node p after a child was merged away; unites it with an existing
+  // congruent node if there is one.
+  void repair(NodeId p) {
+    if (dead[p]) return;
+    ENode& node = nodes[p];
+    bool stale = false;
+    for (Id ch : node.children) stale |= uf[ch] != ch;
+    if (!stale) return;
+    ENodeHash hasher;
+    memo.erase(hasher(node), p);
+    for (Id& ch : node.children) {
+      ch = findMut(ch);
+      markDirty(ch);  // its public parents entry for p changes
+    }
+    Id pc = findMut(nodeClass[p]);
+    markDirty(pc);  // its public node list changes
+    uint64_t h = hasher(node);
+    NodeId q = lookupCanonical(node, h);
+    if (q == detail::NodeIndex::kNone) {
+      memo.insert(h, p);
+    } else {
+      dead[p] = 1;
+      unite(nodeClass[q], pc);
+    }
+  }
+
+  // A class gained data: parents with unknown data may now be computable.
+  void propagate(const EGraph& g, Id c) {
+    c = findMut(c);
+    for (size_t i = 0; i < state[c].parentNodes.size(); ++i) {
+      NodeId p = state[c].parentNodes[i];
+      if (dead[p]) continue;
+      Id pc = findMut(nodeClass[p]);
+      if (!classes[pc].data.types.empty()) continue;
+      std::optional<ClassData> d = dataFn(g, nodes[p]);
+      if (d && !d->types.empty() && joinData(classes[pc].data, *d, pc, pc)) analysis.push_back(pc);
+    }
+  }
+
+  void refresh(Id c) {
+    ClassState& st = state[c];
+    st.dirty = false;
+    if (uf[c] != c) return;  // merged away; its root is dirty too
+    auto dropDead = [&](std::vector<NodeId>& v) {
+      v.erase(std::remove_if(v.begin(), v.end(), [&](NodeId n) { return dead[n] != 0; }), v.end());
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+    };
+    dropDead(st.members);
+    dropDead(st.parentNodes);
+    EClass& cls = classes[c];
+    cls.nodes.resize(st.members.size());
+    for (size_t i = 0; i < st.members.size(); ++i) cls.nodes[i] = nodes[st.members[i]];
+    cls.parents.resize(st.parentNodes.size());
+    for (size_t i = 0; i < st.parentNodes.size(); ++i) {
+      NodeId p = st.parentNodes[i];
+      cls.parents[i].first = nodes[p];
+      cls.parents[i].second = findMut(nodeClass[p]);
+    }
+  }
+
+  void refreshOpIndex() {
+    for (Symbol op : dirtyOps) {
+      opDirty[op] = 0;
+      std::vector<Id>& v = byOp[op];
+      for (Id& c : v) c = findMut(c);
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+    }
+    dirtyOps.clear();
+  }
+};
+
+EGraph::EGraph(DataFn dataFn) : impl_(std::make_shared<Impl>()) {
+  impl_->dataFn = std::move(dataFn);
+  impl_->nodes.reserve(1024);
+  impl_->memo.reserve(1024);
+}
+
+Id EGraph::add(ENode node) {
+  Impl& m = *impl_;
+  m.checkIds(node);
+  for (Id& c : node.children) c = m.findMut(c);
+  uint64_t h = ENodeHash{}(node);
+  if (auto n = m.lookupCanonical(node, h); n != detail::NodeIndex::kNone) return m.findMut(m.nodeClass[n]);
+  std::optional<ClassData> d;
+  if (m.dataFn) d = m.dataFn(*this, node);
+  return m.addNew(std::move(node), h, d ? std::move(*d) : ClassData{});
+}
+
+std::optional<Id> EGraph::tryAdd(ENode node) {
+  Impl& m = *impl_;
+  m.checkIds(node);
+  for (Id& c : node.children) c = m.findMut(c);
+  uint64_t h = ENodeHash{}(node);
+  if (auto n = m.lookupCanonical(node, h); n != detail::NodeIndex::kNone) return m.findMut(m.nodeClass[n]);
+  std::optional<ClassData> d;
+  if (m.dataFn) {
+    d = m.dataFn(*this, node);
+    if (!d) return std::nullopt;
+  }
+  return m.addNew(std::move(node), h, d ? std::move(*d) : ClassData{});
+}
+
+std::optional<Id> EGraph::lookup(ENode node) const {
+  const Impl& m = *impl_;
+  for (Id& c : node.children) {
+    if (c >= m.uf.size()) return std::nullopt;
+    c = m.findConst(c);
+  }
+  NodeId n = m.lookupCanonical(node, ENodeHash{}(node));
+  if (n == detail::NodeIndex::kNone) return std::nullopt;
+  return m.findConst(m.nodeClass[n]);
+}
+
+Id EGraph::leaf(std::string_view name, const ClassData& data) {
+  Impl& m = *impl_;
+  ENode node{m.tensorSym, internAttrs({Attr::str(name)}), {}};
+  uint64_t h = ENodeHash{}(node);
+  if (auto n = m.lookupCanonical(node, h); n != detail::NodeIndex::kNone) {
+    Id c = m.findMut(m.nodeClass[n]);
+    if (m.joinData(m.classes[c].data, data, c, c)) m.analysis.push_back(c);
+    return c;
+  }
+  return m.addNew(std::move(node), h, data);
+}
+
+Id EGraph::find(Id id) const { return impl_->findConst(id); }
+
+bool EGraph::merge(Id a, Id b) {
+  Impl& m = *impl_;
+  if (a >= m.uf.size() || b >= m.uf.size()) throw std::out_of_range("merge: not an e-class id");
+  return m.unite(a, b);
+}
+
+void EGraph::rebuild() {
+  Impl& m = *impl_;
+  while (!m.pending.empty() || !m.analysis.empty()) {
+    while (!m.pending.empty()) {
+      NodeId p = m.pending.back();
+      m.pending.pop_back();
+      m.repair(p);
+    }
+    if (m.dataFn) {
+      while (!m.analysis.empty() && m.pending.empty()) {
+        Id c = m.analysis.back();
+        m.analysis.pop_back();
+        m.propagate(*this, c);
+      }
+    }
+    m.analysis.clear();
+  }
+  for (size_t i = 0; i < m.dirty.size(); ++i) m.refresh(m.dirty[i]);
+  m.dirty.clear();
+  m.refreshOpIndex();
+  m.needsRebuild = false;
+}
+
+bool EGraph::clean() const { return !impl_->needsRebuild; }
+
+const EClass& EGraph::eclass(Id id) const {
+  const Impl& m = *impl_;
+  if (id >= m.uf.size()) throw std::out_of_range("not an e-class id: e" + std::to_string(id));
+  return m.classes[m.findConst(id)];
+}
+
+std::vector<Id> EGraph::classIds() const {
+  const Impl& m = *impl_;
+  std::vector<Id> out;
+  out.reserve(m.liveClasses);
+  for (Id i = 0; i < m.uf.size(); ++i)
+    if (m.uf[i] == i) out.push_back(i);
+  return out;
+}
+
+const std::vector<Id>& EGraph::classesWithOp(Symbol op) const {
+  static const std::vector<Id> kEmpty;
+  const Impl& m = *impl_;
+  return op < m.byOp.size() ? m.byOp[op] : kEmpty;
+}
+
+size_t EGraph::numNodes() const { return impl_->memo.size(); }
+size_t EGraph::numClasses() const { return impl_->liveClasses; }
+size_t EGraph::numIds() const { return impl_->uf.size(); }
+
+const std::vector<std::string>& EGraph::conflicts() const { return impl_->conflicts; }
+
+void EGraph::checkInvariants() const {
+  const Impl& m = *impl_;
+  auto fail = [](const std::string& what) { throw std::logic_error("e-graph invariant violated: " + what); };
+  if (m.needsRebuild) fail("not rebuilt after merge");
+  size_t live = 0, nodeCount = 0;
+  for (Id c = 0; c < m.uf.size(); ++c) {
+    if (m.uf[c] != c) continue;
+    ++live;
+    const EClass& cls = m.classes[c];
+    if (cls.id != c) fail("class e" + std::to_string(c) + " has id e" + std::to_string(cls.id));
+    if (cls.nodes.empty()) fail("class e" + std::to_string(c) + " has no nodes");
+    for (const ENode& n : cls.nodes) {
+      ++nodeCount;
+      std::string where = toString(n) + " in e" + std::to_string(c);
+      for (Id ch : n.children) {
+        if (ch >= m.uf.size() || m.uf[ch] != ch) fail("non-canonical child in " + where);
+        const auto& ps = m.classes[ch].parents;
+        if (std::find(ps.begin(), ps.end(), std::make_pair(n, c)) == ps.end())
+          fail(where + " missing from parents of e" + std::to_string(ch));
+      }
+      NodeId id = m.lookupCanonical(n, ENodeHash{}(n));
+      if (id == detail::NodeIndex::kNone) fail(where + " not in the hashcons");
+      if (m.findConst(m.nodeClass[id]) != c) fail("hashcons maps " + where + " to another class (congruence)");
+      if (n.op >= m.byOp.size() || !std::binary_search(m.byOp[n.op].begin(), m.byOp[n.op].end(), c))
+        fail(where + " missing from the op index");
+    }
+    for (const auto& [pn, pc] : cls.parents) {
+      if (pc >= m.uf.size() || m.uf[pc] != pc) fail("non-canonical parent class in parents of e" + std::to_string(c));
+      const auto& ns = m.classes[pc].nodes;
+      if (std::find(ns.begin(), ns.end(), pn) == ns.end())
+        fail("stale parent " + toString(pn) + " of e" + std::to_string(c));
+    }
+  }
+  if (live != m.liveClasses) fail("class count");
+  if (nodeCount != m.memo.size()) fail("hashcons holds " + std::to_string(m.memo.size()) + " nodes, classes hold " +
+                                       std::to_string(nodeCount));
+  for (const auto& v : m.byOp)
+    for (size_t i = 0; i < v.size(); ++i)
+      if (m.uf[v[i]] != v[i] || (i && v[i - 1] >= v[i])) fail("op index not canonical/sorted");
+}
+
+}  // namespace tangle::eg

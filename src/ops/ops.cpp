@@ -1,0 +1,110 @@
+// The operator registry: name -> (clean?, inference rule).
+#include "ops/ops.h"
+
+#include <cctype>
+#include <unordered_map>
+
+#include "ops/infer.h"
+
+namespace tangle::ops {
+
+namespace {
+using namespace detail;
+
+// The canonical vocabulary. Attributes in brackets, children after.
+constexpr OpInfo kOps[] = {
+    // leaves
+    {"tensor", false, inferTensorLeaf},   // tensor["S.x"]; clean iff an implementation tensor
+    {"const", false, inferConst},         // const[v]
+    // clean rearrangements and the cross-rank sum
+    {"slice", true, inferSlice},          // slice[dim, start, end, step] x
+    {"concat", true, inferConcat},        // concat[dim] x1 ... xn
+    {"transpose", true, inferTranspose},  // transpose[d0, d1] x
+    {"permute", true, inferPermute},      // permute[[p...]] x
+    {"reshape", true, inferReshape},      // reshape[[shape...]] x
+    {"sum", true, inferSum},              // sum x1 ... xn
+    // tuples
+    {"getitem", false, inferGetitem},     // getitem[i] t
+    {"split", false, inferSplit},         // split[dim, [sizes]] x -> tuple of slices
+    // broadcast
+    {"expand", false, inferExpand},       // expand[[sizes]] x
+    // elementwise
+    {"add", false, inferBinary},
+    {"sub", false, inferBinary},
+    {"mul", false, inferBinary},
+    {"div", false, inferBinary},
+    {"neg", false, inferUnary},
+    {"exp", false, inferUnary},
+    {"log", false, inferUnary},
+    {"gelu", false, inferUnary},          // gelu["none" | "tanh"] x
+    {"silu", false, inferUnary},
+    {"relu", false, inferUnary},
+    {"tanh", false, inferUnary},
+    {"sigmoid", false, inferUnary},
+    {"rsqrt", false, inferUnary},
+    {"sqrt", false, inferUnary},
+    {"pow_scalar", false, inferUnary},    // pow_scalar[e] x = x ** e
+    {"cast", false, inferCast},           // cast["f32"] x
+    // products
+    {"mm", false, inferMm},
+    {"bmm", false, inferBmm},
+    {"matmul", false, inferMatmul},
+    // reductions and normalizations
+    {"sum_dim", false, inferReduce},      // sum_dim[[dims], keepdim] x   ([] = all dims)
+    {"mean_dim", false, inferReduce},     // mean_dim[[dims], keepdim] x
+    {"amax", false, inferReduce},         // amax[[dims], keepdim] x
+    {"softmax", false, inferSoftmax},     // softmax[dim, half_to_float] x
+    {"native_layer_norm", false, inferLayerNorm},  // native_layer_norm[[shape], eps] x w b
+};
+
+struct Registry {
+  std::unordered_map<eg::Symbol, const OpInfo*> bySymbol;
+  Registry() {
+    for (const OpInfo& op : kOps) bySymbol.emplace(eg::intern(op.name), &op);
+  }
+};
+const Registry& registry() {
+  static const Registry r;
+  return r;
+}
+
+// "D<digits>.<name>"
+bool isImplName(const std::string& s) {
+  if (s.size() < 4 || s[0] != 'D') return false;
+  size_t i = 1;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  return i > 1 && i + 1 < s.size() && s[i] == '.';
+}
+}  // namespace
+
+const OpInfo* find(eg::Symbol op) {
+  const auto& m = registry().bySymbol;
+  auto it = m.find(op);
+  return it == m.end() ? nullptr : it->second;
+}
+
+std::optional<eg::ClassData> inferData(const eg::EGraph& g, const eg::ENode& n) {
+  const OpInfo* info = find(n.op);
+  if (!info) return eg::ClassData{};  // opaque: typed by the lowering, never refused
+  return info->infer(g, n);
+}
+
+bool isCleanNode(const eg::ENode& n) {
+  const Syms& s = syms();
+  if (n.op == s.tensor) {
+    const auto& a = eg::attrs(n.attrs);
+    return a.size() == 1 && a[0].kind == eg::Attr::Kind::Str &&
+           isImplName(eg::symbolName(static_cast<eg::Symbol>(a[0].i)));
+  }
+  const OpInfo* info = find(n.op);
+  return info && info->clean;
+}
+
+const Syms& syms() {
+  static const Syms s{eg::intern("tensor"),    eg::intern("const"),   eg::intern("slice"),
+                      eg::intern("concat"),    eg::intern("transpose"), eg::intern("permute"),
+                      eg::intern("reshape"),   eg::intern("sum"),     eg::intern("getitem")};
+  return s;
+}
+
+}  // namespace tangle::ops

@@ -1,0 +1,160 @@
+#include "report/report.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace tangle {
+
+namespace {
+
+std::string location(const LGraph& lg, int id) {
+  const Node& n = lg.origin(id);
+  return n.loc.file + ":" + std::to_string(n.loc.line);
+}
+
+std::string sourceComment(const LGraph& lg, int id) {
+  std::string s = lg.origin(id).source;
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::string describe(const LGraph& lg, int id) {
+  const LNode& n = lg.node(id);
+  return fmt::format("{} ({}) at {}", n.name, lg.origin(id).op, location(lg, id));
+}
+
+std::string typeOf(const LGraph& lg, int id) {
+  const auto* t = lg.node(id).data.tensor();
+  return t ? toString(*t) : std::string("?");
+}
+
+// The top lemma firings, most first.
+std::vector<std::pair<std::string, size_t>> topFirings(const InferStats& s, size_t n) {
+  std::vector<std::pair<std::string, size_t>> v(s.firings.begin(), s.firings.end());
+  std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+  if (v.size() > n) v.resize(n);
+  return v;
+}
+
+size_t totalFirings(const InferStats& s) {
+  size_t n = 0;
+  for (auto& [k, v] : s.firings) n += v;
+  return n;
+}
+
+std::string expectationText(const Expectation& e) { return e.lhs.toString() + " = " + e.rhs.toString(); }
+
+}  // namespace
+
+std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& impl, const RunInfo& info) {
+  std::ostringstream out;
+  out << "verdict: " << toString(r.verdict) << "\n";
+  if (!r.failure) {
+    out << "output relation:\n";
+    for (auto& o : r.outputs)
+      for (auto& e : o.exprs) out << "  " << o.tensor << " = " << formatTerm(e) << "\n";
+  }
+  if (r.failure) {
+    const Failure& f = *r.failure;
+    out << "failing operator: " << describe(spec, f.node) << "\n";
+    if (auto src = sourceComment(spec, f.node); !src.empty()) out << "  source: " << src << "\n";
+    out << "  output " << spec.node(f.tensor).name << " " << typeOf(spec, f.tensor) << ": " << f.reason << "\n";
+    out << "  known relations of its inputs:\n";
+    for (auto& in : f.inputRelations) {
+      if (in.exprs.empty()) out << "    " << in.tensor << " = (none)\n";
+      for (auto& e : in.exprs) out << "    " << in.tensor << " = " << formatTerm(e) << "\n";
+    }
+    if (!f.nearbyImpl.empty()) {
+      out << "  implementation operators related to it (explored):\n";
+      size_t shown = 0;
+      for (int d : f.nearbyImpl) {
+        if (++shown > 12) {
+          out << "    ... " << (f.nearbyImpl.size() - 12) << " more\n";
+          break;
+        }
+        out << "    " << describe(impl, d) << "\n";
+      }
+    } else {
+      out << "  no implementation operator reads only tensors related to its inputs\n";
+    }
+  }
+  for (auto& e : r.expectations) {
+    const Expectation& x = *e.expectation;
+    out << (e.holds ? "expectation holds: " : "expectation refused: ") << expectationText(x) << "  (" << x.loc.file
+        << ":" << x.loc.line << ")\n";
+    if (!e.holds)
+      for (auto& k : e.known) out << "  known: " << x.lhs.toString() << " = " << formatTerm(k) << "\n";
+  }
+  const InferStats& s = r.stats;
+  out << fmt::format(
+      "stats: {:.3f} s (import {:.3f} s), spec ops {}, impl ops {}, operators checked {}, e-nodes max {} total {}, "
+      "impl nodes explored {}, lemma firings {}\n",
+      s.seconds, info.importSeconds, s.specOps, s.implOps, s.opsProcessed, s.enodesMax, s.enodesTotal,
+      s.exploredImplNodes, totalFirings(s));
+  auto top = topFirings(s, 8);
+  if (!top.empty()) {
+    out << "lemmas fired:";
+    for (auto& [k, v] : top) out << " " << k << "=" << v;
+    out << "\n";
+  }
+  for (auto& c : s.conflicts) out << "warning: type conflict in e-graph: " << c << "\n";
+  return out.str();
+}
+
+nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph& impl, const RunInfo& info) {
+  using nlohmann::json;
+  json j;
+  j["verdict"] = toString(r.verdict);
+  j["relation_file"] = info.relationPath;
+  j["spec"] = info.specPath;
+  j["impl"] = info.implPaths;
+  json outs = json::array();
+  if (!r.failure)
+    for (auto& o : r.outputs)
+      for (auto& e : o.exprs) outs.push_back({{"tensor", o.tensor}, {"expression", formatTerm(e)}});
+  j["output_relation"] = outs;
+  if (r.failure) {
+    const Failure& f = *r.failure;
+    json inputs = json::array();
+    for (auto& in : f.inputRelations) {
+      json exprs = json::array();
+      for (auto& e : in.exprs) exprs.push_back(formatTerm(e));
+      inputs.push_back({{"tensor", in.tensor}, {"expressions", exprs}});
+    }
+    json nearby = json::array();
+    for (int d : f.nearbyImpl) nearby.push_back({{"tensor", impl.node(d).name}, {"op", impl.origin(d).op}, {"location", location(impl, d)}});
+    j["failure"] = {{"operator", spec.node(f.node).name},
+                    {"tensor", spec.node(f.tensor).name},
+                    {"op", spec.origin(f.node).op},
+                    {"location", location(spec, f.node)},
+                    {"source", sourceComment(spec, f.node)},
+                    {"reason", f.reason},
+                    {"limit_reached", f.limitReached},
+                    {"input_relations", inputs},
+                    {"nearby_impl", nearby}};
+  } else {
+    j["failure"] = nullptr;
+  }
+  json exps = json::array();
+  for (auto& e : r.expectations) {
+    json known = json::array();
+    for (auto& k : e.known) known.push_back(formatTerm(k));
+    exps.push_back({{"expectation", expectationText(*e.expectation)},
+                    {"location", e.expectation->loc.file + ":" + std::to_string(e.expectation->loc.line)},
+                    {"holds", e.holds},
+                    {"known", known}});
+  }
+  j["expectations"] = exps;
+  const InferStats& s = r.stats;
+  j["stats"] = {{"seconds", s.seconds},         {"import_seconds", info.importSeconds},
+                {"spec_ops", s.specOps},        {"impl_ops", s.implOps},
+                {"operators_checked", s.opsProcessed}, {"enodes_max", s.enodesMax},
+                {"enodes", s.enodesTotal},      {"impl_nodes_explored", s.exploredImplNodes},
+                {"lemma_firings", totalFirings(s)}, {"firings", s.firings},
+                {"conflicts", s.conflicts}};
+  return j;
+}
+
+}  // namespace tangle

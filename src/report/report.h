@@ -1,0 +1,24 @@
+// Renderings of an inference result: the text report printed by the CLI and
+// the JSON document written by --json (same content).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "infer/infer.h"
+
+namespace tangle {
+
+struct RunInfo {
+  std::string relationPath;
+  std::string specPath;
+  std::vector<std::string> implPaths;
+  double importSeconds = 0;
+};
+
+std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& impl, const RunInfo& info);
+nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph& impl, const RunInfo& info);
+
+}  // namespace tangle

@@ -1,0 +1,73 @@
+// The tangle command line: flags -> a CheckRequest -> library calls -> report.
+// Exit codes: 0 refines, 1 violation, 2 bad input or usage, 3 inconclusive.
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "driver/check.h"
+#include "lemmas/lemmas.h"
+
+namespace {
+
+int check(const std::vector<std::string>& positional, const std::vector<std::string>& impl,
+          const std::string& relation, const std::string& jsonOut) {
+  tangle::CheckRequest req;
+  req.implPaths = impl;
+  if (!relation.empty()) {
+    req.relationPath = relation;
+    if (positional.size() > 1) throw tangle::InputError({}, "usage: tangle check SPEC --impl R0 R1 ... --relation REL");
+    if (positional.size() == 1) req.specPath = positional[0];
+  } else {
+    if (positional.size() != 1)
+      throw tangle::InputError({}, "usage: tangle check REL  |  tangle check SPEC --impl R0 R1 ... --relation REL");
+    req.relationPath = positional[0];
+  }
+  auto run = tangle::runCheck(req);
+  std::cout << tangle::textReport(run->result, *run->specL, *run->implL, run->info);
+  if (!jsonOut.empty()) {
+    std::ofstream f(jsonOut);
+    if (!f) throw tangle::InputError({jsonOut, 0}, "cannot write the JSON report");
+    f << tangle::jsonReport(run->result, *run->specL, *run->implL, run->info).dump(2) << "\n";
+  }
+  return tangle::exitCodeOf(run->result.verdict);
+}
+
+int listLemmas() {
+  for (const auto& r : tangle::allLemmas()) std::cout << r.name << "\t" << r.lhs.text() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tangle: proves a distributed model implementation refines its sequential spec"};
+  app.require_subcommand(1);
+  std::vector<std::string> positional, impl;
+  std::string relation, jsonOut;
+  auto* checkCmd = app.add_subcommand("check", "check that the implementation refines the spec");
+  checkCmd->add_option("files", positional, "REL, or SPEC with --relation");
+  checkCmd->add_option("--impl", impl, "implementation graphs, one per rank, in rank order");
+  checkCmd->add_option("--relation,-r", relation, "relation file (input relation, expectations, options)");
+  checkCmd->add_option("--json", jsonOut, "also write the report as JSON to this file");
+  auto* lemmasCmd = app.add_subcommand("lemmas", "list the lemma library");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "tangle: error: " << e.what() << " (see tangle --help)\n";
+    return 2;
+  }
+  try {
+    if (*checkCmd) return check(positional, impl, relation, jsonOut);
+    if (*lemmasCmd) return listLemmas();
+  } catch (const tangle::InputError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "tangle: internal error: " << e.what() << "\n";
+    return 4;
+  }
+  return 2;
+}
