@@ -12,8 +12,8 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	@echo "== tangle check examples/paper/matmul_sub.rel"
-	@$(BUILD)/bin/tangle check examples/paper/matmul_sub.rel; rc=$$?; \
+	@echo "== tangle check examples/paper/matmul_sub/check.rel"
+	@$(BUILD)/bin/tangle check examples/paper/matmul_sub/check.rel; rc=$$?; \
 	 echo "(exit code $$rc)"; test $$rc -eq 0
 
 test: build

@@ -21,15 +21,16 @@ namespace {
 
 using NodeId = uint32_t;
 
-std::string typesToString(const ClassData& d) {
-  if (d.types.empty()) return "unknown";
+std::string dataToString(const ClassData& d) {
   std::string out;
+  if (d.types.empty()) out = "unknown type";
   if (d.tuple) out += "(";
   for (size_t i = 0; i < d.types.size(); ++i) {
     if (i) out += ", ";
     out += toString(d.types[i]);
   }
   if (d.tuple) out += ")";
+  if (d.constant) out += " = " + std::to_string(*d.constant);
   return out;
 }
 
@@ -110,15 +111,14 @@ struct EGraph::Impl {
     const EClass& cls = classes[c];
     std::string out = "e" + std::to_string(c);
     if (!cls.nodes.empty()) out += " " + toString(cls.nodes.front());
-    return out + " : " + typesToString(cls.data);
+    return out + " : " + dataToString(cls.data);
   }
 
   // Joins `second` into `first`: unknown parts take the other side's value;
-  // contradictory parts keep `first` and record a conflict. True if `first`
+  // contradictory parts keep `first` and set `clash`. Returns whether `first`
   // gained information.
-  bool joinData(ClassData& first, const ClassData& second, Id firstId, Id secondId) {
+  static bool joinData(ClassData& first, const ClassData& second, bool& clash) {
     bool gained = false;
-    bool clash = false;
     if (first.types.empty()) {
       if (!second.types.empty()) {
         first.types = second.types;
@@ -145,11 +145,6 @@ struct EGraph::Impl {
       }
     } else if (second.constant && !sameConstant(*first.constant, *second.constant)) {
       clash = true;
-    }
-    if (clash) {
-      conflicts.push_back("merged e-classes with contradictory data: " + describe(firstId) + " (kept)" +
-                          (second.constant ? " const " + std::to_string(*second.constant) : "") + " vs " +
-                          describe(secondId) + (second.constant ? "" : ""));
     }
     return gained;
   }
@@ -187,8 +182,12 @@ struct EGraph::Impl {
     needsRebuild = true;
     // Data: `a` is the first argument, its data wins on conflicts.
     ClassData joined = classes[a].data;
-    bool gainedA = joinData(joined, classes[b].data, a, b);
-    bool gainedB = joined != classes[b].data;
+    bool clash = false;
+    joinData(joined, classes[b].data, clash);
+    if (clash)
+      conflicts.push_back("merged e-classes with contradictory data: " + describe(a) + " vs " + describe(b) +
+                          " (kept the first)");
+    bool gained = joined != classes[a].data || joined != classes[b].data;
 
     ClassState& sa = state[a];
     ClassState& sb = state[b];
@@ -220,8 +219,7 @@ struct EGraph::Impl {
     co.parents = {};
     co.data = {};
     cr.data = std::move(joined);
-    if (aIsRoot ? gainedA : gainedB) analysis.push_back(root);
-    else if (aIsRoot ? gainedB : gainedA) analysis.push_back(root);
+    if (gained) analysis.push_back(root);
     markDirty(root);
     return true;
   }
@@ -261,7 +259,8 @@ struct EGraph::Impl {
       Id pc = findMut(nodeClass[p]);
       if (!classes[pc].data.types.empty()) continue;
       std::optional<ClassData> d = dataFn(g, nodes[p]);
-      if (d && !d->types.empty() && joinData(classes[pc].data, *d, pc, pc)) analysis.push_back(pc);
+      bool clash = false;  // cannot clash: the types were unknown
+      if (d && !d->types.empty() && joinData(classes[pc].data, *d, clash)) analysis.push_back(pc);
     }
   }
 
@@ -347,7 +346,12 @@ Id EGraph::leaf(std::string_view name, const ClassData& data) {
   uint64_t h = ENodeHash{}(node);
   if (auto n = m.lookupCanonical(node, h); n != detail::NodeIndex::kNone) {
     Id c = m.findMut(m.nodeClass[n]);
-    if (m.joinData(m.classes[c].data, data, c, c)) m.analysis.push_back(c);
+    ClassData before = m.classes[c].data;
+    bool clash = false;
+    if (m.joinData(m.classes[c].data, data, clash)) m.analysis.push_back(c);
+    if (clash)
+      m.conflicts.push_back("leaf \"" + std::string(name) + "\" given " + dataToString(data) + " but e" +
+                            std::to_string(c) + " already has " + dataToString(before) + " (kept)");
     return c;
   }
   return m.addNew(std::move(node), h, data);
@@ -369,14 +373,12 @@ void EGraph::rebuild() {
       m.pending.pop_back();
       m.repair(p);
     }
-    if (m.dataFn) {
-      while (!m.analysis.empty() && m.pending.empty()) {
-        Id c = m.analysis.back();
-        m.analysis.pop_back();
-        m.propagate(*this, c);
-      }
+    // Propagating data never unites classes, so `pending` stays empty here.
+    while (!m.analysis.empty()) {
+      Id c = m.analysis.back();
+      m.analysis.pop_back();
+      if (m.dataFn) m.propagate(*this, c);
     }
-    m.analysis.clear();
   }
   for (size_t i = 0; i < m.dirty.size(); ++i) m.refresh(m.dirty[i]);
   m.dirty.clear();

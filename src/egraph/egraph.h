@@ -39,8 +39,13 @@ struct ClassData {
 
 struct EClass {
   Id id;
-  std::vector<ENode> nodes;                      // canonical after rebuild, deduplicated
+  std::vector<ENode> nodes;                      // canonical after rebuild, deduplicated, oldest first
   std::vector<std::pair<ENode, Id>> parents;     // e-nodes that use this class, with their class
+                                                 // (canonical, each e-node once, after rebuild)
+  // On merge: unknown (empty) types take the other class's; two known but
+  // incompatible types (or two different constants) keep the data of merge's
+  // first argument and record a message in EGraph::conflicts(). Shapes must
+  // be equal; an Unknown dtype is compatible with any dtype.
   ClassData data;
 };
 
@@ -61,7 +66,9 @@ class EGraph {
   // The class already holding this node (children canonicalized), if any. Never adds.
   std::optional<Id> lookup(ENode node) const;
 
-  // Convenience for leaves: a tensor named `name` ("S.x", "D0.x"), op "tensor".
+  // Convenience for leaves: a tensor named `name` ("S.x", "D0.x"), op "tensor",
+  // attrs [Str name]. `data` is used as is (the DataFn is not called); for an
+  // existing leaf it is joined into the class's data like a merge.
   Id leaf(std::string_view name, const ClassData& data);
 
   Id find(Id id) const;  // canonical id (path compression is done lazily in merge/rebuild)
@@ -81,6 +88,7 @@ class EGraph {
 
   size_t numNodes() const;    // e-nodes in the hashcons
   size_t numClasses() const;  // canonical classes
+  size_t numIds() const;      // one past the largest e-class id ever created (canonical or not)
 
   // Shape/type conflicts seen when merging two classes whose data disagree:
   // a sign of a wrong lemma or an inconsistent relation. Never silently dropped.

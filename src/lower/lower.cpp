@@ -234,13 +234,31 @@ class Lowerer {
     const Node& n = lg_.origin(pc.lnode);
     const ops::Syms& s = ops::syms();
     CanonTerm::Node root;
+    if (members.size() == 1 && pc.kind != Collective::Broadcast) {  // a group of one: the identity
+      ln.aliasOf = inputs[0];
+      return;
+    }
     switch (pc.kind) {
       case Collective::AllReduce: {
         const std::string& red = stringArg(n, 1, "reduce op");
-        if (red != "sum") throw nodeError(n, "all_reduce with reduce op '" + red + "' is not supported (only 'sum')");
-        root.op = s.sum;
+        if (red == "sum" || red == "avg") {
+          root.op = s.sum;
+        } else if (red == "max" || red == "min") {
+          root.op = eg::intern(red == "max" ? "rmax" : "rmin");  // elementwise max/min across ranks
+        } else {
+          throw nodeError(n, "all_reduce with reduce op '" + red + "' is not supported (sum, avg, max, min)");
+        }
         for (int in : inputs) root.children.push_back(operandRef(in));
         ln.def.nodes = {root};
+        if (red == "avg") {  // avg = sum / group size
+          CanonTerm::Node div;
+          div.op = eg::intern("div");
+          CanonTerm::Ref scale;
+          scale.kind = CanonTerm::Ref::Kind::Scalar;
+          scale.scalar = static_cast<double>(members.size());
+          div.children = {localRef(0), scale};
+          ln.def.nodes.push_back(div);
+        }
         return;
       }
       case Collective::AllGather: {
