@@ -37,6 +37,21 @@ bool isRawStatement(std::string_view word) {
   return word == "spec" || word == "impl" || word == "option";
 }
 
+// A continuation line that can only be the start of a new statement (a
+// keyword, or `X.name =`): the previous statement forgot a closing paren.
+bool startsStatement(std::string_view line) {
+  std::string_view w = firstWord(line);
+  static constexpr std::string_view kKeywords[] = {"spec",   "impl",   "const", "input",
+                                                   "output", "expect", "group", "option"};
+  for (std::string_view k : kKeywords)
+    if (w == k && w.size() < line.size()) return true;
+  size_t end = 0;
+  while (end < line.size() && !isDelimiter(line[end])) ++end;
+  if (line.substr(0, end).find('.') == std::string_view::npos) return false;
+  while (end < line.size() && isSpace(line[end])) ++end;
+  return end < line.size() && line[end] == '=';
+}
+
 }  // namespace
 
 std::vector<Statement> splitStatements(std::string_view source, const std::string& file) {
@@ -68,6 +83,10 @@ std::vector<Statement> splitStatements(std::string_view source, const std::strin
       }
       inStatement = true;
     } else {
+      if (startsStatement(line))
+        throw InputError({file, open.back().line},
+                         std::string("unclosed '") + open.back().c + "' (line " +
+                             std::to_string(lineNo) + " starts a new statement)");
       cur.text += '\n';
       cur.text += line;
     }

@@ -84,7 +84,11 @@ TEST(RelationErrors, BadArguments) {
 }
 
 TEST(RelationErrors, UnbalancedParens) {
-  expectError("S.a = D0.a\nS.b = concat(D0.b,\n  D1.b, dim=0\nS.c = D0.c\n", 2, "unclosed '('");
+  expectError("S.a = D0.a\nS.b = concat(D0.b,\n  D1.b, dim=0\nS.c = D0.c\n", 2,
+              "unclosed '(' (line 4 starts a new statement)");
+  expectError("S.b = concat(D0.b,\n  D1.b, dim=0\noutput S.b\n", 1, "line 3 starts a new statement");
+  expectError("S.a = D0.a\nS.b = concat(D0.b,\n  D1.b, dim=0\n", 2, "unclosed '(' (never closed");
+  expectError("S.b = concat(D0.b, reshape(D1.b, [2, 4), dim=0)\n", 1, "')' closes the '['");
   expectError("S.a = permute(D0.a, [1, 0)\n", 1, "')' closes the '[' opened on line 1");
   expectError("S.a = D0.a)\n", 1, "unmatched ')'");
 }
