@@ -78,7 +78,9 @@ class Graph {
   std::vector<Value> outputs;        // what the output node returns (flattened)
   std::vector<std::string> symbols;  // names of symbolic dims
 
-  NodeId add(Node n);  // appends; throws InputError on a duplicate name
+  // Appends (a "placeholder" node is also appended to `inputs`); throws
+  // InputError on a duplicate name.
+  NodeId add(Node n);
   std::optional<NodeId> find(const std::string& name) const;
   const Node& node(NodeId id) const { return nodes[static_cast<size_t>(id)]; }
   Node& node(NodeId id) { return nodes[static_cast<size_t>(id)]; }

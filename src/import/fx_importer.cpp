@@ -43,7 +43,7 @@ class Lexer {
       t.line = line_;
       t.begin = p_;
       if (p_ >= s_.size()) {
-        if (!atLineStart_) {  // a last line without '\n' still ends its statement
+        if (!atLineStart_ && depth_ == 0) {  // a last line without '\n' still ends its statement
           atLineStart_ = true;
           t.kind = Tok::Newline;
           return t;
@@ -223,14 +223,16 @@ class FxParser {
   // Errors are reported at the line where the current statement starts,
   // naming the line of the offending token when it differs.
   [[noreturn]] void fail(const std::string& msg) const {
+    failRaw(stmtNode_.empty() ? msg : "node '" + stmtNode_ + "': " + msg);
+  }
+  [[noreturn]] void failRaw(const std::string& msg) const {
     std::string full = msg;
     if (tok_.line != stmtLine_ && tok_.kind != Tok::End) full += " (at line " + std::to_string(tok_.line) + ")";
     throw InputError(SourceLoc{path_, stmtLine_}, full);
   }
   [[noreturn]] void expected(const std::string& what) const {
-    fail("expected " + what + context() + ", found " + describe(tok_));
+    fail("expected " + what + ", found " + describe(tok_));
   }
-  std::string context() const { return stmtNode_.empty() ? "" : " in node '" + stmtNode_ + "'"; }
 
   void expectOp(char c, const char* what) {
     if (!isOp(c)) expected(std::string("'") + c + "' " + what);
@@ -329,7 +331,9 @@ class FxParser {
       p.name = std::string(expectName("a parameter name"));
       if (isOp(':')) {
         advance();
+        stmtNode_ = p.name;
         p.type = parseAnnotation(p.name);
+        stmtNode_.clear();
       }
       params_.push_back(std::move(p));
     }
@@ -342,10 +346,10 @@ class FxParser {
   }
 
   std::optional<TensorType> parseAnnotation(const std::string& node) {
-    if (tok_.kind != Tok::String) expected("a type annotation string such as \"f32[8, 16]\" for '" + node + "'");
+    if (tok_.kind != Tok::String) expected("a type annotation string such as \"f32[8, 16]\"");
     std::string text = unquote(tok_.text);
     AnnotationResult r = parseTypeAnnotation(text, g_.symbols);
-    if (!r.ok) fail("cannot parse the type annotation \"" + text + "\" of '" + node + "': " + r.error);
+    if (!r.ok) fail("cannot parse the type annotation \"" + text + "\": " + r.error);
     advance();
     return std::move(r.type);
   }
@@ -487,7 +491,7 @@ class FxParser {
       advance();
       NodeId src = resolve(first);
       Value index = parseValue();
-      if (!std::holds_alternative<int64_t>(index.v)) fail("expected an integer index in '" + callee + "[...]'" + context());
+      if (!std::holds_alternative<int64_t>(index.v)) fail("expected an integer index in '" + callee + "[...]'");
       expectOp(']', "closing the index");
       Node& tuple = g_.node(src);
       if (!tuple.type) tuple.isTuple = true;
@@ -516,7 +520,7 @@ class FxParser {
         args.push_back(parseValue());
       }
       if (isOp(',')) advance();
-      else if (!isOp(')')) expected("',' or ')' in the arguments");
+      else if (!isOp(')')) expected("',' or ')' between the arguments");
     }
     advance();
   }
@@ -543,7 +547,7 @@ class FxParser {
     std::optional<NodeId> id = g_.find(std::string(name));
     if (!id) {
       std::string who = stmtNode_.empty() ? std::string("the output") : "node '" + stmtNode_ + "'";
-      fail(who + " uses '" + std::string(name) + "', which is not defined by an earlier node");
+      failRaw(who + " uses '" + std::string(name) + "', which is not defined by an earlier node");
     }
     return *id;
   }
@@ -559,14 +563,14 @@ class FxParser {
     if (isFloat) {
       double d = 0;
       auto [ptr, ec] = std::from_chars(b, e, d);
-      if (ec != std::errc() || ptr != e) fail("malformed number '" + std::string(text) + "'" + context());
+      if (ec != std::errc() || ptr != e) fail("malformed number '" + std::string(text) + "'");
       return negative ? -d : d;
     }
     uint64_t mag = 0;
     auto [ptr, ec] = std::from_chars(b, e, mag);
-    if (ec != std::errc() || ptr != e) fail("malformed or out-of-range integer '" + std::string(text) + "'" + context());
+    if (ec != std::errc() || ptr != e) fail("malformed or out-of-range integer '" + std::string(text) + "'");
     constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-    if (mag > kMax + (negative ? 1 : 0)) fail("integer '" + std::string(text) + "' does not fit in 64 bits" + context());
+    if (mag > kMax + (negative ? 1 : 0)) fail("integer '" + std::string(text) + "' does not fit in 64 bits");
     if (negative) return mag == kMax + 1 ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(mag);
     return static_cast<int64_t>(mag);
   }
@@ -584,6 +588,13 @@ class FxParser {
   }
 
   Value parseValue() {
+    // Bounded recursion: hostile input must not overflow the stack.
+    struct DepthGuard {
+      int& d;
+      explicit DepthGuard(int& depth) : d(++depth) {}
+      ~DepthGuard() { --d; }
+    } guard(valueDepth_);
+    if (valueDepth_ > kMaxNesting) fail("arguments nested more than " + std::to_string(kMaxNesting) + " levels deep");
     switch (tok_.kind) {
       case Tok::Number: {
         Value v = parseNumber(tok_.text, false);
@@ -655,7 +666,7 @@ class FxParser {
     if (isOp('(')) {
       // Constructors of non-tensor values, kept verbatim as a Symbol.
       if (name != "device" && name != "torch.device" && name != "slice")
-        fail("unsupported call '" + name + "(...)' inside the arguments" + context());
+        fail("unsupported call '" + name + "(...)' inside the arguments");
       std::vector<Value> ignored;
       std::vector<std::pair<std::string, Value>> ignoredKw;
       parseCallArgs(ignored, &ignoredKw);
@@ -733,6 +744,8 @@ class FxParser {
   std::vector<Param> params_;    // def forward(self, ...) parameters
   std::vector<Param> declared_;  // `x: "f32[4]";` declarations
   bool placeholdersDone_ = false;
+  static constexpr int kMaxNesting = 200;
+  int valueDepth_ = 0;
 };
 
 }  // namespace

@@ -49,11 +49,11 @@ class JsonGraphReader {
 
     auto outputs = doc.find("outputs");
     if (outputs == doc.end() || !outputs->is_array()) fail("expected \"outputs\": [names]");
-    where_ = "the outputs";
+    where_.clear();
     for (const Json& o : *outputs) {
       if (o.is_null()) continue;
       if (!o.is_string()) fail("each output must be a node name (string) or null");
-      g_.outputs.emplace_back(TensorRef{resolve(o.get<std::string>())});
+      g_.outputs.emplace_back(TensorRef{resolve(o.get<std::string>(), "output")});
     }
     g_.verify();
     return std::move(g_);
@@ -72,9 +72,9 @@ class JsonGraphReader {
     }
   }
 
-  NodeId resolve(const std::string& name) const {
+  NodeId resolve(const std::string& name, const std::string& what) const {
     std::optional<NodeId> id = g_.find(name);
-    if (!id) fail("refers to '" + name + "', which is not defined by an earlier node");
+    if (!id) fail(what + " refers to '" + name + "', which is not defined by an earlier node");
     return *id;
   }
 
@@ -127,7 +127,8 @@ class JsonGraphReader {
     g_.add(std::move(n));
   }
 
-  Value readValue(const Json& j, const std::string& what) const {
+  Value readValue(const Json& j, const std::string& what, int depth = 0) const {
+    if (depth > kMaxNesting) fail(what + ": nested more than " + std::to_string(kMaxNesting) + " levels deep");
     switch (j.type()) {
       case Json::value_t::null: return NoneValue{};
       case Json::value_t::boolean: return j.get<bool>();
@@ -143,7 +144,7 @@ class JsonGraphReader {
       case Json::value_t::array: {
         ValueList items;
         items.reserve(j.size());
-        for (size_t i = 0; i < j.size(); ++i) items.push_back(readValue(j[i], what + "[" + std::to_string(i) + "]"));
+        for (size_t i = 0; i < j.size(); ++i) items.push_back(readValue(j[i], what + "[" + std::to_string(i) + "]", depth + 1));
         return items;
       }
       case Json::value_t::object: return readTaggedValue(j, what);
@@ -156,7 +157,7 @@ class JsonGraphReader {
     if (j.size() == 1 && j.begin().value().is_string()) {
       const std::string& tag = j.begin().key();
       const std::string& s = j.begin().value().get_ref<const std::string&>();
-      if (tag == "tensor") return TensorRef{resolve(s)};
+      if (tag == "tensor") return TensorRef{resolve(s, what)};
       if (tag == "dtype") {
         DType d = parseDType(s);
         if (d == DType::Unknown) fail(what + ": unknown dtype '" + s + "'");
@@ -173,6 +174,7 @@ class JsonGraphReader {
     fail(what + ": expected {\"tensor\": name}, {\"dtype\": name}, {\"symbol\": text} or {\"float\": \"inf\"}");
   }
 
+  static constexpr int kMaxNesting = 200;
   const std::string& path_;
   Graph g_;
   std::string where_;  // "node #3 'mm'" for error messages
