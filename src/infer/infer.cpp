@@ -145,6 +145,7 @@ class Inference {
       stack.pop_back();
       if (needed[n]) continue;
       needed[n] = 1;
+      if (!inputRels_[n].empty()) continue;  // given by the user: a cut point
       for (int o : spec_.nodes[n].operands) stack.push_back(o);
     }
     std::vector<SpecOp> order;
@@ -152,7 +153,7 @@ class Inference {
       const LNode& n = spec_.nodes[i];
       if (!needed[i] || n.aliasOf >= 0) continue;
       int id = static_cast<int>(i);
-      if (n.isInput) {
+      if (n.isInput || !inputRels_[i].empty()) {  // a relation given for an intermediate makes it an input
         if (inputRels_[i].empty() && !specConsts_.count(id))
           throw InputError({rel_.path, 0}, "spec input '" + n.name + "' is needed but the relation file gives no relation for it");
         continue;
