@@ -9,6 +9,8 @@ class GraphModule(torch.nn.Module):
     def forward(self, x: "f32[8, 2, 6]", weight: "f32[6]", bias: "f32[6]"):
         # File: /models/block.py:52 in forward, code: h = self.norm(x)
         native_layer_norm = torch.ops.aten.native_layer_norm.default(x, [6], weight, bias, 1e-05);  x = weight = bias = None
-        getitem: "f32[8, 2, 6]" = native_layer_norm[0];  native_layer_norm = None
+        getitem: "f32[8, 2, 6]" = native_layer_norm[0]
+        getitem_1: "f32[8, 2, 1]" = native_layer_norm[1]
+        getitem_2: "f32[8, 2, 1]" = native_layer_norm[2];  native_layer_norm = None
         return (getitem,)
         

@@ -1,0 +1,236 @@
+// End-to-end: `tangle check` on the bundled examples (examples/*/*/check.rel).
+// Each test asserts the exit code, the verdict line and, where the example is
+// about one, the relation or failing operator its check.rel header promises.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.h"
+
+namespace tangle::e2e {
+namespace {
+
+class Examples : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists(TANGLE_BINARY)) << "build the `tangle` target first: " << TANGLE_BINARY;
+  }
+
+  // `tangle check examples/<name>/check.rel [extra...]`
+  static RunResult check(const std::string& name, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{"check", examplePath(name + "/check.rel")};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return runTangle(args);
+  }
+};
+
+std::string describe(const RunResult& r) {
+  return "exit code " + std::to_string(r.exitCode) + "\n--- stdout:\n" + r.out + "--- stderr:\n" + r.err;
+}
+
+bool hasRelation(const std::vector<std::string>& rel, const std::string& line) {
+  return std::find(rel.begin(), rel.end(), line) != rel.end();
+}
+
+// The line "failing operator: S.<node> (<op>) at <file>:<line>" must name the
+// spec node, its ATen target and its location in the example's spec.py.
+void expectFailingOperator(const RunResult& r, const std::string& example, const std::string& node,
+                           const std::string& op, int line, const std::string& sourceCode) {
+  auto lines = splitLines(r.out);
+  auto at = findLine(lines, "failing operator:");
+  ASSERT_TRUE(at.has_value()) << describe(r);
+  std::string failing = trim(lines[*at]);
+  EXPECT_TRUE(startsWith(failing, "failing operator: S." + node + " (" + op + ") at ")) << failing;
+  EXPECT_TRUE(endsWith(failing, example + "/spec.py:" + std::to_string(line))) << failing;
+  // The source comment of that node follows.
+  auto source = findLine(lines, "source:", *at + 1);
+  ASSERT_TRUE(source.has_value()) << describe(r);
+  EXPECT_TRUE(contains(lines[*source], sourceCode)) << lines[*source];
+}
+
+// What follows the failing-operator line (its source and input relations).
+std::string afterFailingOperator(const std::string& out) {
+  size_t at = out.find("failing operator:");
+  return at == std::string::npos ? std::string() : out.substr(at);
+}
+
+// --- examples/paper/matmul_sub: Figure 1 with an all-reduce ---------------
+
+TEST_F(Examples, PaperMatmulSubRefines) {
+  RunResult r = check("paper/matmul_sub");
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_EQ(firstLine(r.out), "verdict: refines") << describe(r);
+  auto rel = outputRelation(r.out);
+  EXPECT_TRUE(hasRelation(rel, "S.sub = D0.sub") || hasRelation(rel, "S.sub = D1.sub")) << describe(r);
+  EXPECT_FALSE(contains(r.out, "failing operator:")) << describe(r);
+}
+
+TEST_F(Examples, PaperMatmulSubExplicitGraphArguments) {
+  RunResult r = runTangle({"check", examplePath("paper/matmul_sub/spec.py"), "--impl",
+                           examplePath("paper/matmul_sub/impl.r0.py"), examplePath("paper/matmul_sub/impl.r1.py"),
+                           "--relation", examplePath("paper/matmul_sub/inputs.rel")});
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_EQ(firstLine(r.out), "verdict: refines") << describe(r);
+  auto rel = outputRelation(r.out);
+  EXPECT_TRUE(hasRelation(rel, "S.sub = D0.sub") || hasRelation(rel, "S.sub = D1.sub")) << describe(r);
+}
+
+// --- examples/paper/matmul_sub_rs: Figures 1/2 with a reduce-scatter -------
+
+TEST_F(Examples, PaperMatmulSubReduceScatterRefines) {
+  RunResult r = check("paper/matmul_sub_rs");
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_EQ(firstLine(r.out), "verdict: refines") << describe(r);
+  // S.sub (the paper's F) = concat(D0.sub, D1.sub, dim=0)
+  auto rel = outputRelation(r.out);
+  bool found = std::any_of(rel.begin(), rel.end(), [](const std::string& line) {
+    size_t d0 = line.find("D0.sub"), d1 = line.find("D1.sub");
+    return startsWith(line, "S.sub = ") && contains(line, "concat(") && contains(line, "dim=0") &&
+           d0 != std::string::npos && d1 != std::string::npos && d0 < d1;
+  });
+  EXPECT_TRUE(found) << describe(r);
+}
+
+TEST_F(Examples, RelativePathsResolveAgainstTheRelationFile) {
+  // Run from examples/paper with a relative .rel path: spec.py / impl.r{rank}.py
+  // must be found next to the .rel file, not in the working directory.
+  RunResult r = runTangle({"check", "matmul_sub_rs/check.rel"}, examplePath("paper"));
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_EQ(firstLine(r.out), "verdict: refines") << describe(r);
+}
+
+// --- examples/paper/bug4_offdiag: off-diagonal blocks never computed -------
+
+TEST_F(Examples, PaperBug4OffDiagonalViolatesAtFirstMatmul) {
+  RunResult r = check("paper/bug4_offdiag");
+  EXPECT_EQ(r.exitCode, 1) << describe(r);
+  EXPECT_EQ(firstLine(r.out), "verdict: violation") << describe(r);
+  expectFailingOperator(r, "bug4_offdiag", "mm", "aten.mm.default", 11, "C = A @ B");
+  // The known relations of the failing operator's inputs are listed.
+  std::string tail = afterFailingOperator(r.out);
+  EXPECT_TRUE(contains(tail, "S.A") && contains(tail, "D0.A") && contains(tail, "D1.A")) << describe(r);
+  EXPECT_TRUE(contains(tail, "S.B") && contains(tail, "D0.B") && contains(tail, "D1.B")) << describe(r);
+}
+
+// --- examples/mlp ----------------------------------------------------------
+
+TEST_F(Examples, MlpColumnRowRefines) {
+  RunResult r = check("mlp/column_row");
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_EQ(firstLine(r.out), "verdict: refines") << describe(r);
+  auto rel = outputRelation(r.out);
+  EXPECT_TRUE(hasRelation(rel, "S.add = D0.add") || hasRelation(rel, "S.add = D1.add")) << describe(r);
+}
+
+TEST_F(Examples, MlpMissingAllReduceViolatesAtBiasAdd) {
+  RunResult r = check("mlp/missing_allreduce");
+  EXPECT_EQ(r.exitCode, 1) << describe(r);
+  EXPECT_EQ(firstLine(r.out), "verdict: violation") << describe(r);
+  expectFailingOperator(r, "missing_allreduce", "add", "aten.add.Tensor", 18, "y = h @ self.w2.t() + self.b2");
+  // Its input S.mm is still known, as the cross-rank sum of the partial products.
+  EXPECT_TRUE(contains(afterFailingOperator(r.out), "sum(D0.mm, D1.mm)")) << describe(r);
+}
+
+// --- examples/sp/layernorm_allgather ---------------------------------------
+
+TEST_F(Examples, SequenceParallelLayerNormRefines) {
+  RunResult r = check("sp/layernorm_allgather");
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_EQ(firstLine(r.out), "verdict: refines") << describe(r);
+  auto rel = outputRelation(r.out);
+  EXPECT_TRUE(hasRelation(rel, "S.getitem = D0.wait_tensor") || hasRelation(rel, "S.getitem = D1.wait_tensor"))
+      << describe(r);
+}
+
+// --- examples/tp/column_gather_last_dim: gather along dim 1 via transposes --
+
+TEST_F(Examples, ColumnParallelGatherLastDimRefines) {
+  RunResult r = check("tp/column_gather_last_dim");
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_EQ(firstLine(r.out), "verdict: refines") << describe(r);
+  auto rel = outputRelation(r.out);
+  EXPECT_TRUE(hasRelation(rel, "S.view = D0.view") || hasRelation(rel, "S.view = D1.view")) << describe(r);
+}
+
+// --- examples/expect/partial_grad: a refused expectation (§4.4) ------------
+
+TEST_F(Examples, ExpectationRefusedWhileCleanRelationExists) {
+  RunResult r = check("expect/partial_grad");
+  EXPECT_EQ(r.exitCode, 1) << describe(r);
+  EXPECT_EQ(firstLine(r.out), "verdict: violation") << describe(r);
+  auto lines = splitLines(r.out);
+  auto refused = findLine(lines, "expectation refused: S.mm = D");
+  ASSERT_TRUE(refused.has_value()) << describe(r);
+  // "expectation refused: S.mm = D0.mm" (possibly followed by its location in check.rel)
+  std::string text = trim(lines[*refused]);
+  EXPECT_TRUE(mentionsName(text, "D0.mm") || mentionsName(text, "D1.mm")) << text;
+  EXPECT_TRUE(contains(text, "check.rel:14") || !contains(text, ".rel:")) << "location of the expect line: " << text;
+  // The refinement itself exists: the ranks' partial products sum to S.mm
+  // (in the output relation and/or as what is known about S.mm).
+  EXPECT_TRUE(contains(r.out, "S.mm = sum(D0.mm, D1.mm)")) << describe(r);
+  EXPECT_FALSE(contains(r.out, "expectation holds: S.mm")) << describe(r);
+}
+
+// --- --json ----------------------------------------------------------------
+
+nlohmann::json readJson(const fs::path& p) {
+  std::string text = readFile(p);
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  std::error_code ec;
+  fs::remove(p, ec);
+  return j;
+}
+
+TEST_F(Examples, JsonReportOfAViolation) {
+  fs::path json = tempPath("bug4.json");
+  RunResult r = check("paper/bug4_offdiag", {"--json", json.string()});
+  EXPECT_EQ(r.exitCode, 1) << describe(r);
+  ASSERT_TRUE(fs::exists(json)) << describe(r);
+  auto j = readJson(json);
+  ASSERT_FALSE(j.is_discarded()) << "--json output is not valid JSON";
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j.value("verdict", ""), "violation");
+  ASSERT_TRUE(j.contains("failure") && j["failure"].is_object()) << j.dump(2);
+  const auto& f = j["failure"];
+  std::string op = f.value("operator", "");
+  EXPECT_TRUE(op == "S.mm" || op == "mm") << j.dump(2);
+  EXPECT_EQ(f.value("op", ""), "aten.mm.default") << j.dump(2);
+  EXPECT_TRUE(contains(f.value("source", ""), "C = A @ B")) << j.dump(2);
+  ASSERT_TRUE(f.contains("input_relations")) << j.dump(2);
+  EXPECT_FALSE(f["input_relations"].empty()) << j.dump(2);
+  EXPECT_TRUE(j.contains("stats") && j["stats"].is_object()) << j.dump(2);
+}
+
+TEST_F(Examples, JsonReportOfARefinement) {
+  fs::path json = tempPath("rs.json");
+  RunResult r = check("paper/matmul_sub_rs", {"--json", json.string()});
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  ASSERT_TRUE(fs::exists(json)) << describe(r);
+  auto j = readJson(json);
+  ASSERT_FALSE(j.is_discarded()) << "--json output is not valid JSON";
+  EXPECT_EQ(j.value("verdict", ""), "refines");
+  ASSERT_TRUE(j.contains("output_relation") && j["output_relation"].is_array()) << j.dump(2);
+  bool found = false;
+  for (const auto& e : j["output_relation"]) {
+    std::string tensor = e.value("tensor", ""), expr = e.value("expression", "");
+    if ((tensor == "S.sub" || tensor == "sub") && contains(expr, "concat(") && contains(expr, "D0.sub") &&
+        contains(expr, "D1.sub"))
+      found = true;
+  }
+  EXPECT_TRUE(found) << j.dump(2);
+  EXPECT_TRUE(!j.contains("failure") || j["failure"].is_null()) << j.dump(2);
+}
+
+TEST_F(Examples, JsonReportOfARefusedExpectation) {
+  fs::path json = tempPath("expect.json");
+  RunResult r = check("expect/partial_grad", {"--json", json.string()});
+  EXPECT_EQ(r.exitCode, 1) << describe(r);
+  ASSERT_TRUE(fs::exists(json)) << describe(r);
+  auto j = readJson(json);
+  ASSERT_FALSE(j.is_discarded()) << "--json output is not valid JSON";
+  EXPECT_EQ(j.value("verdict", ""), "violation");
+}
+
+}  // namespace
+}  // namespace tangle::e2e
