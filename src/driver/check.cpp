@@ -41,7 +41,7 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
   run->implL = std::make_unique<LGraph>(lowerImpl(run->impl, lo));
 
   Problem p{run->specL.get(), run->implL.get(), &run->relation};
-  run->result = inferRelations(p, allLemmas(), inferOptionsFrom(run->relation));
+  run->result = inferRelations(p, lemmas::allLemmas(), inferOptionsFrom(run->relation));
   return run;
 }
 

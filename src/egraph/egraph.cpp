@@ -206,7 +206,6 @@ struct EGraph::Impl {
     // Their children's public parent entries name `other`: refresh them; and
     // the op index lists `other`.
     for (NodeId m : so.members) {
-      if (dead[m]) continue;
       markOpDirty(nodes[m].op);
       for (Id ch : nodes[m].children) markDirty(findMut(ch));
     }
@@ -424,28 +423,38 @@ void EGraph::checkInvariants() const {
     if (m.uf[c] != c) continue;
     ++live;
     const EClass& cls = m.classes[c];
-    if (cls.id != c) fail("class e" + std::to_string(c) + " has id e" + std::to_string(cls.id));
-    if (cls.nodes.empty()) fail("class e" + std::to_string(c) + " has no nodes");
-    for (const ENode& n : cls.nodes) {
+    const Impl::ClassState& st = m.state[c];
+    const std::string cname = "e" + std::to_string(c);
+    if (cls.id != c) fail("class " + cname + " has id e" + std::to_string(cls.id));
+    if (cls.nodes.empty()) fail("class " + cname + " has no nodes");
+    if (cls.nodes.size() != st.members.size()) fail("class " + cname + " node list out of date");
+    for (size_t i = 0; i < cls.nodes.size(); ++i) {
+      const ENode& n = cls.nodes[i];
+      NodeId self = st.members[i];
       ++nodeCount;
-      std::string where = toString(n) + " in e" + std::to_string(c);
+      auto where = [&] { return toString(n) + " in " + cname; };
+      if (m.dead[self] || !(m.nodes[self] == n)) fail(where() + " differs from the node store");
       for (Id ch : n.children) {
-        if (ch >= m.uf.size() || m.uf[ch] != ch) fail("non-canonical child in " + where);
-        const auto& ps = m.classes[ch].parents;
-        if (std::find(ps.begin(), ps.end(), std::make_pair(n, c)) == ps.end())
-          fail(where + " missing from parents of e" + std::to_string(ch));
+        if (ch >= m.uf.size() || m.uf[ch] != ch) fail("non-canonical child in " + where());
+        const auto& ps = m.state[ch].parentNodes;
+        if (!std::binary_search(ps.begin(), ps.end(), self))
+          fail(where() + " missing from parents of e" + std::to_string(ch));
       }
       NodeId id = m.lookupCanonical(n, ENodeHash{}(n));
-      if (id == detail::NodeIndex::kNone) fail(where + " not in the hashcons");
-      if (m.findConst(m.nodeClass[id]) != c) fail("hashcons maps " + where + " to another class (congruence)");
+      if (id == detail::NodeIndex::kNone) fail(where() + " not in the hashcons");
+      if (m.findConst(m.nodeClass[id]) != c) fail("hashcons maps " + where() + " to another class (congruence)");
       if (n.op >= m.byOp.size() || !std::binary_search(m.byOp[n.op].begin(), m.byOp[n.op].end(), c))
-        fail(where + " missing from the op index");
+        fail(where() + " missing from the op index");
     }
-    for (const auto& [pn, pc] : cls.parents) {
-      if (pc >= m.uf.size() || m.uf[pc] != pc) fail("non-canonical parent class in parents of e" + std::to_string(c));
-      const auto& ns = m.classes[pc].nodes;
-      if (std::find(ns.begin(), ns.end(), pn) == ns.end())
-        fail("stale parent " + toString(pn) + " of e" + std::to_string(c));
+    if (cls.parents.size() != st.parentNodes.size()) fail("parents of " + cname + " out of date");
+    for (size_t i = 0; i < cls.parents.size(); ++i) {
+      NodeId p = st.parentNodes[i];
+      if ((i && st.parentNodes[i - 1] >= p) || m.dead[p]) fail("parents of " + cname + " not deduplicated");
+      const auto& [pn, pc] = cls.parents[i];
+      if (!(pn == m.nodes[p]) || pc != m.findConst(m.nodeClass[p]) || m.uf[pc] != pc)
+        fail("stale parent " + toString(pn) + " of " + cname);
+      if (std::find(pn.children.begin(), pn.children.end(), c) == pn.children.end())
+        fail("parent " + toString(pn) + " of " + cname + " does not use it");
     }
   }
   if (live != m.liveClasses) fail("class count");

@@ -55,6 +55,7 @@ struct EClass {
 // but callers building lemma right-hand sides use `tryAdd`, which refuses.
 using DataFn = std::function<std::optional<ClassData>(const class EGraph&, const ENode&)>;
 
+// Not thread-safe. Copying an EGraph copies a handle: both copies share one e-graph.
 class EGraph {
  public:
   explicit EGraph(DataFn dataFn = nullptr);

@@ -13,6 +13,9 @@
 namespace tangle::eg {
 
 // A term as a flat array; children refer to earlier entries; the root is last.
+// Terms built by the Extractor store the subterm of an e-class once even if it
+// occurs several times (a DAG), so size() can be less than the tree size that
+// Extractor::cost reports. Equality is structural (as trees).
 struct Term {
   struct Node {
     Symbol op;
@@ -31,6 +34,7 @@ class Extractor {
  public:
   using Filter = std::function<bool(const EGraph&, const ENode&)>;
   // Computes best costs for all classes (fixpoint). `allowed` null = all nodes allowed.
+  // The e-graph must be clean and must outlive the Extractor, unchanged.
   Extractor(const EGraph& g, Filter allowed = nullptr);
 
   // Smallest allowed term of the class, or nullopt when none exists.

@@ -27,6 +27,10 @@
 
 namespace tangle::eg {
 
+namespace detail {
+struct PatternData;  // parsed form (pattern_impl.h)
+}
+
 // Bindings produced by a match. Variables are named without the '?'.
 struct Subst {
   std::map<std::string, Id, std::less<>> classes;
@@ -65,8 +69,7 @@ class Pattern {
   std::optional<Symbol> rootOp() const;
 
  private:
-  struct Impl;
-  std::shared_ptr<const Impl> impl_;
+  std::shared_ptr<const detail::PatternData> impl_;  // null for a default-constructed Pattern
 };
 
 }  // namespace tangle::eg

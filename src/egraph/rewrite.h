@@ -39,18 +39,23 @@ struct RunLimits {
   size_t maxMatchesPerRule = 10000;  // per iteration; guards against one rule flooding the graph
 };
 
-enum class StopReason { Saturated, IterationLimit, NodeLimit, TimeLimit };
+// MatchLimit: an iteration changed nothing, but some rule had more matches
+// than maxMatchesPerRule, so the e-graph is not known to be saturated.
+enum class StopReason { Saturated, IterationLimit, NodeLimit, TimeLimit, MatchLimit };
 const char* toString(StopReason r);
 
 struct RunReport {
   StopReason stop = StopReason::Saturated;
   size_t iterations = 0;
   double seconds = 0;
-  std::map<std::string, size_t> firings;  // rule name -> merges that changed the e-graph
+  std::map<std::string, size_t> firings;  // rule name -> merges that changed the e-graph (every rule listed)
 };
 
 // Applies all rules, iteration by iteration (search all, then apply all, then
 // rebuild), until nothing changes or a limit is hit. Leaves the e-graph clean.
+// Node and time limits are also checked during the apply phase (every 64
+// matches), so one iteration overshoots them only slightly. Throws
+// std::invalid_argument for a rule with neither or both of rhs / apply.
 RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits);
 
 }  // namespace tangle::eg

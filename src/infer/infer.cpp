@@ -41,6 +41,10 @@ class Inference {
     InferResult res;
     loadInputRelations();
     std::vector<int> targets = outputsOfInterest();
+    outRels_.resize(spec_.nodes.size());
+    isTarget_.assign(spec_.nodes.size(), 0);
+    for (int t : targets) isTarget_[t] = 1;
+    strictOutputs_ = rel_.outputs.empty();
     std::vector<SpecOp> order = specOrder(targets);
     res.stats.specOps = countOps(spec_);
     res.stats.implOps = countOps(impl_);
@@ -62,7 +66,10 @@ class Inference {
       }
     }
     if (!res.failure) {
-      for (int t : targets) res.outputs.push_back(relationsOf(t));
+      for (int t : targets) {
+        res.outputs.push_back(relationsOf(t));
+        if (strictOutputs_ && !outRels_[t].empty()) res.outputs.back().exprs = outRels_[t];
+      }
       checkExpectations(res);
     }
     res.verdict = verdictOf(res);
@@ -77,6 +84,9 @@ class Inference {
   const std::vector<eg::Rule>& lemmas_;
   InferOptions opts_;
   std::vector<std::vector<eg::Term>> rels_;               // computed clean relations per spec node
+  std::vector<std::vector<eg::Term>> outRels_;            // graph outputs: relations over impl outputs only
+  std::vector<char> isTarget_;
+  bool strictOutputs_ = false;                            // no `output` statement: outputs are the graph's
   std::vector<std::vector<const RelExpr*>> inputRels_;    // user relations per spec node
   std::unordered_map<int, double> specConsts_, implConsts_;
   std::vector<uint32_t> relStamp_, exploredStamp_;        // per impl node: in T_rel / explored for epoch
@@ -284,7 +294,7 @@ class Inference {
     std::vector<int> relTensors;
     for (int s : op.reads) addSpecTensor(g, spec_.resolve(s), relTensors);
     for (auto& [d, v] : implConsts_)
-      if (auto leaf = g.lookup(eg::ENode{ops::syms().tensor, eg::internAttrs({eg::Attr::str(impl_.nodes[d].name)}), {}}))
+      if (auto leaf = g.lookup(eg::ENode{ops::syms().tensor, eg::internAttrs({eg::Attr::str(impl_.nodes[d].leafName)}), {}}))
         g.merge(*leaf, constNode(g, v));
     auto rootOpt = addSpecOp(g, op);
     if (!rootOpt) {
@@ -334,8 +344,9 @@ class Inference {
       for (int u : batch) {
         explore(g, u);
         explored.push_back(u);
-        // A rearrangement of related tensors is itself related (observation (i)).
-        if (isCleanDef(impl_.nodes[u])) addToRel(u, frontier);
+        // A rearrangement of related tensors is itself related (observation (i));
+        // a tuple is related so that its getitem users are explored with it.
+        if (isCleanDef(impl_.nodes[u]) || impl_.nodes[u].tuple()) addToRel(u, frontier);
       }
       g.rebuild();
       saturate();
@@ -364,8 +375,30 @@ class Inference {
                           : "no clean expression over the implementation's tensors computes this operator's output";
       return f;
     }
+    if (strictOutputs_ && isTarget_[op.node]) {
+      // A graph output must be rebuilt from the implementation's outputs
+      // (R_o maps O(G_s) to O(G_d)), not from values it computed and dropped.
+      eg::Extractor exOut(g, [this](const eg::EGraph&, const eg::ENode& n) {
+        return ops::isCleanNode(n) && (!n.isLeaf() || n.op != ops::syms().tensor || isImplOutputLeaf(n));
+      });
+      outRels_[op.node] = exOut.alternatives(root, opts_.maxRelationsPerTensor);
+      if (outRels_[op.node].empty()) {
+        Failure f = failureFor(op, g);
+        f.nearbyImpl = explored;
+        f.reason = "clean expressions exist only over implementation tensors that its graphs do not return: " +
+                   formatTerm(clean.front());
+        return f;
+      }
+    }
     rels_[op.node] = std::move(clean);
     return std::nullopt;
+  }
+
+  bool isImplOutputLeaf(const eg::ENode& n) const {
+    const std::string& name = eg::symbolName(static_cast<eg::Symbol>(eg::attrs(n.attrs)[0].i));
+    if (name.rfind("S.", 0) == 0) return false;
+    auto id = impl_.find(name);
+    return id && impl_.nodes[impl_.resolve(*id)].isOutput;
   }
 
   Failure failureFor(const SpecOp& op, const eg::EGraph& g) const {

@@ -88,6 +88,7 @@ class Lowerer {
     resolveAliases();
     applyCuts();
     indexOperands();
+    markOutputs();
     return std::move(lg_);
   }
 
@@ -337,6 +338,18 @@ class Lowerer {
     resolveAliases();
   }
 
+  void markOutputs() {
+    for (auto& ln : lg_.nodes) ln.leafName = ln.name;
+    for (size_t gi = 0; gi < lg_.graphs.size(); ++gi)
+      for (NodeId id : lg_.graphs[gi]->outputNodes()) {
+        int l = lnodeOf(static_cast<int>(gi), id);
+        if (l < 0) continue;
+        LNode& root = lg_.nodes[lg_.resolve(l)];
+        if (!root.isOutput && l != lg_.resolve(l)) root.leafName = lg_.nodes[l].name;
+        root.isOutput = true;
+      }
+  }
+
   void indexOperands() {
     lg_.users.assign(lg_.nodes.size(), {});
     for (size_t i = 0; i < lg_.nodes.size(); ++i) {
@@ -377,7 +390,7 @@ LGraph lowerImpl(const std::vector<Graph>& ranks, const LowerOptions& opts) {
 
 eg::Id addLeaf(eg::EGraph& g, const LGraph& lg, int id) {
   const LNode& ln = lg.node(lg.resolve(id));
-  return g.leaf(ln.name, ln.data);
+  return g.leaf(ln.leafName, ln.data);
 }
 
 std::optional<eg::Id> addDefinition(eg::EGraph& g, const LGraph& lg, int id) {

@@ -38,6 +38,11 @@ struct LNode {
   CanonTerm def;
   std::vector<int> operands;  // LNode indices read by def (deduplicated, alias-resolved)
   eg::ClassData data;         // type(s) of the value; tuple for tuple-valued nodes
+  // Name of the e-graph leaf of this value (roots only): the name of an alias
+  // that the graph returns if there is one (wait_tensor rather than all_reduce),
+  // else `name`.
+  std::string leafName;
+  bool isOutput = false;      // the value (or an alias of it) is returned by its graph
   bool tuple() const { return data.tuple; }
 };
 

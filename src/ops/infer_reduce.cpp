@@ -15,7 +15,7 @@ Data inferReduce(const eg::EGraph& g, const eg::ENode& n) {
   const auto& a = eg::attrs(n.attrs);
   const TensorType* x = childTensor(g, n, 0);
   const auto* dims = attrInts(a, 0);
-  auto keep = attrInt(a, 1);
+  auto keep = attrBool(a, 1);
   if (!x || n.children.size() != 1 || a.size() != 2 || !dims || !keep) return std::nullopt;
   auto red = reducedDims(*dims, x->rank());
   if (!red) return std::nullopt;
@@ -38,13 +38,14 @@ Data inferSoftmax(const eg::EGraph& g, const eg::ENode& n) {
   const auto& a = eg::attrs(n.attrs);
   const TensorType* x = childTensor(g, n, 0);
   auto dim = attrInt(a, 0);
-  auto h2f = attrInt(a, 1);
+  auto h2f = attrBool(a, 1);
   if (!x || n.children.size() != 1 || a.size() != 2 || !dim || !h2f) return std::nullopt;
   if (x->rank() == 0 ? *dim != 0 : (*dim < 0 || *dim >= x->rank())) return std::nullopt;
   return tensorData(*h2f ? DType::F32 : x->dtype, x->shape);
 }
 
-// native_layer_norm[[normalized_shape], eps] x w b -> (out, mean, rstd).
+// native_layer_norm[[normalized_shape], eps] x w b -> (out, mean, rstd);
+// apex_layer_norm: the same with mean and rstd (invvar) of shape [prod(leading dims)].
 // w and b have the normalized shape, or are 0-d constants (None = 1 and 0).
 Data inferLayerNorm(const eg::EGraph& g, const eg::ENode& n) {
   const auto& a = eg::attrs(n.attrs);
@@ -63,7 +64,14 @@ Data inferLayerNorm(const eg::EGraph& g, const eg::ENode& n) {
     if (!scalarConst && p->shape != *ns) return std::nullopt;
   }
   Shape stat(x->shape.begin(), x->shape.begin() + axis);
-  stat.resize(x->shape.size(), 1);
+  static const eg::Symbol kApex = eg::intern("apex_layer_norm");
+  if (n.op == kApex) {  // apex keeps mean/invvar as [prod(leading dims)]
+    auto n1 = product(stat, 0, stat.size());
+    if (!n1) return std::nullopt;
+    stat = {*n1};
+  } else {
+    stat.resize(x->shape.size(), 1);
+  }
   // CUDA computes the statistics in the accumulation type.
   DType statType = (x->dtype == DType::F16 || x->dtype == DType::BF16) ? DType::F32 : x->dtype;
   eg::ClassData out;

@@ -55,6 +55,7 @@ constexpr OpInfo kOps[] = {
     {"amax", false, inferReduce},         // amax[[dims], keepdim] x
     {"softmax", false, inferSoftmax},     // softmax[dim, half_to_float] x
     {"native_layer_norm", false, inferLayerNorm},  // native_layer_norm[[shape], eps] x w b
+    {"apex_layer_norm", false, inferLayerNorm},    // apex fused_layer_norm_affine_fwd: stats flattened to [n1]
 };
 
 struct Registry {

@@ -79,8 +79,15 @@ std::optional<int64_t> normDim(int64_t d, int64_t rank) {
 
 std::optional<int64_t> attrInt(const eg::AttrList& a, size_t i) {
   if (i >= a.size()) return std::nullopt;
-  if (a[i].kind != eg::Attr::Kind::Int && a[i].kind != eg::Attr::Kind::Bool) return std::nullopt;
+  if (a[i].kind != eg::Attr::Kind::Int) return std::nullopt;
   return a[i].i;
+}
+
+std::optional<bool> attrBool(const eg::AttrList& a, size_t i) {
+  if (i >= a.size()) return std::nullopt;
+  if (a[i].kind == eg::Attr::Kind::Bool) return a[i].i != 0;
+  if (a[i].kind == eg::Attr::Kind::Int && (a[i].i == 0 || a[i].i == 1)) return a[i].i != 0;
+  return std::nullopt;
 }
 
 std::optional<double> attrNumber(const eg::AttrList& a, size_t i) {

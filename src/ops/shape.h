@@ -32,7 +32,8 @@ bool sameNumel(const Shape& a, const Shape& b);
 std::optional<int64_t> normDim(int64_t d, int64_t rank);
 
 // Attribute readers (nullopt when the attribute has another kind).
-std::optional<int64_t> attrInt(const eg::AttrList& a, size_t i);
+std::optional<int64_t> attrInt(const eg::AttrList& a, size_t i);   // Int only
+std::optional<bool> attrBool(const eg::AttrList& a, size_t i);     // Bool (or Int 0/1)
 std::optional<double> attrNumber(const eg::AttrList& a, size_t i);  // Int or Float
 const std::vector<int64_t>* attrInts(const eg::AttrList& a, size_t i);
 

@@ -32,7 +32,9 @@ std::string typeOf(const LGraph& lg, int id) {
 
 // The top lemma firings, most first.
 std::vector<std::pair<std::string, size_t>> topFirings(const InferStats& s, size_t n) {
-  std::vector<std::pair<std::string, size_t>> v(s.firings.begin(), s.firings.end());
+  std::vector<std::pair<std::string, size_t>> v;
+  for (auto& [k, c] : s.firings)
+    if (c > 0) v.push_back({k, c});
   std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
   if (v.size() > n) v.resize(n);
   return v;

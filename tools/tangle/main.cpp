@@ -34,7 +34,7 @@ int check(const std::vector<std::string>& positional, const std::vector<std::str
 }
 
 int listLemmas() {
-  for (const auto& r : tangle::allLemmas()) std::cout << r.name << "\t" << r.lhs.text() << "\n";
+  for (const auto& l : tangle::lemmas::lemmaTable()) std::cout << l.rule.name << "\t" << l.doc << "\n";
   return 0;
 }
 

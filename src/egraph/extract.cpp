@@ -1,0 +1,220 @@
+// Extraction of smallest terms. Costs are computed with Knuth's generalization
+// of Dijkstra's algorithm: a class is final when popped with its least cost;
+// an e-node becomes a candidate once all its children are final. This is exact
+// for tree size (a node costs more than each child), needs one pass, and
+// terminates on cyclic e-graphs (a node on a cycle just never completes
+// unless its children get a cost through another path).
+#include "egraph/extract.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace tangle::eg {
+
+namespace {
+constexpr size_t kNone = std::numeric_limits<size_t>::max();
+constexpr size_t kCap = kNone / 4;  // tree sizes of DAG-shaped terms can be exponential: saturate
+
+size_t addCost(size_t a, size_t b) { return std::min(kCap, a + b); }
+}  // namespace
+
+Extractor::Extractor(const EGraph& g, Filter allowed) : g_(g), allowed_(std::move(allowed)) {
+  size_t n = g.numIds();
+  cost_.assign(n, kNone);
+  bestNode_.assign(n, -1);
+
+  // Candidate nodes: class, index in class, pending child slots, cost so far.
+  struct Cand {
+    Id cls;
+    int index;
+    uint32_t pending;
+    size_t sum;
+  };
+  std::vector<Cand> cands;
+  std::vector<uint32_t> userCount(n + 1, 0);
+  using Entry = std::tuple<size_t, Id, int>;  // cost, class, node index: ties break by id then index
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+
+  for (Id c : g.classIds()) {
+    const auto& nodes = g.eclass(c).nodes;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (allowed_ && !allowed_(g, nodes[i])) continue;
+      cands.push_back({c, static_cast<int>(i), static_cast<uint32_t>(nodes[i].children.size()), 1});
+      if (nodes[i].children.empty()) queue.emplace(1, c, static_cast<int>(i));
+      for (Id ch : nodes[i].children) ++userCount[g.find(ch)];
+    }
+  }
+  // users of class c (one entry per child slot): CSR arrays.
+  std::vector<uint32_t> start(n + 1, 0);
+  for (size_t c = 0; c < n; ++c) start[c + 1] = start[c] + userCount[c];
+  std::vector<uint32_t> users(start[n]);
+  std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+  for (uint32_t k = 0; k < cands.size(); ++k)
+    for (Id ch : g.eclass(cands[k].cls).nodes[cands[k].index].children) users[fill[g.find(ch)]++] = k;
+
+  while (!queue.empty()) {
+    auto [cost, c, index] = queue.top();
+    queue.pop();
+    if (cost_[c] != kNone) continue;
+    cost_[c] = cost;
+    bestNode_[c] = index;
+    for (uint32_t u = start[c]; u < start[c + 1]; ++u) {
+      Cand& cand = cands[users[u]];
+      cand.sum = addCost(cand.sum, cost);
+      if (--cand.pending == 0 && cost_[cand.cls] == kNone) queue.emplace(cand.sum, cand.cls, cand.index);
+    }
+  }
+}
+
+std::optional<size_t> Extractor::cost(Id eclass) const {
+  size_t c = cost_.at(g_.find(eclass));
+  if (c == kNone) return std::nullopt;
+  return c;
+}
+
+std::optional<Term> Extractor::best(Id eclass) const {
+  Id c = g_.find(eclass);
+  if (cost_.at(c) == kNone) return std::nullopt;
+  return build(c);
+}
+
+namespace {
+
+// Appends the best term of classes to a Term, sharing the subterm of a class
+// that occurs more than once.
+struct TermBuilder {
+  const EGraph& g;
+  const std::vector<int>& bestNode;
+  Term term;
+  std::unordered_map<Id, uint32_t> done;
+
+  uint32_t add(Id c) {
+    c = g.find(c);
+    if (auto it = done.find(c); it != done.end()) return it->second;
+    // Iterative post-order: best-node choices form a DAG (each best node's
+    // children were final before its class), so this terminates.
+    std::vector<std::pair<Id, bool>> stack{{c, false}};
+    while (!stack.empty()) {
+      auto [cls, expanded] = stack.back();
+      stack.pop_back();
+      if (done.count(cls)) continue;
+      const ENode& n = g.eclass(cls).nodes[bestNode[cls]];
+      if (!expanded) {
+        stack.push_back({cls, true});
+        for (auto it = n.children.rbegin(); it != n.children.rend(); ++it)
+          if (!done.count(g.find(*it))) stack.push_back({g.find(*it), false});
+        continue;
+      }
+      done[cls] = push(n);
+    }
+    return done.at(c);
+  }
+
+  uint32_t push(const ENode& n) {
+    Term::Node t{n.op, n.attrs, {}};
+    t.children.reserve(n.children.size());
+    for (Id ch : n.children) t.children.push_back(done.at(g.find(ch)));
+    term.nodes.push_back(std::move(t));
+    return static_cast<uint32_t>(term.nodes.size() - 1);
+  }
+};
+
+}  // namespace
+
+Term Extractor::build(Id eclass) const {
+  TermBuilder b{g_, bestNode_, {}, {}};
+  b.add(eclass);
+  return std::move(b.term);
+}
+
+Term Extractor::buildFrom(Id eclass, const ENode& root) const {
+  TermBuilder b{g_, bestNode_, {}, {}};
+  for (Id ch : root.children) b.add(ch);
+  b.push(root);
+  return std::move(b.term);
+}
+
+std::vector<Term> Extractor::alternatives(Id eclass, size_t limit) const {
+  Id c = g_.find(eclass);
+  const auto& nodes = g_.eclass(c).nodes;
+  std::vector<std::pair<size_t, size_t>> ranked;  // cost, node index
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (allowed_ && !allowed_(g_, nodes[i])) continue;
+    size_t sum = 1;
+    for (Id ch : nodes[i].children) {
+      size_t cc = cost_[g_.find(ch)];
+      if (cc == kNone) {
+        sum = kNone;
+        break;
+      }
+      sum = addCost(sum, cc);
+    }
+    if (sum != kNone) ranked.emplace_back(sum, i);
+  }
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<Term> out;
+  for (const auto& [cost, i] : ranked) {
+    if (out.size() >= limit) break;
+    Term t = buildFrom(c, nodes[i]);
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// ---- Term -----------------------------------------------------------------
+
+bool Term::operator==(const Term& o) const {
+  if (nodes.empty() || o.nodes.empty()) return nodes.empty() && o.nodes.empty();
+  // Structural (tree) equality; shared subterms are compared once.
+  std::vector<std::pair<uint32_t, uint32_t>> stack{{root(), o.root()}};
+  std::unordered_map<uint64_t, bool> seen;
+  while (!stack.empty()) {
+    auto [a, b] = stack.back();
+    stack.pop_back();
+    if (!seen.emplace((uint64_t{a} << 32) | b, true).second) continue;
+    const Node& x = nodes[a];
+    const Node& y = o.nodes[b];
+    if (x.op != y.op || x.attrs != y.attrs || x.children.size() != y.children.size()) return false;
+    for (size_t k = 0; k < x.children.size(); ++k) stack.push_back({x.children[k], y.children[k]});
+  }
+  return true;
+}
+
+std::string Term::toSExpr() const {
+  if (nodes.empty()) return "()";
+  std::string out;
+  std::function<void(uint32_t)> print = [&](uint32_t i) {
+    const Node& n = nodes[i];
+    out += "(" + symbolName(n.op);
+    if (n.attrs != kNoAttrs) out += "[" + toString(attrs(n.attrs)) + "]";
+    for (uint32_t c : n.children) {
+      out += " ";
+      print(c);
+    }
+    out += ")";
+  };
+  print(root());
+  return out;
+}
+
+Id addTerm(EGraph& g, const Term& t) {
+  if (t.nodes.empty()) throw std::invalid_argument("addTerm: empty term");
+  std::vector<Id> ids;
+  ids.reserve(t.nodes.size());
+  for (const Term::Node& n : t.nodes) {
+    ENode e{n.op, n.attrs, {}};
+    e.children.reserve(n.children.size());
+    for (uint32_t c : n.children) {
+      if (c >= ids.size()) throw std::invalid_argument("addTerm: child refers to a later entry");
+      e.children.push_back(ids[c]);
+    }
+    ids.push_back(g.add(std::move(e)));
+  }
+  return ids.back();
+}
+
+}  // namespace tangle::eg

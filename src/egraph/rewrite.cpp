@@ -1,0 +1,113 @@
+// The equality-saturation runner: search all rules, apply all matches, rebuild.
+#include "egraph/rewrite.h"
+
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+
+namespace tangle::eg {
+
+const char* toString(StopReason r) {
+  switch (r) {
+    case StopReason::Saturated: return "saturated";
+    case StopReason::IterationLimit: return "iteration limit";
+    case StopReason::NodeLimit: return "node limit";
+    case StopReason::TimeLimit: return "time limit";
+    case StopReason::MatchLimit: return "match limit";
+  }
+  return "?";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class Limits {
+ public:
+  Limits(const EGraph& g, const RunLimits& l) : g_(g), l_(l), start_(Clock::now()) {}
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  // The first limit exceeded, if any (iterations are checked by the loop).
+  std::optional<StopReason> exceeded() const {
+    if (g_.numNodes() > l_.maxNodes) return StopReason::NodeLimit;
+    if (elapsed() > l_.maxSeconds) return StopReason::TimeLimit;
+    return std::nullopt;
+  }
+
+ private:
+  const EGraph& g_;
+  const RunLimits& l_;
+  Clock::time_point start_;
+};
+
+// Applies one match of `rule`; true if the e-graph changed through the merge.
+bool applyMatch(EGraph& g, const Rule& rule, Match& m) {
+  if (rule.guard && !rule.guard(g, m.subst)) return false;
+  std::optional<Id> rhs;
+  if (rule.rhs) rhs = rule.rhs->instantiate(g, m.subst, rule.constrained);
+  else if (rule.apply) rhs = rule.apply(g, m);
+  return rhs && g.merge(m.eclass, *rhs);
+}
+
+}  // namespace
+
+RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits) {
+  RunReport report;
+  Limits clock(g, limits);
+  for (const Rule& r : rules) {
+    if (r.rhs.has_value() == static_cast<bool>(r.apply))
+      throw std::invalid_argument("rule " + r.name + ": exactly one of rhs / apply must be set");
+    report.firings.emplace(r.name, 0);
+  }
+  g.rebuild();
+
+  std::vector<std::vector<Match>> matches(rules.size());
+  std::optional<StopReason> stop;
+  while (!stop) {
+    if (report.iterations >= limits.maxIterations) {
+      stop = StopReason::IterationLimit;
+      break;
+    }
+    if ((stop = clock.exceeded())) break;
+
+    // Search everything first so all rules see the same e-graph.
+    bool truncated = false;
+    for (size_t i = 0; i < rules.size() && !stop; ++i) {
+      // One extra match tells whether the limit cut the search short.
+      size_t cap = limits.maxMatchesPerRule;
+      matches[i] = rules[i].lhs.search(g, cap == SIZE_MAX ? cap : cap + 1);
+      if (matches[i].size() > cap) {
+        truncated = true;
+        matches[i].resize(cap);
+      }
+      if (clock.elapsed() > limits.maxSeconds) stop = StopReason::TimeLimit;
+    }
+
+    size_t nodesBefore = g.numNodes(), classesBefore = g.numClasses();
+    bool merged = false;
+    size_t applied = 0;
+    for (size_t i = 0; i < rules.size() && !stop; ++i) {
+      size_t& fired = report.firings[rules[i].name];
+      for (Match& m : matches[i]) {
+        if (applyMatch(g, rules[i], m)) {
+          ++fired;
+          merged = true;
+        }
+        // A runaway rule must not run far past the limits.
+        if (++applied % 64 == 0 && (stop = clock.exceeded())) break;
+      }
+      matches[i].clear();
+    }
+    if (!stop) stop = clock.exceeded();
+
+    g.rebuild();
+    ++report.iterations;
+    bool changed = merged || g.numNodes() != nodesBefore || g.numClasses() != classesBefore;
+    if (!changed && !stop) stop = truncated ? StopReason::MatchLimit : StopReason::Saturated;
+  }
+  g.rebuild();
+  report.stop = *stop;
+  report.seconds = clock.elapsed();
+  return report;
+}
+
+}  // namespace tangle::eg

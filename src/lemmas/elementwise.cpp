@@ -1,0 +1,142 @@
+// Elementwise ops over concat, slice, rearrangements and sums.
+#include "lemmas/lemma_util.h"
+
+namespace tangle::lemmas::detail {
+
+namespace {
+
+struct Unary {
+  const char* name;
+  size_t nAttrs;  // gelu["tanh"], pow_scalar[2.0], cast["f32"]
+};
+constexpr Unary kUnary[] = {{"neg", 0},  {"exp", 0},     {"log", 0},   {"gelu", 1},
+                            {"silu", 0}, {"relu", 0},    {"tanh", 0},  {"sigmoid", 0},
+                            {"rsqrt", 0}, {"sqrt", 0},   {"pow_scalar", 1}, {"cast", 1}};
+
+// f(concat[d](xs)) = concat[d](f(x_i))
+Apply unaryOverConcat(eg::Symbol sym, size_t nAttrs) {
+  return [sym, nAttrs](EGraph& g, const Match& m) -> std::optional<Id> {
+    AttrList a = boundAttrs(m.subst, nAttrs);
+    auto parts = mapPieces(m.subst.list("xs"), [&](Id x) { return make(g, sym, a, {x}); });
+    if (!parts) return std::nullopt;
+    return makeConcat(g, m.subst.integer("d"), *parts);
+  };
+}
+
+// op(concat[d](x1..xn), y) (or op(y, concat)) = concat[D](op(x_i, y_i)) where
+// D is d in the broadcast result, and y_i is y itself when y broadcasts along
+// D (no such dim, or size 1), else y's pieces with the same split (the
+// children of a matching concat of y, or new slices of y).
+Apply binaryOverConcat(eg::Symbol sym, bool concatOnLeft) {
+  return [sym, concatOnLeft](EGraph& g, const Match& m) -> std::optional<Id> {
+    const auto& xs = m.subst.list("xs");
+    int64_t d = m.subst.integer("d");
+    Id y = m.subst.cls("y");
+    const TensorType* out = typeOf(g, m.eclass);
+    const TensorType* x0 = typeOf(g, xs[0]);
+    const TensorType* yt = typeOf(g, y);
+    auto sizes = sizesAlong(g, xs, d);
+    if (!out || !x0 || !yt || !sizes) return std::nullopt;
+    int64_t R = out->rank();
+    int64_t D = d + (R - x0->rank());
+    int64_t total = 0;
+    for (int64_t s : *sizes) total += s;
+    if (D < 0 || D >= R || out->shape[D] != total) return std::nullopt;  // the concat side is broadcast
+    int64_t yd = D - (R - yt->rank());
+    std::vector<Id> ys;
+    if (yd < 0 || yt->shape[yd] == 1) {
+      ys.assign(xs.size(), y);
+    } else {
+      if (yt->shape[yd] != total) return std::nullopt;
+      auto p = piecesOf(g, y, yd, *sizes);
+      if (!p) return std::nullopt;
+      ys = std::move(*p);
+    }
+    std::vector<Id> parts;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      auto r = concatOnLeft ? make(g, sym, {}, {xs[i], ys[i]}) : make(g, sym, {}, {ys[i], xs[i]});
+      if (!r) return std::nullopt;
+      parts.push_back(*r);
+    }
+    return makeConcat(g, D, parts);
+  };
+}
+
+// op(sum(xs), y) = sum(op(x_i, y)) (or op(y, sum(xs)) = sum(op(y, x_i))).
+Apply overSum(eg::Symbol sym, bool sumOnLeft) {
+  return [sym, sumOnLeft](EGraph& g, const Match& m) -> std::optional<Id> {
+    Id y = m.subst.cls("y");
+    auto parts = mapPieces(m.subst.list("xs"), [&](Id x) {
+      return sumOnLeft ? make(g, sym, {}, {x, y}) : make(g, sym, {}, {y, x});
+    });
+    if (!parts) return std::nullopt;
+    return makeSum(g, *parts);
+  };
+}
+
+// op(sum(a1..an), sum(b1..bn)) = sum(op(a_i, b_i)) for op in add, sub.
+Apply pairedSums(eg::Symbol sym) {
+  return [sym](EGraph& g, const Match& m) -> std::optional<Id> {
+    const auto& as = m.subst.list("as");
+    const auto& bs = m.subst.list("bs");
+    if (as.size() != bs.size()) return std::nullopt;
+    std::vector<Id> parts;
+    for (size_t i = 0; i < as.size(); ++i) {
+      auto r = make(g, sym, {}, {as[i], bs[i]});
+      if (!r) return std::nullopt;
+      parts.push_back(*r);
+    }
+    return makeSum(g, parts);
+  };
+}
+
+}  // namespace
+
+void addElementwiseLemmas(std::vector<Lemma>& out) {
+  const OpSyms& o = op();
+  for (const Unary& u : kUnary) {
+    std::string f = u.name;
+    eg::Symbol sym = eg::intern(f);
+    std::string fx = opPattern(f, u.nAttrs, "?x");
+    out.push_back(applier(f + "-concat", f + "(concat[d](xs)) = concat[d](" + f + "(x_i))",
+                          opPattern(f, u.nAttrs, "(concat[?d] ?xs...)"), unaryOverConcat(sym, u.nAttrs)));
+    out.push_back(rewrite(f + "-slice", f + "(slice[..](x)) = slice[..](" + f + "(x))",
+                          opPattern(f, u.nAttrs, "(slice[?d, ?s, ?e, ?st] ?x)"), "(slice[?d, ?s, ?e, ?st] " + fx + ")"));
+    out.push_back(rewrite(f + "-transpose", f + "(transpose[a,b](x)) = transpose[a,b](" + f + "(x))",
+                          opPattern(f, u.nAttrs, "(transpose[?p, ?q] ?x)"), "(transpose[?p, ?q] " + fx + ")"));
+    out.push_back(rewrite(f + "-permute", f + "(permute[p](x)) = permute[p](" + f + "(x))",
+                          opPattern(f, u.nAttrs, "(permute[?p] ?x)"), "(permute[?p] " + fx + ")"));
+    out.push_back(rewrite(f + "-reshape", f + "(reshape[s](x)) = reshape[s](" + f + "(x))",
+                          opPattern(f, u.nAttrs, "(reshape[?p] ?x)"), "(reshape[?p] " + fx + ")"));
+  }
+  out.push_back(applier("neg-sum", "neg(sum(xs)) = sum(neg(x_i))", "(neg (sum ?xs...))",
+                        [](EGraph& g, const Match& m) -> std::optional<Id> {
+                          auto parts = mapPieces(m.subst.list("xs"), [&](Id x) { return make(g, op().neg, {}, {x}); });
+                          if (!parts) return std::nullopt;
+                          return makeSum(g, *parts);
+                        }));
+
+  struct Binary {
+    const char* name;
+    eg::Symbol sym;
+  };
+  for (const Binary& b : {Binary{"add", o.add}, Binary{"sub", o.sub}, Binary{"mul", o.mul}, Binary{"div", o.div}}) {
+    std::string f = b.name;
+    out.push_back(applier(f + "-concat-lhs",
+                          f + "(concat[d](x1..xn), y) = concat[d](" + f + "(x_i, y_i)), y_i = y if y broadcasts "
+                              "along d, else y's pieces of the same split",
+                          "(" + f + " (concat[?d] ?xs...) ?y)", binaryOverConcat(b.sym, true)));
+    out.push_back(applier(f + "-concat-rhs", f + "(y, concat[d](x1..xn)) = concat[d](" + f + "(y_i, x_i)), as -lhs",
+                          "(" + f + " ?y (concat[?d] ?xs...))", binaryOverConcat(b.sym, false)));
+  }
+  out.push_back(applier("mul-sum-lhs", "mul(sum(xs), y) = sum(mul(x_i, y))", "(mul (sum ?xs...) ?y)", overSum(o.mul, true)));
+  out.push_back(applier("mul-sum-rhs", "mul(y, sum(xs)) = sum(mul(y, x_i))", "(mul ?y (sum ?xs...))", overSum(o.mul, false)));
+  out.push_back(applier("div-sum", "div(sum(xs), y) = sum(div(x_i, y))", "(div (sum ?xs...) ?y)", overSum(o.div, true)));
+  // add(sum(xs), y) alone is NOT distributive (y would be counted n times).
+  out.push_back(applier("add-sum-sum", "add(sum(a1..an), sum(b1..bn)) = sum(add(a_i, b_i))", "(add (sum ?as...) (sum ?bs...))",
+                        pairedSums(o.add)));
+  out.push_back(applier("sub-sum-sum", "sub(sum(a1..an), sum(b1..bn)) = sum(sub(a_i, b_i))", "(sub (sum ?as...) (sum ?bs...))",
+                        pairedSums(o.sub)));
+}
+
+}  // namespace tangle::lemmas::detail

@@ -1,0 +1,209 @@
+#include "lemmas/lemma_util.h"
+
+#include <stdexcept>
+#include <unordered_map>
+
+#include "ops/ops.h"
+
+namespace tangle::lemmas::detail {
+
+const OpSyms& op() {
+  static const OpSyms s{eg::intern("slice"),   eg::intern("concat"),  eg::intern("transpose"),
+                        eg::intern("permute"), eg::intern("reshape"), eg::intern("sum"),
+                        eg::intern("getitem"), eg::intern("add"),     eg::intern("sub"),
+                        eg::intern("mul"),     eg::intern("div"),     eg::intern("neg"),
+                        eg::intern("mm"),      eg::intern("bmm"),     eg::intern("matmul"),
+                        eg::intern("softmax"), eg::intern("sum_dim"), eg::intern("mean_dim"),
+                        eg::intern("amax"),    eg::intern("native_layer_norm"), eg::intern("split")};
+  return s;
+}
+
+const TensorType* typeOf(const EGraph& g, Id c) { return g.data(c).tensor(); }
+
+std::optional<int64_t> sizeOf(const EGraph& g, Id c, int64_t dim) {
+  const TensorType* t = typeOf(g, c);
+  if (!t || dim < 0 || dim >= t->rank() || isSymbolic(t->shape[dim])) return std::nullopt;
+  return t->shape[dim];
+}
+
+std::optional<std::vector<int64_t>> sizesAlong(const EGraph& g, const std::vector<Id>& xs, int64_t dim) {
+  std::vector<int64_t> out;
+  out.reserve(xs.size());
+  for (Id x : xs) {
+    auto s = sizeOf(g, x, dim);
+    if (!s) return std::nullopt;
+    out.push_back(*s);
+  }
+  return out;
+}
+
+std::vector<const ENode*> nodesOf(const EGraph& g, Id c, eg::Symbol sym) {
+  std::vector<const ENode*> out;
+  for (const ENode& n : g.eclass(c).nodes)
+    if (n.op == sym) out.push_back(&n);
+  return out;
+}
+
+std::optional<Id> make(EGraph& g, eg::Symbol sym, AttrList attrs, std::vector<Id> children) {
+  ENode n;
+  n.op = sym;
+  n.attrs = eg::internAttrs(attrs);
+  n.children = std::move(children);
+  return g.tryAdd(std::move(n));
+}
+
+std::optional<Id> makeSlice(EGraph& g, Id x, int64_t dim, int64_t start, int64_t end) {
+  if (start == 0 && sizeOf(g, x, dim) == end) return g.find(x);
+  return make(g, op().slice, {Attr::integer(dim), Attr::integer(start), Attr::integer(end), Attr::integer(1)}, {x});
+}
+
+std::optional<Id> makeConcat(EGraph& g, int64_t dim, const std::vector<Id>& xs) {
+  if (xs.empty()) return std::nullopt;
+  if (xs.size() == 1) return g.find(xs[0]);
+  return make(g, op().concat, {Attr::integer(dim)}, xs);
+}
+
+std::optional<Id> makeSum(EGraph& g, const std::vector<Id>& xs) {
+  if (xs.empty()) return std::nullopt;
+  if (xs.size() == 1) return g.find(xs[0]);
+  return make(g, op().sum, {}, xs);
+}
+
+std::optional<std::vector<Id>> mapPieces(const std::vector<Id>& xs, const std::function<std::optional<Id>(Id)>& f) {
+  std::vector<Id> out;
+  out.reserve(xs.size());
+  for (Id x : xs) {
+    auto r = f(x);
+    if (!r) return std::nullopt;
+    out.push_back(*r);
+  }
+  return out;
+}
+
+std::optional<std::vector<Id>> piecesOf(EGraph& g, Id y, int64_t dim, const std::vector<int64_t>& sizes,
+                                        bool allowSlices) {
+  for (const ENode* n : nodesOf(g, y, op().concat)) {
+    auto d = ops::attrInt(attrsOf(*n), 0);
+    if (!d || *d != dim) continue;
+    if (sizesAlong(g, n->children, dim) == sizes) return n->children;
+  }
+  if (sizes.size() == 1) return std::vector<Id>{g.find(y)};
+  if (!allowSlices) return std::nullopt;
+  std::vector<Id> out;
+  int64_t off = 0;
+  for (int64_t len : sizes) {
+    auto s = makeSlice(g, y, dim, off, off + len);
+    if (!s) return std::nullopt;
+    out.push_back(*s);
+    off += len;
+  }
+  return out;
+}
+
+AttrList boundAttrs(const Subst& s, size_t n) {
+  AttrList out;
+  for (size_t i = 0; i < n; ++i) out.push_back(s.attr("a" + std::to_string(i)));
+  return out;
+}
+
+std::string opPattern(const std::string& opName, size_t nAttrs, const std::string& child) {
+  std::string s = "(" + opName;
+  if (nAttrs) {
+    s += "[";
+    for (size_t i = 0; i < nAttrs; ++i) s += (i ? ", ?a" : "?a") + std::to_string(i);
+    s += "]";
+  }
+  return s + " " + child + ")";
+}
+
+namespace {
+// A match on an ill-kinded node (e.g. a float where a dim is expected, only
+// possible for nodes added without type checking) makes Subst::integer throw;
+// such a match simply does not apply.
+Guard safeGuard(Guard guard) {
+  if (!guard) return nullptr;
+  return [guard = std::move(guard)](const EGraph& g, Subst& s) {
+    try {
+      return guard(g, s);
+    } catch (const std::invalid_argument&) {
+      return false;
+    } catch (const std::out_of_range&) {
+      return false;
+    }
+  };
+}
+Apply safeApply(Apply apply) {
+  return [apply = std::move(apply)](EGraph& g, const Match& m) -> std::optional<Id> {
+    try {
+      return apply(g, m);
+    } catch (const std::invalid_argument&) {
+      return std::nullopt;
+    } catch (const std::out_of_range&) {
+      return std::nullopt;
+    }
+  };
+}
+}  // namespace
+
+Lemma rewrite(std::string name, std::string doc, const std::string& lhs, const std::string& rhs, Guard guard) {
+  Lemma l;
+  l.doc = std::move(doc);
+  l.rule.name = std::move(name);
+  l.rule.lhs = eg::Pattern::parse(lhs);
+  l.rule.rhs = eg::Pattern::parse(rhs);
+  l.rule.guard = safeGuard(std::move(guard));
+  return l;
+}
+
+Lemma applier(std::string name, std::string doc, const std::string& lhs, Apply apply, Guard guard) {
+  Lemma l;
+  l.doc = std::move(doc);
+  l.rule.name = std::move(name);
+  l.rule.lhs = eg::Pattern::parse(lhs);
+  l.rule.apply = safeApply(std::move(apply));
+  l.rule.guard = safeGuard(std::move(guard));
+  return l;
+}
+
+}  // namespace tangle::lemmas::detail
+
+namespace tangle::lemmas {
+
+const std::vector<Lemma>& lemmaTable() {
+  static const std::vector<Lemma> table = [] {
+    std::vector<Lemma> t;
+    detail::addRearrangeLemmas(t);
+    detail::addSumLemmas(t);
+    detail::addElementwiseLemmas(t);
+    detail::addMatmulLemmas(t);
+    detail::addNormLemmas(t);
+    std::unordered_map<std::string, int> seen;
+    for (const Lemma& l : t)
+      if (seen[l.rule.name]++) throw std::logic_error("duplicate lemma name " + l.rule.name);
+    return t;
+  }();
+  return table;
+}
+
+const std::vector<eg::Rule>& allLemmas() {
+  static const std::vector<eg::Rule> rules = [] {
+    std::vector<eg::Rule> r;
+    for (const Lemma& l : lemmaTable()) r.push_back(l.rule);
+    return r;
+  }();
+  return rules;
+}
+
+std::vector<eg::Rule> lemmasNamed(const std::vector<std::string>& names) {
+  std::vector<eg::Rule> out;
+  for (const std::string& name : names) {
+    const Lemma* found = nullptr;
+    for (const Lemma& l : lemmaTable())
+      if (l.rule.name == name) found = &l;
+    if (!found) throw std::invalid_argument("unknown lemma '" + name + "'");
+    out.push_back(found->rule);
+  }
+  return out;
+}
+
+}  // namespace tangle::lemmas

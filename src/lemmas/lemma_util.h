@@ -1,0 +1,75 @@
+// Internal to src/lemmas: building blocks of lemma guards and appliers.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "egraph/rewrite.h"
+#include "lemmas/lemmas.h"
+#include "ops/shape.h"
+
+namespace tangle::lemmas::detail {
+
+using eg::Attr;
+using eg::AttrList;
+using eg::EGraph;
+using eg::ENode;
+using eg::Id;
+using eg::Match;
+using eg::Subst;
+using Shape = ops::Shape;
+
+// Symbols of the ops the lemmas talk about.
+struct OpSyms {
+  eg::Symbol slice, concat, transpose, permute, reshape, sum, getitem, add, sub, mul, div, neg, mm, bmm,
+      matmul, softmax, sumDim, meanDim, amax, layerNorm, split;
+};
+const OpSyms& op();
+
+// ---- reading the e-graph --------------------------------------------------
+const TensorType* typeOf(const EGraph& g, Id c);
+// Concrete sizes of the pieces along `dim`; nullopt when a piece is untyped,
+// has too small a rank, or a symbolic size there.
+std::optional<std::vector<int64_t>> sizesAlong(const EGraph& g, const std::vector<Id>& xs, int64_t dim);
+// Concrete size of dim `dim` of class c.
+std::optional<int64_t> sizeOf(const EGraph& g, Id c, int64_t dim);
+// Nodes of class c with operator `sym` (canonical children).
+std::vector<const ENode*> nodesOf(const EGraph& g, Id c, eg::Symbol sym);
+// Attributes of a node as a list.
+inline const AttrList& attrsOf(const ENode& n) { return eg::attrs(n.attrs); }
+
+// ---- building (tryAdd: ill-typed => nullopt) -------------------------------
+std::optional<Id> make(EGraph& g, eg::Symbol sym, AttrList attrs, std::vector<Id> children);
+// slice[dim, start, end, 1] x; the full range gives x itself.
+std::optional<Id> makeSlice(EGraph& g, Id x, int64_t dim, int64_t start, int64_t end);
+// concat[dim] xs; one piece gives the piece itself.
+std::optional<Id> makeConcat(EGraph& g, int64_t dim, const std::vector<Id>& xs);
+// sum xs; one term gives the term itself.
+std::optional<Id> makeSum(EGraph& g, const std::vector<Id>& xs);
+// Maps f over the pieces; nullopt when any application fails.
+std::optional<std::vector<Id>> mapPieces(const std::vector<Id>& xs, const std::function<std::optional<Id>(Id)>& f);
+// The pieces of y along `dim` with the given sizes: the children of a
+// concat[dim] node of y split exactly so, else (when allowSlices) new slices.
+std::optional<std::vector<Id>> piecesOf(EGraph& g, Id y, int64_t dim, const std::vector<int64_t>& sizes,
+                                        bool allowSlices = true);
+// attrs "?a0".."?a{n-1}" of a match, as a list (to rebuild the matched node).
+AttrList boundAttrs(const Subst& s, size_t n);
+// Pattern text for "(op[?a0, ...] child)" with n attribute variables.
+std::string opPattern(const std::string& opName, size_t nAttrs, const std::string& child);
+
+// ---- rule constructors ------------------------------------------------------
+using Guard = std::function<bool(const EGraph&, Subst&)>;
+using Apply = std::function<std::optional<Id>(EGraph&, const Match&)>;
+Lemma rewrite(std::string name, std::string doc, const std::string& lhs, const std::string& rhs, Guard guard = nullptr);
+Lemma applier(std::string name, std::string doc, const std::string& lhs, Apply apply, Guard guard = nullptr);
+
+// ---- the families -------------------------------------------------------------
+void addRearrangeLemmas(std::vector<Lemma>& out);
+void addSumLemmas(std::vector<Lemma>& out);
+void addElementwiseLemmas(std::vector<Lemma>& out);
+void addMatmulLemmas(std::vector<Lemma>& out);
+void addNormLemmas(std::vector<Lemma>& out);
+
+}  // namespace tangle::lemmas::detail

@@ -1,0 +1,355 @@
+// Clean algebra: slice, concat, transpose, permute, reshape.
+#include <algorithm>
+#include <map>
+
+#include "lemmas/lemma_util.h"
+
+namespace tangle::lemmas::detail {
+
+namespace {
+
+int64_t attrI(const Subst& s, const char* v) { return s.integer(v); }
+const std::vector<int64_t>* attrL(const Subst& s, const char* v) {
+  const Attr& a = s.attr(v);
+  return a.kind == Attr::Kind::IntList ? &a.list : nullptr;
+}
+bool isIdentity(const std::vector<int64_t>& p) {
+  for (size_t i = 0; i < p.size(); ++i)
+    if (p[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+// (permute[p] (permute[q] x)) = permute[r] x with r[i] = q[p[i]].
+std::optional<std::vector<int64_t>> compose(const std::vector<int64_t>& outer, const std::vector<int64_t>& inner) {
+  if (outer.size() != inner.size()) return std::nullopt;
+  std::vector<int64_t> r(outer.size());
+  for (size_t i = 0; i < outer.size(); ++i) {
+    if (outer[i] < 0 || outer[i] >= static_cast<int64_t>(inner.size())) return std::nullopt;
+    r[i] = inner[outer[i]];
+  }
+  return r;
+}
+std::optional<Id> permuteOrSelf(EGraph& g, Id x, const std::vector<int64_t>& r) {
+  if (isIdentity(r)) return g.find(x);
+  return make(g, op().permute, {Attr::ints(r)}, {x});
+}
+// Position of dim d after permute[p]: the j with p[j] == d.
+std::optional<int64_t> permutedDim(const std::vector<int64_t>& p, int64_t d) {
+  auto it = std::find(p.begin(), p.end(), d);
+  if (it == p.end()) return std::nullopt;
+  return it - p.begin();
+}
+int64_t transposedDim(int64_t a, int64_t b, int64_t d) { return d == a ? b : d == b ? a : d; }
+
+// slice[d, s, e, 1](concat[d](x1..xn)) = the overlapped parts of the pieces.
+std::optional<Id> sliceOfConcat(EGraph& g, const Match& m) {
+  const auto& xs = m.subst.list("xs");
+  int64_t d = attrI(m.subst, "d"), s = attrI(m.subst, "s"), e = attrI(m.subst, "e");
+  auto sizes = sizesAlong(g, xs, d);
+  if (!sizes || s >= e) return std::nullopt;
+  std::vector<Id> parts;
+  int64_t off = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    int64_t len = (*sizes)[i];
+    int64_t lo = std::max(s, off), hi = std::min(e, off + len);
+    if (lo < hi) {
+      auto p = makeSlice(g, xs[i], d, lo - off, hi - off);
+      if (!p) return std::nullopt;
+      parts.push_back(*p);
+    }
+    off += len;
+  }
+  if (e > off) return std::nullopt;  // cannot happen for a well-typed slice
+  return makeConcat(g, d, parts);
+}
+
+// concat[d](.., concat[d](ys..), ..) = concat[d](.., ys.., ..)
+std::optional<Id> flattenConcat(EGraph& g, const Match& m) {
+  int64_t d = attrI(m.subst, "d");
+  std::vector<Id> out;
+  bool changed = false;
+  for (Id x : m.subst.list("xs")) {
+    Id cx = g.find(x);
+    const ENode* inner = nullptr;
+    for (const ENode* n : nodesOf(g, cx, op().concat)) {
+      bool selfRef = std::any_of(n->children.begin(), n->children.end(), [&](Id c) { return g.find(c) == cx; });
+      if (n->children.size() >= 2 && ops::attrInt(attrsOf(*n), 0) == d && !selfRef) {
+        inner = n;
+        break;
+      }
+    }
+    if (inner) {
+      out.insert(out.end(), inner->children.begin(), inner->children.end());
+      changed = true;
+    } else {
+      out.push_back(x);
+    }
+  }
+  if (!changed) return std::nullopt;
+  return makeConcat(g, d, out);
+}
+
+// A slice[d, s, e, 1] node of class c, as (source, start, end).
+struct SliceOf {
+  Id src;
+  int64_t start, end;
+};
+std::vector<SliceOf> slicesIn(const EGraph& g, Id c, int64_t d) {
+  std::vector<SliceOf> out;
+  for (const ENode* n : nodesOf(g, c, op().slice)) {
+    const AttrList& a = attrsOf(*n);
+    if (ops::attrInt(a, 0) != d || ops::attrInt(a, 3) != 1) continue;
+    out.push_back({g.find(n->children[0]), *ops::attrInt(a, 1), *ops::attrInt(a, 2)});
+  }
+  return out;
+}
+
+// concat[d](.., slice[d,a,b] x, slice[d,b,c] x, ..) = concat[d](.., slice[d,a,c] x, ..)
+std::optional<Id> mergeAdjacentSlices(EGraph& g, const Match& m) {
+  int64_t d = attrI(m.subst, "d");
+  const auto& xs = m.subst.list("xs");
+  for (size_t i = 0; i + 1 < xs.size(); ++i) {
+    for (const SliceOf& first : slicesIn(g, xs[i], d)) {
+      int64_t hi = first.end;
+      size_t j = i + 1;
+      for (; j < xs.size(); ++j) {
+        bool extended = false;
+        for (const SliceOf& next : slicesIn(g, xs[j], d))
+          if (next.src == first.src && next.start == hi) {
+            hi = next.end;
+            extended = true;
+            break;
+          }
+        if (!extended) break;
+      }
+      if (j == i + 1) continue;
+      auto merged = makeSlice(g, first.src, d, first.start, hi);
+      if (!merged) return std::nullopt;
+      std::vector<Id> out(xs.begin(), xs.begin() + i);
+      out.push_back(*merged);
+      out.insert(out.end(), xs.begin() + j, xs.end());
+      return makeConcat(g, d, out);
+    }
+  }
+  return std::nullopt;
+}
+
+// Constrained: existing slices slice[d, 0, a] x, slice[d, a, b] x, ...,
+// slice[d, z, size] x tile x => x = concat[d](those slices). Only the concat
+// is new. It merges into x's class itself (the match is rooted at one of the
+// slices, not at x) and so returns nullopt to the runner.
+std::optional<Id> slicesTileWhole(EGraph& g, const Match& m) {
+  Id x = g.find(m.subst.cls("x"));
+  int64_t d = attrI(m.subst, "d");
+  auto size = sizeOf(g, x, d);
+  if (!size || attrI(m.subst, "e") >= *size) return std::nullopt;
+  std::map<int64_t, std::vector<std::pair<int64_t, Id>>> byStart;  // start -> (end, slice class)
+  for (const auto& [n, cls] : g.eclass(x).parents) {
+    if (n.op != op().slice || n.children.size() != 1 || g.find(n.children[0]) != x) continue;
+    const AttrList& a = attrsOf(n);
+    auto dim = ops::attrInt(a, 0), s = ops::attrInt(a, 1), e = ops::attrInt(a, 2), st = ops::attrInt(a, 3);
+    if (dim != d || st != 1 || !s || !e || *s >= *e) continue;
+    auto& v = byStart[*s];
+    Id c = g.find(cls);
+    if (std::find(v.begin(), v.end(), std::make_pair(*e, c)) == v.end()) v.emplace_back(*e, c);
+  }
+  // Depth-first search for a chain 0 -> size (bounded).
+  std::vector<Id> chain;
+  size_t budget = 256;
+  std::function<bool(int64_t)> dfs = [&](int64_t at) -> bool {
+    if (at == *size) return chain.size() >= 2;
+    if (budget-- == 0 || chain.size() >= 64) return false;
+    auto it = byStart.find(at);
+    if (it == byStart.end()) return false;
+    for (const auto& [end, cls] : it->second) {
+      if (end > *size) continue;
+      chain.push_back(cls);
+      if (dfs(end)) return true;
+      chain.pop_back();
+    }
+    return false;
+  };
+  if (!dfs(0)) return std::nullopt;
+  auto whole = makeConcat(g, d, chain);
+  if (whole) g.merge(*whole, x);
+  return std::nullopt;
+}
+
+// reshape[O](concat[d](xs)) = concat[d'](reshape[O_i] x_i) when the concat
+// pieces stay contiguous blocks of the output: equal leading products
+// L = prod(I[:d]) = prod(O[:d']) and every piece boundary, in elements of the
+// trailing block T = prod(I[d+1:]), a multiple of T' = prod(O[d'+1:]).
+std::optional<Id> reshapeOfConcat(EGraph& g, const Match& m) {
+  const auto& xs = m.subst.list("xs");
+  int64_t d = attrI(m.subst, "d");
+  const std::vector<int64_t>* out = attrL(m.subst, "s");
+  const TensorType* first = typeOf(g, xs[0]);
+  auto sizes = sizesAlong(g, xs, d);
+  if (!out || !first || !sizes || !ops::allConcrete(first->shape) || !ops::allConcrete(*out)) return std::nullopt;
+  Shape in = first->shape;
+  in[d] = 0;
+  for (int64_t s : *sizes) in[d] += s;
+  auto L = ops::product(in, 0, d), T = ops::product(in, d + 1, in.size());
+  if (!L || !T || *L <= 0 || *T <= 0) return std::nullopt;
+  for (size_t dd = 0; dd < out->size(); ++dd) {
+    auto Lo = ops::product(*out, 0, dd), To = ops::product(*out, dd + 1, out->size());
+    if (Lo != L || !To || *To <= 0) continue;
+    if ((*out)[dd] * *To != in[d] * *T) continue;
+    bool aligned = true;
+    int64_t off = 0;
+    for (int64_t len : *sizes) {
+      aligned = aligned && (off * *T) % *To == 0 && (len * *T) % *To == 0;
+      off += len;
+    }
+    if (!aligned) continue;
+    std::vector<Id> parts;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      std::vector<int64_t> shape = *out;
+      shape[dd] = (*sizes)[i] * *T / *To;
+      auto p = make(g, op().reshape, {Attr::ints(shape)}, {xs[i]});
+      if (!p) return std::nullopt;
+      parts.push_back(*p);
+    }
+    return makeConcat(g, static_cast<int64_t>(dd), parts);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void addRearrangeLemmas(std::vector<Lemma>& out) {
+  // --- slice ---
+  out.push_back(rewrite("slice-full", "slice[d, 0, size(x,d)](x) = x", "(slice[?d, 0, ?e, 1] ?x)", "?x",
+                        [](const EGraph& g, Subst& s) { return sizeOf(g, s.cls("x"), s.integer("d")) == s.integer("e"); }));
+  out.push_back(rewrite("slice-slice", "slice[d, s2, e2](slice[d, s1, e1](x)) = slice[d, s1+s2, s1+e2](x)",
+                        "(slice[?d, ?s2, ?e2, 1] (slice[?d, ?s1, ?e1, 1] ?x))", "(slice[?d, ?s, ?e, 1] ?x)",
+                        [](const EGraph&, Subst& s) {
+                          int64_t s1 = s.integer("s1"), e1 = s.integer("e1");
+                          int64_t lo = s1 + s.integer("s2"), hi = s1 + s.integer("e2");
+                          if (hi > e1 || lo > hi) return false;
+                          s.attrs["s"] = Attr::integer(lo);
+                          s.attrs["e"] = Attr::integer(hi);
+                          return true;
+                        }));
+  out.push_back(applier("slice-concat",
+                        "slice[d, s, e](concat[d](x1..xn)) = concat[d] of the overlapped parts of the x_i, "
+                        "each shifted to its own offsets (one piece: a slice of it)",
+                        "(slice[?d, ?s, ?e, 1] (concat[?d] ?xs...))", sliceOfConcat));
+  out.push_back(applier("slice-concat-other-dim", "slice[d](concat[c](x1..xn)) = concat[c](slice[d](x_i)), d != c",
+                        "(slice[?d, ?s, ?e, ?st] (concat[?c] ?xs...))",
+                        [](EGraph& g, const Match& m) -> std::optional<Id> {
+                          AttrList a = {m.subst.attr("d"), m.subst.attr("s"), m.subst.attr("e"), m.subst.attr("st")};
+                          auto parts = mapPieces(m.subst.list("xs"), [&](Id x) { return make(g, op().slice, a, {x}); });
+                          if (!parts) return std::nullopt;
+                          return makeConcat(g, m.subst.integer("c"), *parts);
+                        },
+                        [](const EGraph&, Subst& s) { return s.integer("d") != s.integer("c"); }));
+
+  // --- concat ---
+  out.push_back(rewrite("concat-single", "concat[d](x) = x", "(concat[?d] ?x)", "?x"));
+  out.push_back(applier("concat-flatten", "concat[d](.., concat[d](ys..), ..) = concat[d](.., ys.., ..)",
+                        "(concat[?d] ?xs...)", flattenConcat));
+  out.push_back(applier("concat-adjacent-slices",
+                        "concat[d](.., slice[d,a,b](x), slice[d,b,c](x), ..) = concat[d](.., slice[d,a,c](x), ..)",
+                        "(concat[?d] ?xs...)", mergeAdjacentSlices));
+  out.push_back(applier("slices-tile-whole",
+                        "constrained: existing slice[d,0,a](x), slice[d,a,b](x), .., slice[d,z,size](x) => "
+                        "x = concat[d](those slices)",
+                        "(slice[?d, 0, ?e, 1] ?x)", slicesTileWhole));
+
+  // --- transpose / permute over concat and slice ---
+  out.push_back(applier("transpose-concat", "transpose[a,b](concat[d](xs)) = concat[d'](transpose[a,b](x_i)), d' = d with a<->b",
+                        "(transpose[?a, ?b] (concat[?d] ?xs...))", [](EGraph& g, const Match& m) -> std::optional<Id> {
+                          int64_t a = m.subst.integer("a"), b = m.subst.integer("b");
+                          auto parts = mapPieces(m.subst.list("xs"), [&](Id x) {
+                            return make(g, op().transpose, {Attr::integer(a), Attr::integer(b)}, {x});
+                          });
+                          if (!parts) return std::nullopt;
+                          return makeConcat(g, transposedDim(a, b, m.subst.integer("d")), *parts);
+                        }));
+  out.push_back(applier("permute-concat", "permute[p](concat[d](xs)) = concat[j](permute[p](x_i)), p[j] = d",
+                        "(permute[?p] (concat[?d] ?xs...))", [](EGraph& g, const Match& m) -> std::optional<Id> {
+                          const auto* p = attrL(m.subst, "p");
+                          if (!p) return std::nullopt;
+                          auto j = permutedDim(*p, m.subst.integer("d"));
+                          if (!j) return std::nullopt;
+                          auto parts = mapPieces(m.subst.list("xs"),
+                                                 [&](Id x) { return make(g, op().permute, {Attr::ints(*p)}, {x}); });
+                          if (!parts) return std::nullopt;
+                          return makeConcat(g, *j, *parts);
+                        }));
+  out.push_back(rewrite("transpose-slice", "transpose[a,b](slice[d](x)) = slice[d'](transpose[a,b](x)), d' = d with a<->b",
+                        "(transpose[?a, ?b] (slice[?d, ?s, ?e, ?st] ?x))", "(slice[?d2, ?s, ?e, ?st] (transpose[?a, ?b] ?x))",
+                        [](const EGraph&, Subst& s) {
+                          s.attrs["d2"] = Attr::integer(transposedDim(s.integer("a"), s.integer("b"), s.integer("d")));
+                          return true;
+                        }));
+  out.push_back(rewrite("permute-slice", "permute[p](slice[d](x)) = slice[j](permute[p](x)), p[j] = d",
+                        "(permute[?p] (slice[?d, ?s, ?e, ?st] ?x))", "(slice[?d2, ?s, ?e, ?st] (permute[?p] ?x))",
+                        [](const EGraph&, Subst& s) {
+                          const auto* p = attrL(s, "p");
+                          auto j = p ? permutedDim(*p, s.integer("d")) : std::nullopt;
+                          if (!j) return false;
+                          s.attrs["d2"] = Attr::integer(*j);
+                          return true;
+                        }));
+
+  // --- transpose / permute compositions ---
+  out.push_back(rewrite("transpose-same-dim", "transpose[a,a](x) = x", "(transpose[?a, ?a] ?x)", "?x"));
+  out.push_back(rewrite("permute-identity", "permute[0,1,..,n-1](x) = x", "(permute[?p] ?x)", "?x",
+                        [](const EGraph&, Subst& s) {
+                          const auto* p = attrL(s, "p");
+                          return p && isIdentity(*p);
+                        }));
+  out.push_back(applier("transpose-transpose", "transpose[a,b](transpose[c,e](x)) = x if {a,b} = {c,e}, else permute",
+                        "(transpose[?a, ?b] (transpose[?c, ?e] ?x))", [](EGraph& g, const Match& m) -> std::optional<Id> {
+                          const TensorType* t = typeOf(g, m.subst.cls("x"));
+                          if (!t) return std::nullopt;
+                          auto r = compose(ops::transposePerm(m.subst.integer("a"), m.subst.integer("b"), t->rank()),
+                                           ops::transposePerm(m.subst.integer("c"), m.subst.integer("e"), t->rank()));
+                          if (!r) return std::nullopt;
+                          return permuteOrSelf(g, m.subst.cls("x"), *r);
+                        }));
+  out.push_back(applier("permute-permute", "permute[p](permute[q](x)) = permute[r](x), r[i] = q[p[i]]",
+                        "(permute[?p] (permute[?q] ?x))", [](EGraph& g, const Match& m) -> std::optional<Id> {
+                          const auto *p = attrL(m.subst, "p"), *q = attrL(m.subst, "q");
+                          auto r = p && q ? compose(*p, *q) : std::nullopt;
+                          if (!r) return std::nullopt;
+                          return permuteOrSelf(g, m.subst.cls("x"), *r);
+                        }));
+  out.push_back(applier("permute-transpose", "permute[p](transpose[a,b](x)) = permute[r](x)",
+                        "(permute[?p] (transpose[?a, ?b] ?x))", [](EGraph& g, const Match& m) -> std::optional<Id> {
+                          const auto* p = attrL(m.subst, "p");
+                          if (!p) return std::nullopt;
+                          auto q = ops::transposePerm(m.subst.integer("a"), m.subst.integer("b"),
+                                                      static_cast<int64_t>(p->size()));
+                          auto r = compose(*p, q);
+                          if (!r) return std::nullopt;
+                          return permuteOrSelf(g, m.subst.cls("x"), *r);
+                        }));
+  out.push_back(applier("transpose-permute", "transpose[a,b](permute[q](x)) = permute[r](x)",
+                        "(transpose[?a, ?b] (permute[?q] ?x))", [](EGraph& g, const Match& m) -> std::optional<Id> {
+                          const auto* q = attrL(m.subst, "q");
+                          if (!q) return std::nullopt;
+                          auto p = ops::transposePerm(m.subst.integer("a"), m.subst.integer("b"),
+                                                      static_cast<int64_t>(q->size()));
+                          auto r = compose(p, *q);
+                          if (!r) return std::nullopt;
+                          return permuteOrSelf(g, m.subst.cls("x"), *r);
+                        }));
+
+  // --- reshape ---
+  out.push_back(rewrite("reshape-reshape", "reshape[s](reshape[t](x)) = reshape[s](x)", "(reshape[?s] (reshape[?t] ?x))",
+                        "(reshape[?s] ?x)"));
+  out.push_back(rewrite("reshape-same-shape", "reshape[shape(x)](x) = x", "(reshape[?s] ?x)", "?x",
+                        [](const EGraph& g, Subst& s) {
+                          const TensorType* t = typeOf(g, s.cls("x"));
+                          const auto* shape = attrL(s, "s");
+                          return t && shape && t->shape == *shape;
+                        }));
+  out.push_back(applier("reshape-concat",
+                        "reshape[O](concat[d](xs)) = concat[d'](reshape[O_i](x_i)) when the pieces stay contiguous "
+                        "blocks along d' (equal leading products, aligned piece boundaries)",
+                        "(reshape[?s] (concat[?d] ?xs...))", reshapeOfConcat));
+}
+
+}  // namespace tangle::lemmas::detail
