@@ -1,0 +1,192 @@
+#include "egraph/rewrite.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <thread>
+
+#include "test_util.h"
+
+using namespace tangle;
+using namespace tangle::eg;
+using eg::test::node;
+
+namespace {
+Rule rewrite(std::string name, std::string_view lhs, std::string_view rhs) {
+  Rule r;
+  r.name = std::move(name);
+  r.lhs = Pattern::parse(lhs);
+  r.rhs = Pattern::parse(rhs);
+  return r;
+}
+
+// A rule that grows the e-graph forever: every tensor class gets a fresh node.
+Rule fresh(std::string name, std::chrono::milliseconds delay = {}) {
+  auto counter = std::make_shared<int64_t>(0);
+  Rule r;
+  r.name = std::move(name);
+  r.lhs = Pattern::parse("(tensor[_])");
+  r.apply = [counter, delay](EGraph& g, const Match&) -> std::optional<Id> {
+    if (delay.count()) std::this_thread::sleep_for(delay);
+    return g.add(node("fresh", {}, {Attr::integer((*counter)++)}));
+  };
+  return r;
+}
+}  // namespace
+
+TEST(Runner, CommutativityAssociativitySaturates) {
+  EGraph g;
+  Id a = g.leaf("a", {}), b = g.leaf("b", {}), c = g.leaf("c", {});
+  Id root = g.add(node("add", {a, g.add(node("add", {b, c}))}));
+  std::vector<Rule> rules{rewrite("comm", "(add ?x ?y)", "(add ?y ?x)"),
+                          rewrite("assoc", "(add ?x (add ?y ?z))", "(add (add ?x ?y) ?z)")};
+  RunReport rep = run(g, rules, RunLimits{});
+  EXPECT_EQ(rep.stop, StopReason::Saturated);
+  EXPECT_GT(rep.firings.at("comm"), 0u);
+  EXPECT_GT(rep.firings.at("assoc"), 0u);
+  EXPECT_TRUE(g.clean());
+  g.checkInvariants();
+  // All 12 bracketings/orderings of a+b+c are in the root class.
+  Id leaves[] = {a, b, c};
+  int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  for (auto& p : perms) {
+    Id x = leaves[p[0]], y = leaves[p[1]], z = leaves[p[2]];
+    auto left = g.lookup(node("add", {x, y}));
+    ASSERT_TRUE(left.has_value());
+    EXPECT_EQ(g.lookup(node("add", {*left, z})), g.find(root));
+    auto right = g.lookup(node("add", {y, z}));
+    ASSERT_TRUE(right.has_value());
+    EXPECT_EQ(g.lookup(node("add", {x, *right})), g.find(root));
+  }
+  // Classes: a, b, c, the three pairs, the root.
+  EXPECT_EQ(g.numClasses(), 7u);
+  // Running again changes nothing.
+  RunReport again = run(g, rules, RunLimits{});
+  EXPECT_EQ(again.stop, StopReason::Saturated);
+  EXPECT_EQ(again.iterations, 1u);
+  EXPECT_EQ(again.firings.at("comm"), 0u);
+}
+
+TEST(Runner, FiringsCountOnlyChangingMerges) {
+  EGraph g;
+  Id a = g.leaf("a", {});
+  g.add(node("add", {a, a}));
+  RunReport rep = run(g, {rewrite("comm", "(add ?x ?y)", "(add ?y ?x)")}, RunLimits{});
+  EXPECT_EQ(rep.stop, StopReason::Saturated);
+  EXPECT_EQ(rep.iterations, 1u);
+  EXPECT_EQ(rep.firings.at("comm"), 0u);
+}
+
+TEST(Runner, GuardsRejectAndBindDerivedAttributes) {
+  EGraph g;
+  Id a = g.leaf("a", {}), b = g.leaf("b", {});
+  Id fa = g.add(node("f", {a}, {Attr::integer(2)}));
+  Id fb = g.add(node("f", {b}, {Attr::integer(5)}));
+  Rule r = rewrite("f-to-g", "(f[?n] ?x)", "(g[?m] ?x)");
+  r.guard = [](const EGraph&, Subst& s) {
+    if (s.integer("n") > 3) return false;  // reject f[5]
+    s.attrs["m"] = Attr::integer(s.integer("n") * 10);
+    return true;
+  };
+  RunReport rep = run(g, {r}, RunLimits{});
+  EXPECT_EQ(rep.stop, StopReason::Saturated);
+  EXPECT_EQ(rep.firings.at("f-to-g"), 1u);
+  EXPECT_EQ(g.lookup(node("g", {a}, {Attr::integer(20)})), fa);
+  EXPECT_FALSE(g.lookup(node("g", {b}, {Attr::integer(50)})).has_value());
+  EXPECT_EQ(g.eclass(fb).nodes.size(), 1u);
+}
+
+TEST(Runner, ConstrainedRulesNeedExistingSubNodes) {
+  EGraph g;
+  Id x = g.leaf("x", {}), y = g.leaf("y", {});
+  Id fx = g.add(node("f", {x}));
+  Id fy = g.add(node("f", {y}));
+  Id hy = g.add(node("h", {y}));
+  Rule r = rewrite("f-is-g-of-h", "(f ?a)", "(g (h ?a))");
+  r.constrained = true;
+  RunReport rep = run(g, {r}, RunLimits{});
+  EXPECT_EQ(rep.firings.at("f-is-g-of-h"), 1u);  // only for y, where h(y) exists
+  EXPECT_EQ(g.lookup(node("g", {hy})), fy);
+  EXPECT_FALSE(g.lookup(node("h", {x})).has_value());
+  EXPECT_EQ(g.eclass(fx).nodes.size(), 1u);
+  // Unconstrained, it fires for x too.
+  r.constrained = false;
+  run(g, {r}, RunLimits{});
+  ASSERT_TRUE(g.lookup(node("h", {x})).has_value());
+  EXPECT_EQ(g.lookup(node("g", {*g.lookup(node("h", {x}))})), g.find(fx));
+}
+
+TEST(Runner, IterationLimit) {
+  EGraph g;
+  g.leaf("a", {});
+  RunLimits lim;
+  lim.maxIterations = 3;
+  RunReport rep = run(g, {fresh("grow")}, lim);
+  EXPECT_EQ(rep.stop, StopReason::IterationLimit);
+  EXPECT_EQ(rep.iterations, 3u);
+  EXPECT_EQ(rep.firings.at("grow"), 3u);
+  EXPECT_EQ(g.numNodes(), 4u);
+}
+
+TEST(Runner, NodeLimitStopsARunawayIteration) {
+  EGraph g;
+  for (int i = 0; i < 1000; ++i) g.leaf("t" + std::to_string(i), {});
+  RunLimits lim;
+  lim.maxNodes = 1100;
+  RunReport rep = run(g, {fresh("grow")}, lim);
+  EXPECT_EQ(rep.stop, StopReason::NodeLimit);
+  EXPECT_EQ(rep.iterations, 1u);
+  EXPECT_LE(g.numNodes(), 1100u + 64u);  // stopped inside the iteration
+  EXPECT_TRUE(g.clean());
+}
+
+TEST(Runner, TimeLimitStopsARunawayIteration) {
+  EGraph g;
+  for (int i = 0; i < 1000; ++i) g.leaf("t" + std::to_string(i), {});
+  RunLimits lim;
+  lim.maxSeconds = 0.02;
+  RunReport rep = run(g, {fresh("slow", std::chrono::milliseconds(1))}, lim);
+  EXPECT_EQ(rep.stop, StopReason::TimeLimit);
+  EXPECT_LT(rep.seconds, 0.5);  // not 1000 x 1 ms
+  EXPECT_TRUE(g.clean());
+}
+
+TEST(Runner, MaxMatchesPerRule) {
+  EGraph g;
+  for (int i = 0; i < 10; ++i) g.leaf("t" + std::to_string(i), {});
+  RunLimits lim;
+  lim.maxIterations = 1;
+  lim.maxMatchesPerRule = 4;
+  RunReport rep = run(g, {fresh("grow")}, lim);
+  EXPECT_EQ(rep.firings.at("grow"), 4u);
+}
+
+TEST(Runner, TruncatedSearchIsNotSaturation) {
+  // Four matches, the first three change nothing: with a limit of 3 the run
+  // cannot claim saturation.
+  EGraph g;
+  Id a = g.leaf("a", {}), b = g.leaf("b", {});
+  for (int i = 0; i < 3; ++i) g.add(node("add", {a, a}, {Attr::integer(i)}));
+  g.add(node("add", {a, b}, {Attr::integer(9)}));
+  RunLimits lim;
+  lim.maxMatchesPerRule = 3;
+  RunReport rep = run(g, {rewrite("comm", "(add[?n] ?x ?y)", "(add[?n] ?y ?x)")}, lim);
+  EXPECT_EQ(rep.stop, StopReason::MatchLimit);
+  lim.maxMatchesPerRule = 5;  // after comm fires, add[9] has two nodes: 5 matches
+  rep = run(g, {rewrite("comm", "(add[?n] ?x ?y)", "(add[?n] ?y ?x)")}, lim);
+  EXPECT_EQ(rep.stop, StopReason::Saturated);
+  EXPECT_EQ(rep.firings.at("comm"), 1u);
+}
+
+TEST(Runner, RejectsMalformedRules) {
+  EGraph g;
+  Rule r;
+  r.name = "empty";
+  r.lhs = Pattern::parse("?x");
+  EXPECT_THROW(run(g, {r}, RunLimits{}), std::invalid_argument);
+}
+
+TEST(Runner, StopReasonNames) {
+  EXPECT_STREQ(toString(StopReason::Saturated), "saturated");
+  EXPECT_STREQ(toString(StopReason::NodeLimit), "node limit");
+}

@@ -1,0 +1,292 @@
+// ATen call -> canonical vocabulary, on small FX graphs (read by the FX
+// importer) and on every real dump of the artifact.
+#include "lower/canon.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "import/fx_importer.h"
+#include "ops/ops.h"
+
+namespace tangle {
+namespace {
+
+// An FX dump with the given forward() parameters and body lines.
+Graph fx(const std::string& params, const std::string& body) {
+  std::string text = "import torch\n\nclass M(torch.nn.Module):\n    def forward(self, " + params + "):\n";
+  size_t start = 0;
+  while (start < body.size()) {
+    size_t end = body.find('\n', start);
+    if (end == std::string::npos) end = body.size();
+    text += "        " + body.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return importFxText(text, "test.py");
+}
+
+NodeId id(const Graph& g, const std::string& name) {
+  auto i = g.find(name);
+  EXPECT_TRUE(i.has_value()) << name;
+  return i.value_or(0);
+}
+
+// Renders a CanonTerm as an s-expression over operand names, e.g.
+// (add (mm x w) b), scalars as #v.
+std::string show(const Graph& g, const CanonTerm& t) {
+  if (t.aliasOf) return "=" + g.node(*t.aliasOf).name;
+  std::vector<std::string> done;
+  for (const auto& n : t.nodes) {
+    std::string s = "(" + eg::symbolName(n.op);
+    if (!n.attrs.empty()) {
+      s += "[";
+      for (size_t i = 0; i < n.attrs.size(); ++i) s += (i ? ", " : "") + n.attrs[i].toString();
+      s += "]";
+    }
+    for (const auto& r : n.children) {
+      switch (r.kind) {
+        case CanonTerm::Ref::Kind::Operand: s += " " + g.node(r.operand).name; break;
+        case CanonTerm::Ref::Kind::Local: s += " " + done[static_cast<size_t>(r.local)]; break;
+        case CanonTerm::Ref::Kind::Scalar: {
+          std::string v = std::to_string(r.scalar);
+          v.erase(v.find_last_not_of('0') + 1);
+          if (!v.empty() && v.back() == '.') v.pop_back();
+          s += " #" + v;
+          break;
+        }
+      }
+    }
+    done.push_back(s + ")");
+  }
+  return done.empty() ? "<empty>" : done.back();
+}
+
+std::string canon(const Graph& g, const std::string& name) { return show(g, canonicalize(g, id(g, name))); }
+
+TEST(Canon, MatrixProducts) {
+  Graph g = fx("x: \"f32[4, 3]\", w: \"f32[3, 5]\", b: \"f32[5]\", p: \"f32[2, 4, 3]\", q: \"f32[2, 3, 5]\"",
+               "mm: \"f32[4, 5]\" = torch.ops.aten.mm.default(x, w)\n"
+               "bmm: \"f32[2, 4, 5]\" = torch.ops.aten.bmm.default(p, q)\n"
+               "mt: \"f32[2, 4, 5]\" = torch.ops.aten.matmul.default(p, w)\n"
+               "addmm: \"f32[4, 5]\" = torch.ops.aten.addmm.default(b, x, w)\n"
+               "addmm2: \"f32[4, 5]\" = torch.ops.aten.addmm.default(b, x, w, beta = 2, alpha = 0.5)\n"
+               "bad: \"f32[2, 4, 5]\" = torch.ops.aten.baddbmm.default(bmm, p, q, beta = 0.0, alpha = 0.25)\n"
+               "bad2: \"f32[2, 4, 5]\" = torch.ops.aten.baddbmm.default(bmm, p, q)\n"
+               "return (mm,)");
+  EXPECT_EQ(canon(g, "mm"), "(mm x w)");
+  EXPECT_EQ(canon(g, "bmm"), "(bmm p q)");
+  EXPECT_EQ(canon(g, "mt"), "(matmul p w)");
+  EXPECT_EQ(canon(g, "addmm"), "(add (mm x w) b)");
+  EXPECT_EQ(canon(g, "addmm2"), "(add (mul (mm x w) #0.5) (mul b #2))");
+  EXPECT_EQ(canon(g, "bad"), "(mul (bmm p q) #0.25)");
+  EXPECT_EQ(canon(g, "bad2"), "(add (bmm p q) bmm)");
+}
+
+TEST(Canon, Transposes) {
+  Graph g = fx("x: \"f32[4, 3]\", v: \"f32[3]\", y: \"f32[2, 3, 4]\"",
+               "t: \"f32[3, 4]\" = torch.ops.aten.t.default(x)\n"
+               "t1: \"f32[3]\" = torch.ops.aten.t.default(v)\n"
+               "tr: \"f32[2, 4, 3]\" = torch.ops.aten.transpose.int(y, -1, 1)\n"
+               "tr0: \"f32[2, 3, 4]\" = torch.ops.aten.transpose.int(y, 2, -1)\n"
+               "p: \"f32[4, 2, 3]\" = torch.ops.aten.permute.default(y, [-1, 0, 1])\n"
+               "pid: \"f32[2, 3, 4]\" = torch.ops.aten.permute.default(y, [0, 1, 2])\n"
+               "return (t,)");
+  EXPECT_EQ(canon(g, "t"), "(transpose[0, 1] x)");
+  EXPECT_EQ(canon(g, "t1"), "=v");
+  EXPECT_EQ(canon(g, "tr"), "(transpose[1, 2] y)");
+  EXPECT_EQ(canon(g, "tr0"), "=y");
+  EXPECT_EQ(canon(g, "p"), "(permute[[2, 0, 1]] y)");
+  EXPECT_EQ(canon(g, "pid"), "=y");
+}
+
+TEST(Canon, ViewsBecomeReshapes) {
+  Graph g = fx("x: \"f32[4, 6]\"",
+               "view: \"f32[2, 2, 6]\" = torch.ops.aten.view.default(x, [-1, 2, 6])\n"
+               "r: \"f32[24]\" = torch.ops.aten.reshape.default(x, [24])\n"
+               "u: \"f32[4, 1, 6]\" = torch.ops.aten.unsqueeze.default(x, 1)\n"
+               "s: \"f32[4, 6]\" = torch.ops.aten.squeeze.dim(u, 1)\n"
+               "f: \"f32[24]\" = torch.ops.aten.flatten.using_ints(x)\n"
+               "uv: \"f32[6, 4]\" = torch.ops.aten._unsafe_view.default(x, [6, 4])\n"
+               "same: \"f32[4, 6]\" = torch.ops.aten.view.default(x, [4, 6])\n"
+               "return (view,)");
+  EXPECT_EQ(canon(g, "view"), "(reshape[[2, 2, 6]] x)");
+  EXPECT_EQ(canon(g, "r"), "(reshape[[24]] x)");
+  EXPECT_EQ(canon(g, "u"), "(reshape[[4, 1, 6]] x)");
+  EXPECT_EQ(canon(g, "s"), "(reshape[[4, 6]] u)");
+  EXPECT_EQ(canon(g, "f"), "(reshape[[24]] x)");
+  EXPECT_EQ(canon(g, "uv"), "(reshape[[6, 4]] x)");
+  EXPECT_EQ(canon(g, "same"), "=x");
+}
+
+TEST(Canon, SlicesAreNormalized) {
+  Graph g = fx("x: \"f32[8, 6]\"",
+               "a: \"f32[8, 4]\" = torch.ops.aten.slice.Tensor(x, 1, 2, 9223372036854775807)\n"
+               "b: \"f32[2, 6]\" = torch.ops.aten.slice.Tensor(x, 0, -2)\n"
+               "c: \"f32[3, 6]\" = torch.ops.aten.slice.Tensor(x, 0, 1, -4)\n"
+               "d: \"f32[8, 6]\" = torch.ops.aten.slice.Tensor(x, 0, 0, 9223372036854775807)\n"
+               "e: \"f32[8, 3]\" = torch.ops.aten.slice.Tensor(x, -1, 0, 6, 2)\n"
+               "f: \"f32[8, 6]\" = torch.ops.aten.slice.Tensor(x)\n"
+               "return (a,)");
+  EXPECT_EQ(canon(g, "a"), "(slice[1, 2, 6, 1] x)");
+  EXPECT_EQ(canon(g, "b"), "(slice[0, 6, 8, 1] x)");
+  EXPECT_EQ(canon(g, "c"), "(slice[0, 1, 4, 1] x)");
+  EXPECT_EQ(canon(g, "d"), "=x");
+  EXPECT_EQ(canon(g, "e"), "(slice[1, 0, 6, 2] x)");
+  EXPECT_EQ(canon(g, "f"), "=x");
+}
+
+TEST(Canon, CatAndSplit) {
+  Graph g = fx("x: \"f32[2, 3]\", y: \"f32[2, 5]\"",
+               "cat: \"f32[2, 8]\" = torch.ops.aten.cat.default([x, y], -1)\n"
+               "cat0: \"f32[4, 3]\" = torch.ops.aten.cat.default([x, x])\n"
+               "one: \"f32[2, 3]\" = torch.ops.aten.cat.default([x], 1)\n"
+               "sp = torch.ops.aten.split_with_sizes.default(cat, [3, 5], 1)\n"
+               "s2 = torch.ops.aten.split.Tensor(y, 2, -1)\n"
+               "return (cat,)");
+  EXPECT_EQ(canon(g, "cat"), "(concat[1] x y)");
+  EXPECT_EQ(canon(g, "cat0"), "(concat[0] x x)");
+  EXPECT_EQ(canon(g, "one"), "=x");
+  EXPECT_EQ(canon(g, "sp"), "(split[1, [3, 5]] cat)");
+  EXPECT_EQ(canon(g, "s2"), "(split[1, [2, 2, 1]] y)");
+}
+
+TEST(Canon, Arithmetic) {
+  Graph g = fx("x: \"f32[4]\", y: \"f32[4]\"",
+               "a: \"f32[4]\" = torch.ops.aten.add.Tensor(x, y)\n"
+               "a2: \"f32[4]\" = torch.ops.aten.add.Tensor(x, y, alpha = 2)\n"
+               "s: \"f32[4]\" = torch.ops.aten.sub.Tensor(x, 1.5)\n"
+               "s2: \"f32[4]\" = torch.ops.aten.sub.Tensor(x, 3, alpha = 2)\n"
+               "m: \"f32[4]\" = torch.ops.aten.mul.Scalar(x, 0.5)\n"
+               "d: \"f32[4]\" = torch.ops.aten.div.Tensor(x, y)\n"
+               "dm: \"f32[4]\" = torch.ops.aten.div.Tensor_mode(x, y, rounding_mode = 'floor')\n"
+               "r: \"f32[4]\" = torch.ops.aten.rsub.Scalar(x, 1.0)\n"
+               "r2: \"f32[4]\" = torch.ops.aten.rsub.Tensor(x, y, alpha = 3)\n"
+               "return (a,)");
+  EXPECT_EQ(canon(g, "a"), "(add x y)");
+  EXPECT_EQ(canon(g, "a2"), "(add x (mul y #2))");
+  EXPECT_EQ(canon(g, "s"), "(sub x #1.5)");
+  EXPECT_EQ(canon(g, "s2"), "(sub x #6)");
+  EXPECT_EQ(canon(g, "m"), "(mul x #0.5)");
+  EXPECT_EQ(canon(g, "d"), "(div x y)");
+  EXPECT_EQ(canon(g, "dm"), "(aten.div.Tensor_mode[\"<tensor>\", \"<tensor>\", \"rounding_mode=\", \"floor\"] x y)");
+  EXPECT_EQ(canon(g, "r"), "(sub #1 x)");
+  EXPECT_EQ(canon(g, "r2"), "(sub y (mul x #3))");
+}
+
+TEST(Canon, UnaryNormsReductions) {
+  Graph g = fx("x: \"f16[2, 3, 8]\", w: \"f16[8]\", b: \"f16[8]\"",
+               "g0: \"f16[2, 3, 8]\" = torch.ops.aten.gelu.default(x)\n"
+               "g1: \"f16[2, 3, 8]\" = torch.ops.aten.gelu.default(x, approximate = 'tanh')\n"
+               "e: \"f16[2, 3, 8]\" = torch.ops.aten.exp.default(x)\n"
+               "rs: \"f16[2, 3, 8]\" = torch.ops.aten.rsqrt.default(x)\n"
+               "pw: \"f16[2, 3, 8]\" = torch.ops.aten.pow.Tensor_Scalar(x, 2)\n"
+               "ln = torch.ops.aten.native_layer_norm.default(x, [8], w, b, 1e-05)\n"
+               "ln2 = torch.ops.aten.native_layer_norm.default(x, [8], None, None, 1e-05)\n"
+               "ap = torch.ops.apex.fused_layer_norm_affine_fwd.default(x, w, b, [8], 1e-05)\n"
+               "sm: \"f32[2, 3, 8]\" = torch.ops.aten._softmax.default(x, -1, True)\n"
+               "sd: \"f16[2, 8]\" = torch.ops.aten.sum.dim_IntList(x, [-2])\n"
+               "sk: \"f16[2, 1, 1]\" = torch.ops.aten.sum.dim_IntList(x, [2, 1], True)\n"
+               "sa: \"f16[]\" = torch.ops.aten.sum.default(x)\n"
+               "mn: \"f16[]\" = torch.ops.aten.mean.default(x)\n"
+               "ex: \"f16[4, 2, 3, 8]\" = torch.ops.aten.expand.default(x, [4, -1, -1, -1])\n"
+               "return (g0,)");
+  EXPECT_EQ(canon(g, "g0"), "(gelu[\"none\"] x)");
+  EXPECT_EQ(canon(g, "g1"), "(gelu[\"tanh\"] x)");
+  EXPECT_EQ(canon(g, "e"), "(exp x)");
+  EXPECT_EQ(canon(g, "rs"), "(rsqrt x)");
+  EXPECT_EQ(canon(g, "pw"), "(pow_scalar[2.0] x)");
+  EXPECT_EQ(canon(g, "ln"), "(native_layer_norm[[8], 1e-05] x w b)");
+  EXPECT_EQ(canon(g, "ln2"), "(native_layer_norm[[8], 1e-05] x #1 #0)");
+  EXPECT_EQ(canon(g, "ap"), "(apex_layer_norm[[8], 1e-05] x w b)");
+  EXPECT_EQ(canon(g, "sm"), "(softmax[2, true] x)");
+  EXPECT_EQ(canon(g, "sd"), "(sum_dim[[1], false] x)");
+  EXPECT_EQ(canon(g, "sk"), "(sum_dim[[1, 2], true] x)");
+  EXPECT_EQ(canon(g, "sa"), "(sum_dim[[0, 1, 2], false] x)");
+  EXPECT_EQ(canon(g, "mn"), "(mean_dim[[0, 1, 2], false] x)");
+  EXPECT_EQ(canon(g, "ex"), "(expand[[4, 2, 3, 8]] x)");
+}
+
+TEST(Canon, IdentitiesAndCasts) {
+  Graph g = fx("x: \"f32[4]\", h: \"f16[4]\"",
+               "c: \"f32[4]\" = torch.ops.aten.clone.default(x)\n"
+               "d: \"f32[4]\" = torch.ops.aten.detach.default(c)\n"
+               "al: \"f32[4]\" = torch.ops.aten.alias.default(x)\n"
+               "l: \"f32[4]\" = torch.ops.tg.log_tensor.default(x, 'tokens')\n"
+               "t1: \"f32[4]\" = torch.ops.aten._to_copy.default(x, dtype = torch.float32, layout = torch.strided, device = device(type='cuda', index=0))\n"
+               "t2: \"f16[4]\" = torch.ops.aten._to_copy.default(x, dtype = torch.float16)\n"
+               "t3: \"f32[4]\" = torch.ops.aten._to_copy.default(x, device = device(type='cuda', index=1))\n"
+               "cp: \"f32[4]\" = torch.ops.aten.copy.default(x, c)\n"
+               "cp2: \"f32[4]\" = torch.ops.aten.copy.default(x, h)\n"
+               "return (c,)");
+  EXPECT_EQ(canon(g, "c"), "=x");
+  EXPECT_EQ(canon(g, "d"), "=c");
+  EXPECT_EQ(canon(g, "al"), "=x");
+  EXPECT_EQ(canon(g, "l"), "=x");
+  EXPECT_EQ(canon(g, "t1"), "=x");
+  EXPECT_EQ(canon(g, "t2"), "(cast[\"f16\"] x)");
+  EXPECT_EQ(canon(g, "t3"), "=x");
+  EXPECT_EQ(canon(g, "cp"), "=c");
+  EXPECT_EQ(canon(g, "cp2"), "(cast[\"f32\"] h)");
+}
+
+TEST(Canon, OpaqueKeepsArgumentsAndTensorPositions) {
+  Graph g = fx("x: \"f32[4]\", y: \"f32[4]\"",
+               "d = torch.ops.aten.native_dropout.default(x, 0.1, True)\n"
+               "m1: \"f32[4]\" = torch.ops.aten.maximum.default(x, y)\n"
+               "w1: \"f32[4]\" = torch.ops.aten.where.self(x, y, 2)\n"
+               "w2: \"f32[4]\" = torch.ops.aten.where.self(x, 2, y)\n"
+               "return (m1,)");
+  EXPECT_EQ(canon(g, "d"), "(aten.native_dropout.default[\"<tensor>\", 0.1, true] x)");
+  EXPECT_EQ(canon(g, "m1"), "(aten.maximum.default[\"<tensor>\", \"<tensor>\"] x y)");
+  EXPECT_NE(canon(g, "w1"), canon(g, "w2"));
+}
+
+TEST(Canon, MalformedKnownOpsAreInputErrors) {
+  Graph g = fx("x: \"f32[4, 3]\"",
+               "t: \"f32[3, 4]\" = torch.ops.aten.transpose.int(x, 'a', 1)\n"
+               "s: \"f32[3, 4]\" = torch.ops.aten.slice.Tensor(x, 5, 0, 1)\n"
+               "m: \"f32[4, 4]\" = torch.ops.aten.mm.default(x, 3)\n"
+               "return (t,)");
+  for (const char* name : {"t", "s", "m"}) {
+    try {
+      canonicalize(g, id(g, name));
+      ADD_FAILURE() << name << " did not throw";
+    } catch (const InputError& e) {
+      std::string msg = e.what();
+      EXPECT_NE(msg.find("test.py:"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(std::string("'") + name + "'"), std::string::npos) << msg;
+    }
+  }
+}
+
+// canon is total on the real dumps: never throws on a call node, and every
+// known-op result is a well-formed term.
+TEST(Canon, TotalOnRealDumps) {
+  namespace fs = std::filesystem;
+  fs::path root = fs::path(TANGLE_SOURCE_DIR) / "../shared/data/entangle-artifact";
+  if (!fs::exists(root)) GTEST_SKIP() << "artifact data not found at " << root;
+  size_t files = 0, calls = 0, known = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (entry.path().extension() != ".py") continue;
+    std::string rel = fs::relative(entry.path(), root).string();
+    if (rel.rfind("gpt", 0) != 0 && rel.rfind("qwen2", 0) != 0 && rel.rfind("bug_", 0) != 0) continue;
+    Graph g = importFxFile(entry.path().string());
+    ++files;
+    for (NodeId i = 0; i < static_cast<NodeId>(g.size()); ++i) {
+      const Node& n = g.node(i);
+      if (n.op == "placeholder" || n.op == "output" || n.op == "getitem" || n.op == "get_attr") continue;
+      ++calls;
+      CanonTerm t;
+      ASSERT_NO_THROW(t = canonicalize(g, i)) << rel << ": " << n.name;
+      ASSERT_TRUE(t.aliasOf || !t.nodes.empty()) << rel << ": " << n.name;
+      if (t.aliasOf || ops::find(t.nodes.back().op)) ++known;
+    }
+  }
+  EXPECT_GT(files, 0u);
+  std::printf("canon: %zu files, %zu calls, %zu to the vocabulary\n", files, calls, known);
+  EXPECT_GT(known, calls / 2) << "most calls should map to the canonical vocabulary";
+}
+
+}  // namespace
+}  // namespace tangle
