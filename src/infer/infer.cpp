@@ -249,6 +249,9 @@ class Inference {
     if (op.reported != op.node) {  // getitem of a tuple producer
       auto tuple = addDefinition(g, spec_, op.reported);
       if (!tuple) return std::nullopt;
+      // Opaque producers get their element types from the graph's annotations.
+      g.merge(*tuple, addLeaf(g, spec_, op.reported));
+      g.rebuild();
       const auto& gi = spec_.nodes[op.node].def.nodes.back();
       return g.tryAdd(eg::ENode{gi.op, eg::internAttrs(gi.attrs), {*tuple}});
     }

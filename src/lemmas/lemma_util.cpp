@@ -177,6 +177,8 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addElementwiseLemmas(t);
     detail::addMatmulLemmas(t);
     detail::addNormLemmas(t);
+    detail::addModelLemmas(t);
+    detail::addRegroupLemmas(t);
     std::unordered_map<std::string, int> seen;
     for (const Lemma& l : t)
       if (seen[l.rule.name]++) throw std::logic_error("duplicate lemma name " + l.rule.name);

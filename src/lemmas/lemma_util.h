@@ -71,5 +71,7 @@ void addSumLemmas(std::vector<Lemma>& out);
 void addElementwiseLemmas(std::vector<Lemma>& out);
 void addMatmulLemmas(std::vector<Lemma>& out);
 void addNormLemmas(std::vector<Lemma>& out);
+void addModelLemmas(std::vector<Lemma>& out);
+void addRegroupLemmas(std::vector<Lemma>& out);
 
 }  // namespace tangle::lemmas::detail

@@ -630,6 +630,24 @@ bool Canon::known() {
       c.emit("apex_layer_norm", {Attr::ints(*ns), Attr::real(eps)}, {x, w, b});
       return true;
     });
+    m.emplace("aten.native_dropout", [](Canon& c) {
+      if (c.overload != "default") return false;
+      Ref x = tensorRef(c.tensorArg(0, "input", "input"));
+      double p = c.numberArg(1, "p", "p", 0.5);
+      bool train = c.boolArg(2, "train", "train", true);
+      c.emit("dropout", {Attr::real(p), Attr::boolean(train)}, {x});
+      return true;
+    });
+    m.emplace("aten.masked_fill", [](Canon& c) {
+      if (c.overload != "Scalar") return false;
+      Ref x = tensorRef(c.tensorArg(0, "self", "self"));
+      Ref mask = tensorRef(c.tensorArg(1, "mask", "mask"));
+      const Value* v = c.arg(2, "value");
+      auto num = v ? number(*v) : std::nullopt;
+      if (!num) c.fail("masked_fill value must be a number");
+      c.emit("masked_fill", {Attr::real(*num)}, {x, mask});
+      return true;
+    });
     m.emplace("aten._softmax", [](Canon& c) { return c.softmax(true); });
     m.emplace("aten.softmax", [](Canon& c) { return c.softmax(false); });
     m.emplace("aten.sum", [](Canon& c) {

@@ -43,6 +43,10 @@ Data inferUnary(const eg::EGraph&, const eg::ENode&);
 Data inferCast(const eg::EGraph&, const eg::ENode&);
 Data inferBinary(const eg::EGraph&, const eg::ENode&);
 
+// Model-level ops (infer_model.cpp)
+Data inferDropout(const eg::EGraph&, const eg::ENode&);
+Data inferMaskedFill(const eg::EGraph&, const eg::ENode&);
+
 // Linear algebra (infer_linalg.cpp)
 Data inferMm(const eg::EGraph&, const eg::ENode&);
 Data inferBmm(const eg::EGraph&, const eg::ENode&);

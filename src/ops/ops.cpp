@@ -56,6 +56,9 @@ constexpr OpInfo kOps[] = {
     {"softmax", false, inferSoftmax},     // softmax[dim, half_to_float] x
     {"native_layer_norm", false, inferLayerNorm},  // native_layer_norm[[shape], eps] x w b
     {"apex_layer_norm", false, inferLayerNorm},    // apex fused_layer_norm_affine_fwd: stats flattened to [n1]
+    // model-level ops
+    {"dropout", false, inferDropout},
+    {"masked_fill", false, inferMaskedFill},  // masked_fill[v] x mask     // dropout[p, train] x -> (out, mask); see lemmas/model.cpp
 };
 
 struct Registry {

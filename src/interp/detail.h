@@ -1,0 +1,33 @@
+// Internal to src/interp: per-family evaluators and index helpers.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "egraph/attrs.h"
+#include "interp/interp.h"
+
+namespace tangle::interp::detail {
+
+using Inputs = std::vector<Value>;
+using Result = std::optional<Value>;
+
+// The tensors of `in` when there are exactly `n` (n < 0: at least one) and all are tensors.
+std::optional<std::vector<const Tensor*>> tensors(const Inputs& in, int n);
+
+// Offsets of the elements of a strided view of `shape` (row-major order of the view).
+std::vector<int64_t> viewOffsets(const Shape& shape, const std::vector<int64_t>& strides, int64_t base);
+// Strides that read a tensor of shape `from` broadcast (aligned right) to `to`;
+// nullopt when `from` does not broadcast to `to`.
+std::optional<std::vector<int64_t>> broadcastStrides(const Shape& from, const Shape& to);
+// Numpy broadcast of two shapes.
+std::optional<Shape> broadcast(const Shape& a, const Shape& b);
+
+// Families (one file each); nullopt also for an op the family does not know.
+Result evalElementwise(const eg::ENode& n, const Inputs& in);
+Result evalLinalg(const eg::ENode& n, const Inputs& in);
+Result evalReduce(const eg::ENode& n, const Inputs& in);
+Result evalRearrange(const eg::ENode& n, const Inputs& in);  // gathers, sum, rmax, rmin, split, getitem
+
+}  // namespace tangle::interp::detail

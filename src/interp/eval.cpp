@@ -1,0 +1,39 @@
+// evalNode: dispatch by operator family.
+#include <unordered_map>
+
+#include "interp/detail.h"
+
+namespace tangle::interp {
+
+namespace {
+using detail::Inputs;
+using detail::Result;
+using Family = Result (*)(const eg::ENode&, const Inputs&);
+
+const std::unordered_map<eg::Symbol, Family>& families() {
+  static const std::unordered_map<eg::Symbol, Family> m = [] {
+    std::unordered_map<eg::Symbol, Family> f;
+    for (const char* op : {"slice", "concat", "transpose", "permute", "reshape", "expand", "sum", "rmax", "rmin",
+                           "split", "getitem"})
+      f[eg::intern(op)] = detail::evalRearrange;
+    for (const char* op : {"const", "add", "sub", "mul", "div", "neg", "exp", "log", "gelu", "silu", "relu", "tanh",
+                           "sigmoid", "rsqrt", "sqrt", "pow_scalar", "cast"})
+      f[eg::intern(op)] = detail::evalElementwise;
+    for (const char* op : {"mm", "bmm", "matmul"}) f[eg::intern(op)] = detail::evalLinalg;
+    for (const char* op : {"sum_dim", "mean_dim", "amax", "softmax", "native_layer_norm", "apex_layer_norm"})
+      f[eg::intern(op)] = detail::evalReduce;
+    return f;
+  }();
+  return m;
+}
+}  // namespace
+
+bool supports(eg::Symbol op) { return families().count(op) != 0; }
+
+std::optional<Value> evalNode(const eg::ENode& n, const std::vector<Value>& children) {
+  auto it = families().find(n.op);
+  if (it == families().end() || children.size() != n.children.size()) return std::nullopt;
+  return it->second(n, children);
+}
+
+}  // namespace tangle::interp

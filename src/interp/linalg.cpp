@@ -1,0 +1,66 @@
+// mm, bmm and torch.matmul (1-D operands, batch broadcasting).
+#include "interp/detail.h"
+
+namespace tangle::interp::detail {
+
+namespace {
+
+// a [..., n, k] x b [..., k, m] with the batch dims broadcast; both ranks >= 2.
+std::optional<Tensor> batched(const Tensor& a, const Tensor& b) {
+  size_t ra = a.shape.size(), rb = b.shape.size();
+  int64_t n = a.shape[ra - 2], k = a.shape[ra - 1], m = b.shape[rb - 1];
+  if (b.shape[rb - 2] != k) return std::nullopt;
+  Shape ba(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
+  auto batch = broadcast(ba, bb);
+  if (!batch) return std::nullopt;
+  // Offsets of each operand's matrix for every batch index.
+  auto stA = broadcastStrides(ba, *batch), stB = broadcastStrides(bb, *batch);
+  // Strides in matrices; rescale to elements.
+  for (int64_t& s : *stA) s *= n * k;
+  for (int64_t& s : *stB) s *= k * m;
+  auto offA = viewOffsets(*batch, *stA, 0), offB = viewOffsets(*batch, *stB, 0);
+  Shape outShape = *batch;
+  outShape.push_back(n);
+  outShape.push_back(m);
+  Tensor out = Tensor::filled(outShape, 0);
+  for (size_t bi = 0; bi < offA.size(); ++bi) {
+    const double* pa = a.data.data() + offA[bi];
+    const double* pb = b.data.data() + offB[bi];
+    double* po = out.data.data() + bi * n * m;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < m; ++j) {
+        double acc = 0;
+        for (int64_t t = 0; t < k; ++t) acc += pa[i * k + t] * pb[t * m + j];
+        po[i * m + j] = acc;
+      }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result evalLinalg(const eg::ENode& n, const Inputs& in) {
+  const std::string& op = eg::symbolName(n.op);
+  auto xs = tensors(in, 2);
+  if (!xs || n.attrs != eg::kNoAttrs) return std::nullopt;
+  Tensor a = *(*xs)[0], b = *(*xs)[1];
+  if (op == "mm" || op == "bmm") {
+    size_t r = op == "mm" ? 2 : 3;
+    if (a.shape.size() != r || b.shape.size() != r) return std::nullopt;
+    if (r == 3 && a.shape[0] != b.shape[0]) return std::nullopt;  // bmm does not broadcast
+    auto out = batched(a, b);
+    if (!out) return std::nullopt;
+    return Value::of(std::move(*out));
+  }
+  if (op != "matmul" || a.shape.empty() || b.shape.empty()) return std::nullopt;
+  bool dropRow = a.shape.size() == 1, dropCol = b.shape.size() == 1;
+  if (dropRow) a.shape.insert(a.shape.begin(), 1);
+  if (dropCol) b.shape.push_back(1);
+  auto out = batched(a, b);
+  if (!out) return std::nullopt;
+  if (dropCol) out->shape.erase(out->shape.end() - 1);
+  if (dropRow) out->shape.erase(out->shape.end() - 1 - (dropCol ? 0 : 1));
+  return Value::of(std::move(*out));
+}
+
+}  // namespace tangle::interp::detail

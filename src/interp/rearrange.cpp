@@ -1,0 +1,295 @@
+// Rearrangements as gathers, the n-ary elementwise combinations (sum, rmax,
+// rmin), tuples (split, getitem).
+#include <algorithm>
+#include <numeric>
+
+#include "interp/detail.h"
+#include "ops/shape.h"
+
+namespace tangle::interp {
+
+namespace detail {
+
+std::optional<std::vector<const Tensor*>> tensors(const Inputs& in, int n) {
+  if (n >= 0 ? static_cast<int>(in.size()) != n : in.empty()) return std::nullopt;
+  std::vector<const Tensor*> out;
+  for (const Value& v : in) {
+    const Tensor* t = v.tensor();
+    if (!t) return std::nullopt;
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::vector<int64_t> viewOffsets(const Shape& shape, const std::vector<int64_t>& strides, int64_t base) {
+  int64_t n = numelOf(shape);
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(std::max<int64_t>(n, 0)));
+  if (n <= 0) return out;
+  std::vector<int64_t> idx(shape.size(), 0);
+  int64_t off = base;
+  for (int64_t i = 0; i < n; ++i) {
+    out.push_back(off);
+    for (size_t k = shape.size(); k-- > 0;) {  // odometer increment
+      if (++idx[k] < shape[k]) {
+        off += strides[k];
+        break;
+      }
+      off -= strides[k] * (shape[k] - 1);
+      idx[k] = 0;
+    }
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> broadcastStrides(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return std::nullopt;
+  std::vector<int64_t> st(to.size(), 0);
+  std::vector<int64_t> fs = stridesOf(from);
+  size_t lead = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (from[i] == to[lead + i]) st[lead + i] = from[i] == 1 ? 0 : fs[i];
+    else if (from[i] != 1) return std::nullopt;
+  }
+  return st;
+}
+
+std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i + a.size() >= n ? a[i + a.size() - n] : 1;
+    int64_t db = i + b.size() >= n ? b[i + b.size() - n] : 1;
+    if (da == db || db == 1) out[i] = da;
+    else if (da == 1) out[i] = db;
+    else return std::nullopt;
+  }
+  return out;
+}
+
+}  // namespace detail
+
+namespace {
+using namespace detail;
+
+struct GatherSyms {
+  eg::Symbol slice = eg::intern("slice"), concat = eg::intern("concat"), transpose = eg::intern("transpose"),
+             permute = eg::intern("permute"), reshape = eg::intern("reshape"), expand = eg::intern("expand");
+};
+const GatherSyms& gs() {
+  static const GatherSyms s;
+  return s;
+}
+
+Gather single(Shape shape, std::vector<int64_t> offsets) {
+  Gather g;
+  g.shape = std::move(shape);
+  g.child.assign(offsets.size(), 0);
+  g.offset = std::move(offsets);
+  return g;
+}
+
+// slice[dim, start, end, step] x (end clamped to the size, as canon does).
+std::optional<Gather> sliceGather(const eg::AttrList& a, const Shape& x) {
+  auto dim = ops::attrInt(a, 0), start = ops::attrInt(a, 1), end = ops::attrInt(a, 2), step = ops::attrInt(a, 3);
+  if (a.size() != 4 || !dim || !start || !end || !step) return std::nullopt;
+  auto d = ops::normDim(*dim, static_cast<int64_t>(x.size()));
+  if (!d || *step < 1 || *start < 0 || *end < *start) return std::nullopt;
+  int64_t e = std::min(*end, x[*d]);
+  int64_t s = std::min(*start, e);
+  Shape out = x;
+  out[*d] = (e - s + *step - 1) / *step;
+  std::vector<int64_t> st = stridesOf(x);
+  int64_t base = s * st[*d];
+  st[*d] *= *step;
+  return single(out, viewOffsets(out, st, base));
+}
+
+std::optional<Gather> concatGather(const eg::AttrList& a, const std::vector<Shape>& xs) {
+  auto dim = ops::attrInt(a, 0);
+  if (a.size() != 1 || !dim || xs.empty()) return std::nullopt;
+  auto d = ops::normDim(*dim, static_cast<int64_t>(xs[0].size()));
+  if (!d) return std::nullopt;
+  Shape out = xs[0];
+  out[*d] = 0;
+  for (const Shape& x : xs) {
+    if (x.size() != out.size()) return std::nullopt;
+    for (size_t k = 0; k < x.size(); ++k)
+      if (static_cast<int64_t>(k) != *d && x[k] != out[k]) return std::nullopt;
+    out[*d] += x[*d];
+  }
+  int64_t outer = numelOf(Shape(out.begin(), out.begin() + *d));
+  int64_t inner = numelOf(Shape(out.begin() + *d + 1, out.end()));
+  Gather g;
+  g.shape = out;
+  for (int64_t o = 0; o < outer; ++o)
+    for (uint32_t i = 0; i < xs.size(); ++i) {
+      int64_t block = xs[i][*d] * inner;
+      for (int64_t k = 0; k < block; ++k) {
+        g.child.push_back(i);
+        g.offset.push_back(o * block + k);
+      }
+    }
+  return g;
+}
+
+std::optional<Gather> permuteGather(const std::vector<int64_t>& p, const Shape& x) {
+  if (p.size() != x.size()) return std::nullopt;
+  std::vector<bool> seen(p.size(), false);
+  std::vector<int64_t> st = stridesOf(x), outSt(p.size());
+  Shape out(p.size());
+  for (size_t i = 0; i < p.size(); ++i) {
+    auto d = ops::normDim(p[i], static_cast<int64_t>(x.size()));
+    if (!d || seen[*d]) return std::nullopt;
+    seen[*d] = true;
+    out[i] = x[*d];
+    outSt[i] = st[*d];
+  }
+  return single(out, viewOffsets(out, outSt, 0));
+}
+
+std::optional<Gather> transposeGather(const eg::AttrList& a, const Shape& x) {
+  auto d0 = ops::attrInt(a, 0), d1 = ops::attrInt(a, 1);
+  int64_t r = static_cast<int64_t>(x.size());
+  if (a.size() != 2 || !d0 || !d1) return std::nullopt;
+  // A 0-d tensor transposes with dims 0/-1 as itself (ATen wraps dims to rank 1).
+  auto n0 = ops::normDim(*d0, std::max<int64_t>(r, 1)), n1 = ops::normDim(*d1, std::max<int64_t>(r, 1));
+  if (!n0 || !n1) return std::nullopt;
+  if (r == 0) return single({}, {0});
+  return permuteGather(ops::transposePerm(*n0, *n1, r), x);
+}
+
+std::optional<Gather> reshapeGather(const eg::AttrList& a, const Shape& x) {
+  const auto* s = ops::attrInts(a, 0);
+  if (a.size() != 1 || !s) return std::nullopt;
+  Shape out = *s;
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1 && infer < 0) infer = static_cast<int64_t>(i);
+    else if (out[i] < 0) return std::nullopt;
+    else known *= out[i];
+  }
+  int64_t n = numelOf(x);
+  if (infer >= 0) {
+    if (known == 0 || n % known) return std::nullopt;
+    out[infer] = n / known;
+  }
+  if (numelOf(out) != n) return std::nullopt;
+  std::vector<int64_t> offs(static_cast<size_t>(n));
+  std::iota(offs.begin(), offs.end(), 0);
+  return single(out, std::move(offs));
+}
+
+std::optional<Gather> expandGather(const eg::AttrList& a, const Shape& x) {
+  const auto* s = ops::attrInts(a, 0);
+  if (a.size() != 1 || !s || s->size() < x.size()) return std::nullopt;
+  Shape out = *s;
+  size_t lead = out.size() - x.size();
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1 && i >= lead) out[i] = x[i - lead];  // -1 keeps the size
+    if (out[i] < 0) return std::nullopt;
+  }
+  auto st = broadcastStrides(x, out);
+  if (!st) return std::nullopt;
+  return single(out, viewOffsets(out, *st, 0));
+}
+
+Tensor applyGather(const Gather& g, const std::vector<const Tensor*>& xs) {
+  Tensor out;
+  out.shape = g.shape;
+  out.data.resize(g.offset.size());
+  for (size_t i = 0; i < g.offset.size(); ++i) out.data[i] = xs[g.child[i]]->data[g.offset[i]];
+  return out;
+}
+
+// sum / rmax / rmin x1 ... xn: elementwise over same-shape tensors.
+template <class F>
+Result combine(const Inputs& in, F f) {
+  auto xs = tensors(in, -1);
+  if (!xs) return std::nullopt;
+  Tensor out = *(*xs)[0];
+  for (size_t i = 1; i < xs->size(); ++i) {
+    if ((*xs)[i]->shape != out.shape) return std::nullopt;
+    for (size_t k = 0; k < out.data.size(); ++k) out.data[k] = f(out.data[k], (*xs)[i]->data[k]);
+  }
+  return Value::of(std::move(out));
+}
+
+Result split(const eg::AttrList& a, const Inputs& in) {
+  auto xs = tensors(in, 1);
+  auto dim = ops::attrInt(a, 0);
+  const auto* sizes = ops::attrInts(a, 1);
+  if (!xs || a.size() != 2 || !dim || !sizes || sizes->empty()) return std::nullopt;
+  const Tensor& x = *(*xs)[0];
+  auto d = ops::normDim(*dim, x.rank());
+  if (!d) return std::nullopt;
+  int64_t total = 0;
+  for (int64_t s : *sizes) {
+    if (s < 0) return std::nullopt;
+    total += s;
+  }
+  if (total != x.shape[*d]) return std::nullopt;
+  std::vector<Tensor> parts;
+  int64_t off = 0;
+  for (int64_t s : *sizes) {
+    auto g = sliceGather({eg::Attr::integer(*d), eg::Attr::integer(off), eg::Attr::integer(off + s), eg::Attr::integer(1)},
+                         x.shape);
+    if (!g) return std::nullopt;
+    parts.push_back(applyGather(*g, {&x}));
+    off += s;
+  }
+  return Value::tupleOf(std::move(parts));
+}
+
+}  // namespace
+
+bool isGatherOp(eg::Symbol op) {
+  const GatherSyms& s = gs();
+  return op == s.slice || op == s.concat || op == s.transpose || op == s.permute || op == s.reshape || op == s.expand;
+}
+
+std::optional<Gather> gatherOf(const eg::ENode& n, const std::vector<Shape>& childShapes) {
+  const GatherSyms& s = gs();
+  const eg::AttrList& a = eg::attrs(n.attrs);
+  if (n.op == s.concat) return concatGather(a, childShapes);
+  if (childShapes.size() != 1) return std::nullopt;
+  const Shape& x = childShapes[0];
+  if (n.op == s.slice) return sliceGather(a, x);
+  if (n.op == s.transpose) return transposeGather(a, x);
+  if (n.op == s.permute) {
+    const auto* p = ops::attrInts(a, 0);
+    if (a.size() != 1 || !p) return std::nullopt;
+    return permuteGather(*p, x);
+  }
+  if (n.op == s.reshape) return reshapeGather(a, x);
+  if (n.op == s.expand) return expandGather(a, x);
+  return std::nullopt;
+}
+
+namespace detail {
+
+Result evalRearrange(const eg::ENode& n, const Inputs& in) {
+  const std::string& op = eg::symbolName(n.op);
+  const eg::AttrList& a = eg::attrs(n.attrs);
+  if (op == "sum") return a.empty() ? combine(in, [](double x, double y) { return x + y; }) : std::nullopt;
+  if (op == "rmax") return combine(in, [](double x, double y) { return std::max(x, y); });
+  if (op == "rmin") return combine(in, [](double x, double y) { return std::min(x, y); });
+  if (op == "split") return split(a, in);
+  if (op == "getitem") {
+    auto i = ops::attrInt(a, 0);
+    if (in.size() != 1 || a.size() != 1 || !i || !in[0].tuple || *i < 0 || *i >= static_cast<int64_t>(in[0].items.size()))
+      return std::nullopt;
+    return Value::of(in[0].items[*i]);
+  }
+  // The gathers.
+  auto xs = tensors(in, -1);
+  if (!xs) return std::nullopt;
+  std::vector<Shape> shapes;
+  for (const Tensor* t : *xs) shapes.push_back(t->shape);
+  auto g = gatherOf(n, shapes);
+  if (!g) return std::nullopt;
+  return Value::of(applyGather(*g, *xs));
+}
+
+}  // namespace detail
+}  // namespace tangle::interp

@@ -1,0 +1,76 @@
+// Random instances of a lemma's left-hand side: a fresh e-graph where the
+// pattern's variables are bound to random small terms (leaves, or concats /
+// sums / slices of leaves where a lemma looks inside its operands) and its
+// attribute variables to random values in range. Shapes come from a small
+// per-attempt alphabet of sizes so that concat pieces, product operands and
+// layer-norm weights line up often enough. An attempt fails (nullopt) when a
+// random choice does not type-check under ops::inferData.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "egraph/egraph.h"
+#include "validate/pattern_tree.h"
+
+namespace tangle::validate {
+
+using Shape = std::vector<int64_t>;
+
+class Gen {
+ public:
+  Gen(eg::EGraph& g, std::mt19937_64& rng);
+
+  // The pattern, built bottom-up; binds its variables.
+  std::optional<eg::Id> instantiate(const PatTree& p);
+  // Adds, for some slice[d, s, e, 1] x in the e-graph, the slices [0, s) and
+  // [e, size) of x (lemmas over tilings need the other pieces to exist).
+  void addComplementarySlices();
+
+  // Building blocks (also for per-lemma builders).
+  int64_t uniform(int64_t lo, int64_t hi);  // inclusive
+  bool chance(double p);
+  int64_t size();                           // a size from the attempt's alphabet
+  Shape randomShape();
+  eg::Id leaf(const Shape& s);               // a fresh f32 leaf "S.v<k>"
+  eg::Id constant(double v);
+  std::optional<eg::Id> node(const std::string& op, eg::AttrList attrs, std::vector<eg::Id> children);
+  std::optional<eg::Id> classTerm();                 // value of an unbound ?x
+  std::optional<std::vector<eg::Id>> listTerm();     // value of an unbound ?xs...
+  std::optional<eg::Attr> sampleAttr(const std::string& op, size_t pos, const eg::AttrList& filled,
+                                     const std::vector<eg::Id>& children);
+  const Shape* shapeOf(eg::Id c) const;
+  eg::EGraph& graph() { return g_; }
+  const Shape& base() const { return base_; }
+  int64_t varyDim() const { return vary_; }
+
+ private:
+  std::optional<eg::Id> build(const PatTree& p);
+  std::optional<eg::Id> concatOf(const Shape& s, int64_t d, const std::vector<int64_t>& sizes);
+  void remember(eg::Id c);
+
+  eg::EGraph& g_;
+  std::mt19937_64& rng_;
+  std::vector<int64_t> alphabet_;
+  Shape base_;
+  int64_t vary_ = 0;
+  std::vector<Shape> seen_;          // shapes of the classes built so far
+  std::vector<int64_t> lastSplit_;   // sizes along varyDim of the last list
+  int leaves_ = 0;
+  std::map<std::string, eg::Id> classes_;
+  std::map<std::string, eg::Attr> attrs_;
+  std::map<std::string, std::vector<eg::Id>> lists_;
+};
+
+// A hand-written instance builder for a lemma the generic generator cannot
+// reach (e.g. a constrained rule rooted at a bare variable).
+using Builder = std::function<std::optional<eg::Id>(Gen&)>;
+// Builders by lemma name (nullptr: use the generic one).
+const Builder* builderFor(const std::string& lemma);
+
+}  // namespace tangle::validate
