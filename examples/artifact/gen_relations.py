@@ -12,8 +12,26 @@ Paths inside the files are relative to the .rel file and point at the data
 folder beside the repository (../shared/data/entangle-artifact).
 """
 import os
+import re
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+DATA_ABS = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "data", "entangle-artifact"))
+
+
+def tensor_constants(path):
+    """Names of the `_tensor_constantK` attributes a dump reads (all hold 0, per the README)."""
+    try:
+        with open(path) as f:
+            return sorted(set(re.findall(r"\b(_tensor_constant\d+)\b", f.read())), key=lambda n: int(n[16:]))
+    except OSError:
+        return ["_tensor_constant0", "_tensor_constant1"]
+
+
+def constant_lines(spec_path, impl_path):
+    lines = [f"const S.{c} = 0" for c in tensor_constants(spec_path)]
+    lines += [f"const D*.{c} = 0" for c in tensor_constants(impl_path)]
+    return lines
+
 DATA = os.path.join("..", "..", "..", "..", "shared", "data", "entangle-artifact")  # from examples/artifact/<model>/
 
 
@@ -45,11 +63,9 @@ def gpt(n, layers):
     for k in range(5, 11):
         p = f"primals_{k + 12 * layers}"
         lines.append(f"S.{p} = D*.{p}")
+    lines += constant_lines(os.path.join(DATA_ABS, f"gpt/paral1_layer{layers}/fw.g0.r0.py"),
+                            os.path.join(DATA_ABS, f"gpt/paral{n}_layer{layers}/fw.g0.r0.py"))
     lines += [
-        "const S._tensor_constant0 = 0",
-        "const S._tensor_constant1 = 0",
-        "const D*._tensor_constant0 = 0",
-        "const D*._tensor_constant1 = 0",
         "",
         "output S.div_2",
         "expect S.div_2 = D*.div_2   # the loss",

@@ -127,7 +127,11 @@ struct EGraph::Impl {
       }
     } else if (!second.types.empty()) {
       bool ok = first.tuple == second.tuple && first.types.size() == second.types.size();
-      for (size_t i = 0; ok && i < first.types.size(); ++i) ok = compatible(first.types[i], second.types[i]);
+      // A known scalar constant is the same value whatever its dtype (0 == 0.0).
+      bool scalarConst = (first.constant || second.constant) && first.types.size() == 1 &&
+                         first.types[0].shape.empty() && second.types[0].shape.empty();
+      for (size_t i = 0; ok && !scalarConst && i < first.types.size(); ++i)
+        ok = compatible(first.types[i], second.types[i]);
       if (ok) {
         for (size_t i = 0; i < first.types.size(); ++i)
           if (first.types[i].dtype == DType::Unknown && second.types[i].dtype != DType::Unknown) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -43,6 +45,8 @@ class Inference {
     std::vector<int> targets = outputsOfInterest();
     outRels_.resize(spec_.nodes.size());
     isTarget_.assign(spec_.nodes.size(), 0);
+    deferredDepth_.assign(spec_.nodes.size(), 0);
+    deferredOrigin_.assign(spec_.nodes.size(), -1);
     for (int t : targets) isTarget_[t] = 1;
     strictOutputs_ = rel_.outputs.empty();
     std::vector<SpecOp> order = specOrder(targets);
@@ -60,6 +64,7 @@ class Inference {
       }
       auto failure = processOp(op, res.stats);
       ++res.stats.opsProcessed;
+      if (!failure) res.all.push_back(relationsOf(op.node));
       if (failure) {
         res.failure = std::move(failure);
         break;
@@ -86,6 +91,9 @@ class Inference {
   std::vector<std::vector<eg::Term>> rels_;               // computed clean relations per spec node
   std::vector<std::vector<eg::Term>> outRels_;            // graph outputs: relations over impl outputs only
   std::vector<char> isTarget_;
+  std::vector<size_t> deferredDepth_;  // > 0: carried as a non-clean expression (see InferOptions::maxDeferred)
+  std::vector<int> deferredOrigin_;    // first operator of that chain
+  std::unordered_set<int> inlined_;    // spec definitions already added to this operator's e-graph
   bool strictOutputs_ = false;                            // no `output` statement: outputs are the graph's
   std::vector<std::vector<const RelExpr*>> inputRels_;    // user relations per spec node
   std::unordered_map<int, double> specConsts_, implConsts_;
@@ -195,8 +203,19 @@ class Inference {
   }
 
   // The class of spec tensor `s`, merged with every relation known for it.
-  eg::Id addSpecTensor(eg::EGraph& g, int s, std::vector<int>& relTensors) {
+  // A tensor carried without a clean relation is also given its spec
+  // definition (over its own inputs, one level further), so that lemmas see
+  // its structure (e.g. the range mask a vocab-parallel gather is guarded by).
+  eg::Id addSpecTensor(eg::EGraph& g, int s, std::vector<int>& relTensors, int inlineDepth = 0) {
     eg::Id leaf = addLeaf(g, spec_, s);
+    const LNode& n = spec_.nodes[s];
+    bool inlineDef = (deferredDepth_[s] > 0 || inlineDepth > 0) && !n.isInput && inputRels_[s].empty() &&
+                     !n.def.nodes.empty() && !n.tuple() && inlined_.insert(s).second;
+    if (inlineDef) {
+      int depth = deferredDepth_[s] > 0 ? 1 : inlineDepth - 1;
+      for (int o : n.operands) addSpecTensor(g, spec_.resolve(o), relTensors, depth);
+      if (auto def = addDefinition(g, spec_, s)) g.merge(leaf, *def);
+    }
     for (const RelExpr* e : inputRels_[s]) {
       g.merge(leaf, addRelExpr(g, *e, spec_, impl_));
       collectImplTensors(*e, relTensors);
@@ -292,6 +311,7 @@ class Inference {
 
   std::optional<Failure> processOp(const SpecOp& op, InferStats& stats) {
     ++epoch_;
+    inlined_.clear();
     auto start = Clock::now();
     eg::EGraph g(ops::inferData);
     std::vector<int> relTensors;
@@ -362,16 +382,58 @@ class Inference {
       std::vector<int> used;
       for (auto& t : clean) collectImplTensors(t, used);
       for (int d : used) addToRel(d, frontier);
+      // Beyond Listing 3: an explored tensor that some expression of the
+      // output (clean or not) uses is related too, e.g. the range masks a
+      // vocab-parallel lookup is built from. Affects completeness only.
+      std::vector<char> below = descendants(g, root);
+      for (int u : explored)
+        if (relStamp_[u] != epoch_) {
+          eg::Id c = g.find(addLeaf(g, impl_, u));
+          if (c < below.size() && below[c]) addToRel(u, frontier);
+        }
     }
     g.rebuild();
     eg::Extractor ex(g, [](const eg::EGraph&, const eg::ENode& n) { return ops::isCleanNode(n); });
     clean = ex.alternatives(root, opts_.maxRelationsPerTensor);
+    // Developer aid: TANGLE_DUMP_EGRAPH=<spec tensor> prints that operator's e-graph.
+    if (const char* dump = std::getenv("TANGLE_DUMP_EGRAPH"); dump && spec_.nodes[op.node].name == std::string("S.") + dump) {
+      std::fprintf(stderr, "e-graph of %s (root e%u):\n", dump, g.find(root));
+      for (eg::Id c : g.classIds()) {
+        const auto* t = g.data(c).tensor();
+        std::fprintf(stderr, "  e%u %s:", c, t ? toString(*t).c_str() : "");
+        for (const auto& n : g.eclass(c).nodes) std::fprintf(stderr, " %s", eg::toString(n).c_str());
+        std::fprintf(stderr, "\n");
+      }
+    }
     stats.enodesMax = std::max(stats.enodesMax, g.numNodes());
     stats.enodesTotal += g.numNodes();
     stats.exploredImplNodes += explored.size();
     for (auto& c : g.conflicts()) stats.conflicts.push_back(spec_.nodes[op.node].name + ": " + c);
+    size_t depth = 0;
+    int origin = op.reported;
+    for (int s : op.reads) {
+      int r = spec_.resolve(s);
+      if (deferredDepth_[r] > depth) depth = deferredDepth_[r];
+      if (deferredDepth_[r] > 0 && (origin == op.reported || deferredOrigin_[r] < origin)) origin = deferredOrigin_[r];
+    }
+    if (clean.empty() && !limitHit && !isTarget_[op.node] && depth < opts_.maxDeferred) {
+      // Carry the value as a non-clean expression over implementation tensors.
+      eg::Extractor any(g, [this](const eg::EGraph&, const eg::ENode& n) { return !isSpecLeaf(n); });
+      if (auto t = any.best(root)) {
+        rels_[op.node] = {*t};
+        deferredDepth_[op.node] = depth + 1;
+        deferredOrigin_[op.node] = origin;
+        return std::nullopt;
+      }
+    }
     if (clean.empty()) {
       Failure f = failureFor(op, g);
+      if (depth > 0) {  // blame the first operator of the unresolved chain
+        f.gaveUpAt = op.reported;
+        f.node = f.tensor = origin;
+        f.inputRelations.clear();
+        for (int s : spec_.nodes[origin].operands) f.inputRelations.push_back(relationsOf(spec_.resolve(s)));
+      }
       f.limitReached = limitHit;
       f.nearbyImpl = explored;
       f.reason = limitHit ? "a search limit was reached before a clean expression was found"
@@ -397,6 +459,32 @@ class Inference {
     return std::nullopt;
   }
 
+  // Classes reachable from `root` through e-node children (by canonical id).
+  static std::vector<char> descendants(const eg::EGraph& g, eg::Id root) {
+    std::vector<char> seen(g.numIds(), 0);
+    std::vector<eg::Id> stack{g.find(root)};
+    seen[stack.back()] = 1;
+    while (!stack.empty()) {
+      eg::Id c = stack.back();
+      stack.pop_back();
+      for (const eg::ENode& n : g.eclass(c).nodes)
+        for (eg::Id k : n.children) {
+          eg::Id kc = g.find(k);
+          if (!seen[kc]) {
+            seen[kc] = 1;
+            stack.push_back(kc);
+          }
+        }
+    }
+    return seen;
+  }
+
+  static bool isSpecLeaf(const eg::ENode& n) {
+    if (n.op != ops::syms().tensor) return false;
+    const std::string& name = eg::symbolName(static_cast<eg::Symbol>(eg::attrs(n.attrs)[0].i));
+    return name.rfind("S.", 0) == 0;
+  }
+
   bool isImplOutputLeaf(const eg::ENode& n) const {
     const std::string& name = eg::symbolName(static_cast<eg::Symbol>(eg::attrs(n.attrs)[0].i));
     if (name.rfind("S.", 0) == 0) return false;
@@ -418,6 +506,7 @@ class Inference {
     tr.node = s;
     tr.tensor = spec_.nodes[s].name;
     tr.exprs = rels_[s];
+    tr.deferred = deferredDepth_[s] > 0;
     if (tr.exprs.empty() && !inputRels_[s].empty()) {
       // Input relations are shown through a scratch e-graph so they print like the others.
       eg::EGraph scratch(ops::inferData);

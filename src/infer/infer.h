@@ -26,6 +26,12 @@ struct InferOptions {
   double operatorSeconds = 60;      // per spec operator
   double totalSeconds = 1800;       // whole run; past it the verdict is inconclusive
   size_t maxRelationsPerTensor = 8; // clean expressions kept per spec tensor (smallest first)
+  // A spec intermediate with no clean relation (e.g. a mask over the full
+  // vocabulary that no rank computes) may be carried as a non-clean
+  // expression over implementation tensors for up to this many consecutive
+  // operators, waiting for a consumer that is clean again (e.g. the masked
+  // lookup the mask feeds). Outputs must always be clean; 0 disables this.
+  size_t maxDeferred = 8;
 };
 
 // Parses `option key = value` entries into options; unknown keys are InputErrors.
@@ -44,11 +50,13 @@ struct TensorRelations {
   int node = -1;                  // spec LNode
   std::string tensor;             // "S.x"
   std::vector<eg::Term> exprs;    // clean expressions, smallest first
+  bool deferred = false;          // exprs is one non-clean expression (InferOptions::maxDeferred)
 };
 
 struct Failure {
   int node = -1;                  // the spec operator (for a getitem: the tuple producer)
   int tensor = -1;                // the spec tensor left without a clean relation
+  int gaveUpAt = -1;              // when deferred: the operator where the search stopped
   bool limitReached = false;      // the search stopped at a limit: inconclusive, not a violation
   std::string reason;
   std::vector<TensorRelations> inputRelations;  // known relations of the operator's inputs
@@ -74,6 +82,7 @@ struct InferStats {
 struct InferResult {
   Verdict verdict = Verdict::Refines;
   std::vector<TensorRelations> outputs;           // R_o: one entry per spec output of interest
+  std::vector<TensorRelations> all;               // every spec tensor processed, in order (R)
   std::optional<Failure> failure;
   std::vector<ExpectationResult> expectations;
   InferStats stats;

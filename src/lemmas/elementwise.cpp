@@ -27,9 +27,8 @@ Apply unaryOverConcat(eg::Symbol sym, size_t nAttrs) {
 // D is d in the broadcast result, and y_i is y itself when y broadcasts along
 // D (no such dim, or size 1), else y's pieces with the same split (the
 // children of a matching concat of y, or new slices of y).
-Apply binaryOverConcat(eg::Symbol sym, bool concatOnLeft, size_t nAttrs = 0) {
-  return [sym, concatOnLeft, nAttrs](EGraph& g, const Match& m) -> std::optional<Id> {
-    AttrList attrs = boundAttrs(m.subst, nAttrs);
+Apply binaryOverConcat(eg::Symbol sym, bool concatOnLeft) {
+  return [sym, concatOnLeft](EGraph& g, const Match& m) -> std::optional<Id> {
     const auto& xs = m.subst.list("xs");
     int64_t d = m.subst.integer("d");
     Id y = m.subst.cls("y");
@@ -55,7 +54,7 @@ Apply binaryOverConcat(eg::Symbol sym, bool concatOnLeft, size_t nAttrs = 0) {
     }
     std::vector<Id> parts;
     for (size_t i = 0; i < xs.size(); ++i) {
-      auto r = concatOnLeft ? make(g, sym, attrs, {xs[i], ys[i]}) : make(g, sym, attrs, {ys[i], xs[i]});
+      auto r = concatOnLeft ? make(g, sym, {}, {xs[i], ys[i]}) : make(g, sym, {}, {ys[i], xs[i]});
       if (!r) return std::nullopt;
       parts.push_back(*r);
     }
@@ -130,15 +129,6 @@ void addElementwiseLemmas(std::vector<Lemma>& out) {
     out.push_back(applier(f + "-concat-rhs", f + "(y, concat[d](x1..xn)) = concat[d](" + f + "(y_i, x_i)), as -lhs",
                           "(" + f + " ?y (concat[?d] ?xs...))", binaryOverConcat(b.sym, false)));
   }
-  // masked_fill[v](x, mask): elementwise in (x, mask) with mask broadcasting.
-  eg::Symbol maskedFill = eg::intern("masked_fill");
-  out.push_back(applier("masked_fill-concat-lhs",
-                        "masked_fill[v](concat[d](xs), mask) = concat[d](masked_fill[v](x_i, mask_i)), mask_i = mask if it "
-                        "broadcasts along d, else its pieces",
-                        "(masked_fill[?a0] (concat[?d] ?xs...) ?y)", binaryOverConcat(maskedFill, true, 1)));
-  out.push_back(applier("masked_fill-concat-rhs",
-                        "masked_fill[v](x, concat[d](masks)) = concat[d](masked_fill[v](x_i, mask_i)), x split alike",
-                        "(masked_fill[?a0] ?y (concat[?d] ?xs...))", binaryOverConcat(maskedFill, false, 1)));
   out.push_back(applier("mul-sum-lhs", "mul(sum(xs), y) = sum(mul(x_i, y))", "(mul (sum ?xs...) ?y)", overSum(o.mul, true)));
   out.push_back(applier("mul-sum-rhs", "mul(y, sum(xs)) = sum(mul(y, x_i))", "(mul ?y (sum ?xs...))", overSum(o.mul, false)));
   out.push_back(applier("div-sum", "div(sum(xs), y) = sum(div(x_i, y))", "(div (sum ?xs...) ?y)", overSum(o.div, true)));

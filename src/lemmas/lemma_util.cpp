@@ -179,6 +179,7 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addNormLemmas(t);
     detail::addModelLemmas(t);
     detail::addRegroupLemmas(t);
+    detail::addVocabLemmas(t);
     std::unordered_map<std::string, int> seen;
     for (const Lemma& l : t)
       if (seen[l.rule.name]++) throw std::logic_error("duplicate lemma name " + l.rule.name);

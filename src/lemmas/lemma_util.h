@@ -73,5 +73,6 @@ void addMatmulLemmas(std::vector<Lemma>& out);
 void addNormLemmas(std::vector<Lemma>& out);
 void addModelLemmas(std::vector<Lemma>& out);
 void addRegroupLemmas(std::vector<Lemma>& out);
+void addVocabLemmas(std::vector<Lemma>& out);
 
 }  // namespace tangle::lemmas::detail

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "lower/canon_model.h"
 #include "ops/ops.h"
 #include "ops/shape.h"
 
@@ -638,16 +639,6 @@ bool Canon::known() {
       c.emit("dropout", {Attr::real(p), Attr::boolean(train)}, {x});
       return true;
     });
-    m.emplace("aten.masked_fill", [](Canon& c) {
-      if (c.overload != "Scalar") return false;
-      Ref x = tensorRef(c.tensorArg(0, "self", "self"));
-      Ref mask = tensorRef(c.tensorArg(1, "mask", "mask"));
-      const Value* v = c.arg(2, "value");
-      auto num = v ? number(*v) : std::nullopt;
-      if (!num) c.fail("masked_fill value must be a number");
-      c.emit("masked_fill", {Attr::real(*num)}, {x, mask});
-      return true;
-    });
     m.emplace("aten._softmax", [](Canon& c) { return c.softmax(true); });
     m.emplace("aten.softmax", [](Canon& c) { return c.softmax(false); });
     m.emplace("aten.sum", [](Canon& c) {
@@ -678,7 +669,9 @@ bool Canon::known() {
 }
 
 void Canon::run() {
-  if (!known()) opaque();
+  if (known()) return;
+  out = CanonTerm{};
+  if (!canonicalizeModelOp(g, id, base, overload, out)) opaque();
 }
 
 }  // namespace

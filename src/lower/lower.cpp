@@ -173,11 +173,17 @@ class Lowerer {
   // A tuple-valued node has no annotation of its own: its element types are
   // those of the getitem nodes that read it.
   void fillTupleTypes(int gi, const Graph& g) {
+    std::vector<char> inferable(g.size(), 0);  // known ops type their tuples completely themselves
+    for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id) {
+      int l = lnodeOf(gi, id);
+      if (l >= 0 && !lg_.nodes[l].def.nodes.empty() && ops::find(lg_.nodes[l].def.nodes.back().op))
+        inferable[static_cast<size_t>(id)] = 1;
+    }
     for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id) {
       const Node& n = g.node(id);
       if (n.op != "getitem" || !n.type || n.args.size() != 2 || !n.args[0].isTensor()) continue;
       auto* k = std::get_if<int64_t>(&n.args[1].v);
-      if (!k || *k < 0) continue;
+      if (!k || *k < 0 || inferable[static_cast<size_t>(std::get<TensorRef>(n.args[0].v).node)]) continue;
       LNode& tup = lg_.nodes[lnodeOf(gi, std::get<TensorRef>(n.args[0].v).node)];
       tup.data.tuple = true;
       if (tup.data.types.size() <= static_cast<size_t>(*k)) tup.data.types.resize(static_cast<size_t>(*k) + 1);
@@ -313,6 +319,9 @@ class Lowerer {
         if (++guard > lg_.nodes.size()) throw nodeError(lg_.origin(static_cast<int>(i)), "alias cycle");
       }
       lg_.nodes[i].aliasOf = a;
+      // An untyped value (get_attr) takes the type its typed aliases annotate.
+      if (a >= 0 && lg_.nodes[a].data.types.empty() && !lg_.nodes[i].data.types.empty())
+        lg_.nodes[a].data = lg_.nodes[i].data;
     }
   }
 

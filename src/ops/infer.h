@@ -45,7 +45,12 @@ Data inferBinary(const eg::EGraph&, const eg::ENode&);
 
 // Model-level ops (infer_model.cpp)
 Data inferDropout(const eg::EGraph&, const eg::ENode&);
-Data inferMaskedFill(const eg::EGraph&, const eg::ENode&);
+Data inferWhere(const eg::EGraph&, const eg::ENode&);
+Data inferCompare(const eg::EGraph&, const eg::ENode&);
+Data inferIndexRows(const eg::EGraph&, const eg::ENode&);
+Data inferGatherRows(const eg::EGraph&, const eg::ENode&);
+Data inferMaxDim(const eg::EGraph&, const eg::ENode&);
+Data inferCrossRank(const eg::EGraph&, const eg::ENode&);
 
 // Linear algebra (infer_linalg.cpp)
 Data inferMm(const eg::EGraph&, const eg::ENode&);

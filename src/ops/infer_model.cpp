@@ -14,14 +14,73 @@ Data inferDropout(const eg::EGraph& g, const eg::ENode& n) {
   return d;
 }
 
-// masked_fill[v] x mask: x where mask is false, v where true; mask broadcasts to x.
-Data inferMaskedFill(const eg::EGraph& g, const eg::ENode& n) {
+// where(cond, a, b): a where cond, else b; all three broadcast. The dtype is
+// that of the tensor operand(s) among a, b (0-d constants do not decide it).
+Data inferWhere(const eg::EGraph& g, const eg::ENode& n) {
+  if (n.children.size() != 3) return std::nullopt;
+  const TensorType *c = childTensor(g, n, 0), *a = childTensor(g, n, 1), *b = childTensor(g, n, 2);
+  if (!c || !a || !b) return std::nullopt;
+  auto ab = broadcastShapes(a->shape, b->shape);
+  if (!ab) return std::nullopt;
+  auto shape = broadcastShapes(c->shape, *ab);
+  if (!shape) return std::nullopt;
+  bool weakA = g.data(n.children[1]).constant && a->shape.empty();
+  bool weakB = g.data(n.children[2]).constant && b->shape.empty();
+  DType dt = weakA && !weakB ? b->dtype : weakB && !weakA ? a->dtype : promote(a->dtype, b->dtype);
+  return tensorData(dt, std::move(*shape));
+}
+
+// lt/le/gt/ge/eq/ne and or/and: broadcasting, boolean result.
+Data inferCompare(const eg::EGraph& g, const eg::ENode& n) {
+  const TensorType *a = childTensor(g, n, 0), *b = childTensor(g, n, 1);
+  if (!a || !b || n.children.size() != 2) return std::nullopt;
+  auto shape = broadcastShapes(a->shape, b->shape);
+  if (!shape) return std::nullopt;
+  return tensorData(DType::Bool, std::move(*shape));
+}
+
+// index_rows(w, idx) = w[idx]: idx.shape + w.shape[1:].
+Data inferIndexRows(const eg::EGraph& g, const eg::ENode& n) {
+  const TensorType *w = childTensor(g, n, 0), *idx = childTensor(g, n, 1);
+  if (!w || !idx || n.children.size() != 2 || w->rank() < 1) return std::nullopt;
+  Shape s = idx->shape;
+  s.insert(s.end(), w->shape.begin() + 1, w->shape.end());
+  return tensorData(w->dtype, std::move(s));
+}
+
+// gather_rows(x, idx) = x[arange(N), idx]: x [N, V], idx [N] -> [N].
+Data inferGatherRows(const eg::EGraph& g, const eg::ENode& n) {
+  const TensorType *x = childTensor(g, n, 0), *idx = childTensor(g, n, 1);
+  if (!x || !idx || n.children.size() != 2 || x->rank() != 2 || idx->rank() != 1 || idx->shape[0] != x->shape[0])
+    return std::nullopt;
+  return tensorData(x->dtype, {x->shape[0]});
+}
+
+// max_dim[d, keep] x -> (values, indices).
+Data inferMaxDim(const eg::EGraph& g, const eg::ENode& n) {
   const TensorType* x = childTensor(g, n, 0);
-  const TensorType* mask = childTensor(g, n, 1);
-  if (!x || !mask || n.children.size() != 2 || eg::attrs(n.attrs).size() != 1) return std::nullopt;
-  auto shape = broadcastShapes(x->shape, mask->shape);
-  if (!shape || *shape != x->shape) return std::nullopt;
-  return tensorData(x->dtype, x->shape);
+  const auto& a = eg::attrs(n.attrs);
+  auto d = attrInt(a, 0);
+  if (!x || n.children.size() != 1 || a.size() != 2 || !d || *d < 0 || *d >= x->rank()) return std::nullopt;
+  Shape s = x->shape;
+  if (a[1].i) s[*d] = 1;
+  else s.erase(s.begin() + *d);
+  eg::ClassData out;
+  out.tuple = true;
+  out.types = {TensorType{x->dtype, s}, TensorType{DType::I64, s}};
+  return out;
+}
+
+// rmax/rmin x1..xn: elementwise max/min of same-shape tensors (all_reduce max/min).
+Data inferCrossRank(const eg::EGraph& g, const eg::ENode& n) {
+  if (n.children.empty() || !eg::attrs(n.attrs).empty()) return std::nullopt;
+  const TensorType* first = childTensor(g, n, 0);
+  if (!first) return std::nullopt;
+  for (size_t i = 1; i < n.children.size(); ++i) {
+    const TensorType* t = childTensor(g, n, i);
+    if (!t || t->shape != first->shape) return std::nullopt;
+  }
+  return tensorData(first->dtype, first->shape);
 }
 
 }  // namespace tangle::ops::detail

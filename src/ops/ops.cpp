@@ -58,7 +58,21 @@ constexpr OpInfo kOps[] = {
     {"apex_layer_norm", false, inferLayerNorm},    // apex fused_layer_norm_affine_fwd: stats flattened to [n1]
     // model-level ops
     {"dropout", false, inferDropout},
-    {"masked_fill", false, inferMaskedFill},  // masked_fill[v] x mask     // dropout[p, train] x -> (out, mask); see lemmas/model.cpp
+    {"where", false, inferWhere},         // where c a b  (masked_fill, boolean-mask index_put)
+    {"lt", false, inferCompare},
+    {"le", false, inferCompare},
+    {"gt", false, inferCompare},
+    {"ge", false, inferCompare},
+    {"eq", false, inferCompare},
+    {"ne", false, inferCompare},
+    {"or", false, inferCompare},
+    {"and", false, inferCompare},
+    {"index_rows", false, inferIndexRows},    // index_rows w idx = w[idx] (embedding)
+    {"gather_rows", false, inferGatherRows},  // gather_rows x idx = x[arange(N), idx]
+    {"max_dim", false, inferMaxDim},          // max_dim[d, keep] x -> (values, indices)
+    // cross-rank combines of an all_reduce other than sum: clean like sum
+    {"rmax", true, inferCrossRank},
+    {"rmin", true, inferCrossRank},     // dropout[p, train] x -> (out, mask); see lemmas/model.cpp
 };
 
 struct Registry {

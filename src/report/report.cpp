@@ -58,11 +58,21 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
     for (auto& o : r.outputs)
       for (auto& e : o.exprs) out << "  " << o.tensor << " = " << formatTerm(e) << "\n";
   }
+  if (info.allRelations) {
+    out << "relations found (R, in spec order):\n";
+    for (auto& t : r.all)
+      for (auto& e : t.exprs)
+        out << "  " << t.tensor << (t.deferred ? " ~ " : " = ") << formatTerm(e) << (t.deferred ? "   (not clean)" : "")
+            << "\n";
+  }
   if (r.failure) {
     const Failure& f = *r.failure;
     out << "failing operator: " << describe(spec, f.node) << "\n";
     if (auto src = sourceComment(spec, f.node); !src.empty()) out << "  source: " << src << "\n";
     out << "  output " << spec.node(f.tensor).name << " " << typeOf(spec, f.tensor) << ": " << f.reason << "\n";
+    if (f.gaveUpAt >= 0)
+      out << "  (carried as a non-clean expression until " << describe(spec, f.gaveUpAt)
+          << ", where the search stopped)\n";
     out << "  known relations of its inputs:\n";
     for (auto& in : f.inputRelations) {
       if (in.exprs.empty()) out << "    " << in.tensor << " = (none)\n";
@@ -133,6 +143,7 @@ nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph
                     {"location", location(spec, f.node)},
                     {"source", sourceComment(spec, f.node)},
                     {"reason", f.reason},
+                    {"gave_up_at", f.gaveUpAt >= 0 ? json(spec.node(f.gaveUpAt).name) : json(nullptr)},
                     {"limit_reached", f.limitReached},
                     {"input_relations", inputs},
                     {"nearby_impl", nearby}};

@@ -16,6 +16,7 @@ struct RunInfo {
   std::string specPath;
   std::vector<std::string> implPaths;
   double importSeconds = 0;
+  bool allRelations = false;  // text report: also list the relation of every spec tensor
 };
 
 std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& impl, const RunInfo& info);

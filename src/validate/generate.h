@@ -38,6 +38,8 @@ class Gen {
   int64_t size();                           // a size from the attempt's alphabet
   Shape randomShape();
   eg::Id leaf(const Shape& s);               // a fresh f32 leaf "S.v<k>"
+  eg::Id intLeaf(const Shape& s, int64_t lo, int64_t hi);  // a fresh i64 leaf with contents in [lo, hi)
+  const std::map<std::string, std::pair<int64_t, int64_t>>& intLeaves() const { return intLeaves_; }
   eg::Id constant(double v);
   std::optional<eg::Id> node(const std::string& op, eg::AttrList attrs, std::vector<eg::Id> children);
   std::optional<eg::Id> classTerm();                 // value of an unbound ?x
@@ -62,6 +64,7 @@ class Gen {
   std::vector<Shape> seen_;          // shapes of the classes built so far
   std::vector<int64_t> lastSplit_;   // sizes along varyDim of the last list
   int leaves_ = 0;
+  std::map<std::string, std::pair<int64_t, int64_t>> intLeaves_;
   std::map<std::string, eg::Id> classes_;
   std::map<std::string, eg::Attr> attrs_;
   std::map<std::string, std::vector<eg::Id>> lists_;

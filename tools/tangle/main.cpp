@@ -1,5 +1,6 @@
 // The tangle command line: flags -> a CheckRequest -> library calls -> report.
 // Exit codes: 0 refines, 1 violation, 2 bad input or usage, 3 inconclusive.
+#include <chrono>
 #include <fstream>
 #include <iostream>
 
@@ -7,11 +8,12 @@
 
 #include "driver/check.h"
 #include "lemmas/lemmas.h"
+#include "validate/validate.h"
 
 namespace {
 
 int check(const std::vector<std::string>& positional, const std::vector<std::string>& impl,
-          const std::string& relation, const std::string& jsonOut) {
+          const std::string& relation, const std::string& jsonOut, bool allRelations) {
   tangle::CheckRequest req;
   req.implPaths = impl;
   if (!relation.empty()) {
@@ -24,6 +26,7 @@ int check(const std::vector<std::string>& positional, const std::vector<std::str
     req.relationPath = positional[0];
   }
   auto run = tangle::runCheck(req);
+  run->info.allRelations = allRelations;
   std::cout << tangle::textReport(run->result, *run->specL, *run->implL, run->info);
   if (!jsonOut.empty()) {
     std::ofstream f(jsonOut);
@@ -38,6 +41,15 @@ int listLemmas() {
   return 0;
 }
 
+// Exit 0 when every lemma is proved or tested, 1 when one failed or stayed unvalidated.
+int validateLemmas(const tangle::validate::Options& opts) {
+  auto start = std::chrono::steady_clock::now();
+  auto results = tangle::validate::validateLemmas(tangle::lemmas::lemmaTable(), opts);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << tangle::validate::formatReport(results, secs);
+  return tangle::validate::allValidated(results) ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -45,12 +57,22 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<std::string> positional, impl;
   std::string relation, jsonOut;
+  bool allRelations = false;
   auto* checkCmd = app.add_subcommand("check", "check that the implementation refines the spec");
   checkCmd->add_option("files", positional, "REL, or SPEC with --relation");
   checkCmd->add_option("--impl", impl, "implementation graphs, one per rank, in rank order");
   checkCmd->add_option("--relation,-r", relation, "relation file (input relation, expectations, options)");
   checkCmd->add_option("--json", jsonOut, "also write the report as JSON to this file");
+  checkCmd->add_flag("--relations", allRelations, "also print the relation found for every spec tensor");
   auto* lemmasCmd = app.add_subcommand("lemmas", "list the lemma library");
+  bool validate = false;
+  tangle::validate::Options validateOpts;
+  lemmasCmd->add_flag("--validate", validate,
+                      "check every lemma on random instances (Z3 proofs for rearrangements); exit 1 on a failure");
+  lemmasCmd->add_option("--seed", validateOpts.seed, "random seed of --validate")->capture_default_str();
+  lemmasCmd->add_option("--cases", validateOpts.cases, "instances per lemma for --validate")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -60,8 +82,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (*checkCmd) return check(positional, impl, relation, jsonOut);
-    if (*lemmasCmd) return listLemmas();
+    if (*checkCmd) return check(positional, impl, relation, jsonOut, allRelations);
+    if (*lemmasCmd) return validate ? validateLemmas(validateOpts) : listLemmas();
   } catch (const tangle::InputError& e) {
     std::cerr << e.what() << "\n";
     return 2;

@@ -1,0 +1,151 @@
+// Model-level ops: dropout, where, comparisons and masks, index lookups, max_dim.
+#include <bit>
+#include <cmath>
+
+#include "interp/detail.h"
+#include "ops/shape.h"
+
+namespace tangle::interp::detail {
+
+namespace {
+
+// dropout[p, train] x -> (out, keep mask). Modelled as a deterministic
+// elementwise function of the value (the spec and the implementation draw the
+// same mask for the same element, the lemmas' assumption): an element is kept
+// when a hash of its bits is >= p; kept elements are scaled by 1 / (1 - p).
+// Not training: (x, ones).
+Result dropout(const eg::AttrList& a, const Inputs& in) {
+  auto xs = tensors(in, 1);
+  auto p = ops::attrNumber(a, 0);
+  auto train = ops::attrBool(a, 1);
+  if (!xs || a.size() != 2 || !p || !train || *p < 0 || *p > 1) return std::nullopt;
+  Tensor out = *(*xs)[0], mask = Tensor::filled(out.shape, 1);
+  if (!*train) return Value::tupleOf({std::move(out), std::move(mask)});
+  for (size_t i = 0; i < out.data.size(); ++i) {
+    uint64_t h = std::bit_cast<uint64_t>(out.data[i]) * 0x9e3779b97f4a7c15ULL;
+    h ^= h >> 29;
+    double u = static_cast<double>(h >> 11) / 9007199254740992.0;  // [0, 1)
+    bool keep = u >= *p;
+    mask.data[i] = keep ? 1 : 0;
+    out.data[i] = keep && *p < 1 ? out.data[i] / (1 - *p) : 0;
+  }
+  return Value::tupleOf({std::move(out), std::move(mask)});
+}
+
+// where(c, a, b) = c != 0 ? a : b, the three broadcast together.
+Result where(const Inputs& in) {
+  auto xs = tensors(in, 3);
+  if (!xs) return std::nullopt;
+  const Tensor &c = *(*xs)[0], &a = *(*xs)[1], &b = *(*xs)[2];
+  auto ab = broadcast(a.shape, b.shape);
+  auto shape = ab ? broadcast(c.shape, *ab) : std::nullopt;
+  if (!shape) return std::nullopt;
+  auto oc = viewOffsets(*shape, *broadcastStrides(c.shape, *shape), 0);
+  auto oa = viewOffsets(*shape, *broadcastStrides(a.shape, *shape), 0);
+  auto ob = viewOffsets(*shape, *broadcastStrides(b.shape, *shape), 0);
+  Tensor out = Tensor::filled(*shape, 0);
+  for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = c.data[oc[i]] != 0 ? a.data[oa[i]] : b.data[ob[i]];
+  return Value::of(std::move(out));
+}
+
+// lt/le/gt/ge/eq/ne, or/and: broadcasting, 1.0 for true and 0.0 for false.
+Result compare(const std::string& op, const Inputs& in) {
+  auto xs = tensors(in, 2);
+  if (!xs) return std::nullopt;
+  const Tensor &x = *(*xs)[0], &y = *(*xs)[1];
+  auto shape = broadcast(x.shape, y.shape);
+  if (!shape) return std::nullopt;
+  auto ox = viewOffsets(*shape, *broadcastStrides(x.shape, *shape), 0);
+  auto oy = viewOffsets(*shape, *broadcastStrides(y.shape, *shape), 0);
+  Tensor out = Tensor::filled(*shape, 0);
+  for (size_t i = 0; i < out.data.size(); ++i) {
+    double u = x.data[ox[i]], v = y.data[oy[i]];
+    bool r = op == "lt" ? u < v : op == "le" ? u <= v : op == "gt" ? u > v : op == "ge" ? u >= v
+           : op == "eq" ? u == v : op == "ne" ? u != v : op == "or" ? (u != 0 || v != 0) : (u != 0 && v != 0);
+    out.data[i] = r ? 1 : 0;
+  }
+  return Value::of(std::move(out));
+}
+
+// An index value: integral and in [0, n) (PyTorch raises otherwise).
+std::optional<int64_t> indexIn(double v, int64_t n) {
+  if (v != std::floor(v) || v < 0 || v >= static_cast<double>(n)) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
+
+// index_rows(w, idx) = w[idx]: idx.shape + w.shape[1:].
+Result indexRows(const Inputs& in) {
+  auto xs = tensors(in, 2);
+  if (!xs || (*xs)[0]->rank() < 1) return std::nullopt;
+  const Tensor &w = *(*xs)[0], &idx = *(*xs)[1];
+  int64_t row = w.shape[0] == 0 ? 0 : w.numel() / w.shape[0];
+  Shape s = idx.shape;
+  s.insert(s.end(), w.shape.begin() + 1, w.shape.end());
+  Tensor out = Tensor::filled(s, 0);
+  for (size_t i = 0; i < idx.data.size(); ++i) {
+    auto r = indexIn(idx.data[i], w.shape[0]);
+    if (!r) return std::nullopt;
+    std::copy_n(w.data.begin() + *r * row, row, out.data.begin() + static_cast<int64_t>(i) * row);
+  }
+  return Value::of(std::move(out));
+}
+
+// gather_rows(x [N, V], idx [N]) = x[arange(N), idx] -> [N].
+Result gatherRows(const Inputs& in) {
+  auto xs = tensors(in, 2);
+  if (!xs) return std::nullopt;
+  const Tensor &x = *(*xs)[0], &idx = *(*xs)[1];
+  if (x.rank() != 2 || idx.rank() != 1 || idx.shape[0] != x.shape[0]) return std::nullopt;
+  Tensor out = Tensor::filled({x.shape[0]}, 0);
+  for (int64_t n = 0; n < x.shape[0]; ++n) {
+    auto c = indexIn(idx.data[n], x.shape[1]);
+    if (!c) return std::nullopt;
+    out.data[n] = x.data[n * x.shape[1] + *c];
+  }
+  return Value::of(std::move(out));
+}
+
+// max_dim[d, keep] x -> (values, indices of the first maximum).
+Result maxDim(const eg::AttrList& a, const Inputs& in) {
+  auto xs = tensors(in, 1);
+  auto dim = ops::attrInt(a, 0);
+  auto keep = ops::attrBool(a, 1);
+  if (!xs || a.size() != 2 || !dim || !keep) return std::nullopt;
+  const Tensor& x = *(*xs)[0];
+  auto d = ops::normDim(*dim, x.rank());
+  if (!d || x.shape[*d] == 0) return std::nullopt;
+  int64_t len = x.shape[*d], inner = numelOf(Shape(x.shape.begin() + *d + 1, x.shape.end()));
+  int64_t outer = x.numel() / (len * std::max<int64_t>(inner, 1));
+  Shape s = x.shape;
+  if (*keep) s[*d] = 1;
+  else s.erase(s.begin() + *d);
+  Tensor vals = Tensor::filled(s, 0), idxs = Tensor::filled(s, 0);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t base = o * len * inner + i, best = 0;
+      for (int64_t k = 1; k < len; ++k)
+        if (x.data[base + k * inner] > x.data[base + best * inner] || std::isnan(x.data[base + k * inner])) {
+          best = k;
+          if (std::isnan(x.data[base + k * inner])) break;  // NaN propagates, as ATen
+        }
+      vals.data[o * inner + i] = x.data[base + best * inner];
+      idxs.data[o * inner + i] = static_cast<double>(best);
+    }
+  return Value::tupleOf({std::move(vals), std::move(idxs)});
+}
+
+}  // namespace
+
+Result evalModel(const eg::ENode& n, const Inputs& in) {
+  const std::string& op = eg::symbolName(n.op);
+  const eg::AttrList& a = eg::attrs(n.attrs);
+  if (op == "dropout") return dropout(a, in);
+  if (op == "where") return a.empty() ? where(in) : std::nullopt;
+  if (op == "index_rows") return a.empty() ? indexRows(in) : std::nullopt;
+  if (op == "gather_rows") return a.empty() ? gatherRows(in) : std::nullopt;
+  if (op == "max_dim") return maxDim(a, in);
+  if (a.empty()) return compare(op, in);  // lt, le, gt, ge, eq, ne, or, and
+  return std::nullopt;
+}
+
+}  // namespace tangle::interp::detail

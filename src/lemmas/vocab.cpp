@@ -1,0 +1,206 @@
+// Vocab-parallel lookups (Megatron's VocabParallelEmbedding and vocab-parallel
+// cross entropy) and the elementwise/selection ops they are built from.
+//
+// Rank r owns rows [o_r, o_r + s_r) of a table W = concat(W_0, .., W_{n-1}).
+// It looks up the indices that fall in its range (shifted by -o_r, others
+// redirected to row 0), zeroes the results of the others, and an all-reduce
+// sums the ranks' results. Each element is produced by exactly one rank, so:
+//   W[idx] = sum_r where(m_r, 0, W_r[where(m_r, 0, idx - o_r)]),
+//   m_r = (idx < o_r) | (idx >= o_r + s_r)
+// for every idx inside the table (an index outside raises in PyTorch, so the
+// spec lookup itself requires it). Cross entropy's masked gather of the target
+// logit carries its own spec-side mask for [a, b) and is an identity for every
+// index (out-of-range ones give 0 on both sides).
+#include "lemmas/lemma_util.h"
+
+namespace tangle::lemmas::detail {
+
+namespace {
+
+struct Syms {
+  eg::Symbol where = eg::intern("where"), lt = eg::intern("lt"), ge = eg::intern("ge"), orr = eg::intern("or"),
+             indexRows = eg::intern("index_rows"), gatherRows = eg::intern("gather_rows"),
+             maxDim = eg::intern("max_dim"), rmax = eg::intern("rmax"), constant = eg::intern("const");
+};
+const Syms& sym() {
+  static const Syms s;
+  return s;
+}
+
+Id constant(EGraph& g, double v) { return g.add(ENode{sym().constant, eg::internAttrs({Attr::real(v)}), {}}); }
+std::optional<double> constantOf(const EGraph& g, Id c) { return g.data(c).constant; }
+
+// m_r = or(lt(idx, o), ge(idx, o + s))
+std::optional<Id> rangeMask(EGraph& g, Id idx, int64_t lo, int64_t hi) {
+  auto a = make(g, sym().lt, {}, {idx, constant(g, static_cast<double>(lo))});
+  auto b = make(g, sym().ge, {}, {idx, constant(g, static_cast<double>(hi))});
+  if (!a || !b) return std::nullopt;
+  return make(g, sym().orr, {}, {*a, *b});
+}
+
+// Does class m hold or(lt(t, lo), ge(t, hi)) with constant bounds? Returns (lo, hi).
+std::optional<std::pair<double, double>> rangeMaskBounds(const EGraph& g, Id m, Id t) {
+  for (const ENode* o : nodesOf(g, m, sym().orr)) {
+    std::optional<double> lo, hi;
+    for (const ENode* l : nodesOf(g, o->children[0], sym().lt))
+      if (g.find(l->children[0]) == g.find(t)) lo = constantOf(g, l->children[1]);
+    for (const ENode* h : nodesOf(g, o->children[1], sym().ge))
+      if (g.find(h->children[0]) == g.find(t)) hi = constantOf(g, h->children[1]);
+    if (lo && hi) return std::make_pair(*lo, *hi);
+  }
+  return std::nullopt;
+}
+
+bool isIntegralValued(double v) { return v == static_cast<double>(static_cast<int64_t>(v)); }
+
+// index_rows(concat[0](W_r), idx) = sum_r where(m_r', 0, index_rows(W_r, where(m_r, 0, idx - o_r)))
+std::optional<Id> vocabEmbedding(EGraph& g, const Match& m) {
+  const auto& ws = m.subst.list("ws");
+  Id idx = m.subst.cls("idx");
+  auto sizes = sizesAlong(g, ws, 0);
+  const TensorType* it = typeOf(g, idx);
+  const TensorType* w0 = typeOf(g, ws[0]);
+  if (!sizes || !it || !w0 || ws.size() < 2) return std::nullopt;
+  Id zero = constant(g, 0);
+  std::vector<Id> terms;
+  int64_t off = 0;
+  for (size_t r = 0; r < ws.size(); ++r) {
+    auto mask = rangeMask(g, idx, off, off + (*sizes)[r]);
+    auto shifted = make(g, op().sub, {}, {idx, constant(g, static_cast<double>(off))});
+    if (!mask || !shifted) return std::nullopt;
+    auto local = make(g, sym().where, {}, {*mask, zero, *shifted});
+    if (!local) return std::nullopt;
+    auto rows = make(g, sym().indexRows, {}, {ws[r], *local});
+    // The row mask, with unit dims for the looked-up row's trailing dims.
+    std::vector<int64_t> ms = it->shape;
+    ms.resize(it->shape.size() + w0->shape.size() - 1, 1);
+    auto outMask = ms.size() == it->shape.size() ? mask : make(g, op().reshape, {Attr::ints(ms)}, {*mask});
+    if (!rows || !outMask) return std::nullopt;
+    auto zeroed = make(g, sym().where, {}, {*outMask, zero, *rows});
+    if (!zeroed) return std::nullopt;
+    terms.push_back(*zeroed);
+    off += (*sizes)[r];
+  }
+  return makeSum(g, terms);
+}
+
+// where(m, z, reshape[s1](gather_rows(concat[1](x_r), reshape[s2](where(m, z2, sub(t, a))))))
+//   with m = or(lt(t, a), ge(t, b)), b - a = sum s_r, z = z2 = 0
+// = sum_r where(m_r, z, reshape[s1](gather_rows(x_r, reshape[s2](where(m_r, z2, sub(t, o_r)))))).
+std::optional<Id> vocabGather(EGraph& g, const Match& m) {
+  const auto& xs = m.subst.list("xs");
+  Id t = m.subst.cls("t"), mask = m.subst.cls("m"), z = m.subst.cls("z"), z2 = m.subst.cls("z2");
+  auto a = constantOf(g, m.subst.cls("a"));
+  auto bounds = rangeMaskBounds(g, mask, t);
+  auto sizes = sizesAlong(g, xs, 1);
+  if (!a || !bounds || !sizes || xs.size() < 2 || constantOf(g, z) != 0.0 || constantOf(g, z2) != 0.0) return std::nullopt;
+  if (bounds->first != *a || !isIntegralValued(*a)) return std::nullopt;
+  int64_t total = 0;
+  for (int64_t s : *sizes) total += s;
+  if (bounds->second - bounds->first != static_cast<double>(total)) return std::nullopt;
+  AttrList s1 = {m.subst.attr("s1")}, s2 = {m.subst.attr("s2")};
+  std::vector<Id> terms;
+  int64_t off = static_cast<int64_t>(*a);
+  for (size_t r = 0; r < xs.size(); ++r) {
+    auto mr = rangeMask(g, t, off, off + (*sizes)[r]);
+    auto shifted = make(g, op().sub, {}, {t, constant(g, static_cast<double>(off))});
+    if (!mr || !shifted) return std::nullopt;
+    auto local = make(g, sym().where, {}, {*mr, z2, *shifted});
+    auto flat = local ? make(g, op().reshape, s2, {*local}) : std::nullopt;
+    auto picked = flat ? make(g, sym().gatherRows, {}, {xs[r], *flat}) : std::nullopt;
+    auto shaped = picked ? make(g, op().reshape, s1, {*picked}) : std::nullopt;
+    auto zeroed = shaped ? make(g, sym().where, {}, {*mr, z, *shaped}) : std::nullopt;
+    if (!zeroed) return std::nullopt;
+    terms.push_back(*zeroed);
+    off += (*sizes)[r];
+  }
+  return makeSum(g, terms);
+}
+
+// where with one operand a concat: concat of the pieces' wheres; the other
+// operands broadcast along the concat dim or are split alike.
+Apply whereOverConcat(size_t pos) {
+  return [pos](EGraph& g, const Match& m) -> std::optional<Id> {
+    const auto& xs = m.subst.list("xs");
+    int64_t d = m.subst.integer("d");
+    const TensorType* out = typeOf(g, m.eclass);
+    const TensorType* x0 = typeOf(g, xs[0]);
+    auto sizes = sizesAlong(g, xs, d);
+    if (!out || !x0 || !sizes) return std::nullopt;
+    int64_t R = out->rank(), D = d + (R - x0->rank()), total = 0;
+    for (int64_t s : *sizes) total += s;
+    if (D < 0 || D >= R || out->shape[D] != total) return std::nullopt;
+    std::vector<std::vector<Id>> args(xs.size(), std::vector<Id>(3));
+    const char* names[3] = {"c", "a", "b"};
+    for (size_t k = 0; k < 3; ++k) {
+      if (k == pos) {
+        for (size_t i = 0; i < xs.size(); ++i) args[i][k] = xs[i];
+        continue;
+      }
+      Id y = m.subst.cls(names[k]);
+      const TensorType* yt = typeOf(g, y);
+      if (!yt) return std::nullopt;
+      int64_t yd = D - (R - yt->rank());
+      if (yd < 0 || yt->shape[yd] == 1) {
+        for (size_t i = 0; i < xs.size(); ++i) args[i][k] = y;
+        continue;
+      }
+      if (yt->shape[yd] != total) return std::nullopt;
+      auto p = piecesOf(g, y, yd, *sizes);
+      if (!p) return std::nullopt;
+      for (size_t i = 0; i < xs.size(); ++i) args[i][k] = (*p)[i];
+    }
+    std::vector<Id> parts;
+    for (auto& a : args) {
+      auto r = make(g, sym().where, {}, a);
+      if (!r) return std::nullopt;
+      parts.push_back(*r);
+    }
+    return makeConcat(g, D, parts);
+  };
+}
+
+// getitem[k](max_dim[d](concat[c](xs))): over the reduced dim, the values are
+// the cross-rank max of the pieces' maxima; over another dim, a concat.
+std::optional<Id> maxDimOfConcat(EGraph& g, const Match& m) {
+  const auto& xs = m.subst.list("xs");
+  int64_t d = m.subst.integer("d"), c = m.subst.integer("c"), k = m.subst.integer("k");
+  bool keep = m.subst.attr("keep").i != 0;
+  AttrList a = {m.subst.attr("d"), m.subst.attr("keep")};
+  auto parts = mapPieces(xs, [&](Id x) -> std::optional<Id> {
+    auto mx = make(g, sym().maxDim, a, {x});
+    if (!mx) return std::nullopt;
+    return make(g, op().getitem, {Attr::integer(k)}, {*mx});
+  });
+  if (!parts) return std::nullopt;
+  if (c == d) {
+    if (k != 0) return std::nullopt;  // indices would need the pieces' offsets
+    return make(g, sym().rmax, {}, *parts);
+  }
+  return makeConcat(g, (keep || c < d) ? c : c - 1, *parts);
+}
+
+}  // namespace
+
+void addVocabLemmas(std::vector<Lemma>& out) {
+  out.push_back(applier("vocab-parallel-embedding",
+                        "index_rows(concat[0](W_r), idx) = sum_r where(m_r, 0, index_rows(W_r, where(m_r, 0, idx - o_r))), "
+                        "m_r = idx < o_r | idx >= o_r + s_r (idx inside the table, as the spec lookup requires)",
+                        "(index_rows (concat[0] ?ws...) ?idx)", vocabEmbedding));
+  out.push_back(applier("vocab-parallel-gather",
+                        "where(m, 0, gather_rows(concat[1](x_r), where(m, 0, t - a))) with m = t < a | t >= b, b - a = sum s_r "
+                        "= sum_r where(m_r, 0, gather_rows(x_r, where(m_r, 0, t - o_r))) (reshapes around kept)",
+                        "(where ?m ?z (reshape[?s1] (gather_rows (concat[1] ?xs...) (reshape[?s2] (where ?m ?z2 (sub ?t ?a))))))",
+                        vocabGather));
+  out.push_back(applier("where-concat-cond", "where(concat[d](cs), a, b) = concat[d](where(c_i, a_i, b_i))",
+                        "(where (concat[?d] ?xs...) ?a ?b)", whereOverConcat(0)));
+  out.push_back(applier("where-concat-then", "where(c, concat[d](as), b) = concat[d](where(c_i, a_i, b_i))",
+                        "(where ?c (concat[?d] ?xs...) ?b)", whereOverConcat(1)));
+  out.push_back(applier("where-concat-else", "where(c, a, concat[d](bs)) = concat[d](where(c_i, a_i, b_i))",
+                        "(where ?c ?a (concat[?d] ?xs...))", whereOverConcat(2)));
+  out.push_back(applier("max_dim-concat",
+                        "getitem[0](max_dim[d](concat[d](xs))) = rmax(getitem[0](max_dim[d](x_i))); over another dim c: concat",
+                        "(getitem[?k] (max_dim[?d, ?keep] (concat[?c] ?xs...)))", maxDimOfConcat));
+}
+
+}  // namespace tangle::lemmas::detail

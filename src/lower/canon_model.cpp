@@ -1,0 +1,199 @@
+// Canonical forms of the indexing, masking and comparison calls that
+// vocab-parallel embeddings and cross entropy are made of (see
+// src/lemmas/vocab.cpp for the identities over them).
+#include "lower/canon_model.h"
+
+#include <string_view>
+
+#include "ops/ops.h"
+
+namespace tangle {
+
+namespace {
+
+using Ref = CanonTerm::Ref;
+using eg::Attr;
+
+const Value* argAt(const Node& n, size_t i, const char* kw) {
+  if (i < n.args.size()) return &n.args[i];
+  return kw ? n.kwarg(kw) : nullptr;
+}
+std::optional<NodeId> tensorAt(const Node& n, size_t i, const char* kw) {
+  const Value* v = argAt(n, i, kw);
+  if (auto t = v ? std::get_if<TensorRef>(&v->v) : nullptr) return t->node;
+  return std::nullopt;
+}
+std::optional<double> numberAt(const Node& n, size_t i, const char* kw) {
+  const Value* v = argAt(n, i, kw);
+  if (!v) return std::nullopt;
+  if (auto p = std::get_if<int64_t>(&v->v)) return static_cast<double>(*p);
+  if (auto p = std::get_if<double>(&v->v)) return *p;
+  if (auto p = std::get_if<bool>(&v->v)) return *p ? 1.0 : 0.0;
+  return std::nullopt;
+}
+const TensorType* typeAt(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  return n.type ? &*n.type : nullptr;
+}
+bool isIntegral(DType t) {
+  return t == DType::I64 || t == DType::I32 || t == DType::I16 || t == DType::I8 || t == DType::U8;
+}
+
+Ref operand(NodeId id) {
+  Ref r;
+  r.kind = Ref::Kind::Operand;
+  r.operand = id;
+  return r;
+}
+Ref scalar(double v) {
+  Ref r;
+  r.kind = Ref::Kind::Scalar;
+  r.scalar = v;
+  return r;
+}
+Ref emit(CanonTerm& out, std::string_view op, eg::AttrList attrs, std::vector<Ref> kids) {
+  out.nodes.push_back({eg::intern(op), std::move(attrs), std::move(kids)});
+  Ref r;
+  r.kind = Ref::Kind::Local;
+  r.local = static_cast<int>(out.nodes.size()) - 1;
+  return r;
+}
+
+// Is node `id` arange(0, n) / arange(n) with unit step?
+std::optional<int64_t> arangeLength(const Graph& g, NodeId id) {
+  const Node& a = g.node(id);
+  std::string_view op = a.op;
+  auto intArg = [&](size_t i) -> std::optional<int64_t> {
+    if (i >= a.args.size()) return std::nullopt;
+    if (auto p = std::get_if<int64_t>(&a.args[i].v)) return *p;
+    return std::nullopt;
+  };
+  if (op == "aten.arange.default" && a.args.size() == 1) return intArg(0);
+  if (op == "aten.arange.start" && a.args.size() == 2 && intArg(0) == 0) return intArg(1);
+  return std::nullopt;
+}
+
+// x[idx] (one integer index tensor over dim 0), or x[arange(N), idx] on a 2-D x.
+bool index(const Graph& g, const Node& n, CanonTerm& out) {
+  auto x = tensorAt(n, 0, "self");
+  const Value* list = argAt(n, 1, "indices");
+  auto l = list ? std::get_if<ValueList>(&list->v) : nullptr;
+  if (!x || !l) return false;
+  std::vector<NodeId> idx;
+  for (const Value& v : *l) {
+    auto t = std::get_if<TensorRef>(&v.v);
+    if (!t) return false;  // None entries (advanced indexing of later dims): opaque
+    idx.push_back(t->node);
+  }
+  const TensorType* xt = typeAt(g, *x);
+  if (!xt) return false;
+  auto integral = [&](NodeId i) { const TensorType* t = typeAt(g, i); return t && isIntegral(t->dtype); };
+  if (idx.size() == 1 && integral(idx[0]) && xt->rank() >= 1) {
+    emit(out, "index_rows", {}, {operand(*x), operand(idx[0])});
+    return true;
+  }
+  if (idx.size() == 2 && xt->rank() == 2 && integral(idx[1])) {
+    const TensorType* it = typeAt(g, idx[1]);
+    auto len = arangeLength(g, idx[0]);
+    if (len && it && it->rank() == 1 && *len == xt->shape[0] && it->shape[0] == *len) {
+      emit(out, "gather_rows", {}, {operand(*x), operand(idx[1])});
+      return true;
+    }
+  }
+  return false;
+}
+
+// index_put(x, [mask], v) with one boolean mask over x's leading dims and a
+// 0-d value: where(mask', v, x), mask' the mask with trailing unit dims.
+bool indexPut(const Graph& g, const Node& n, CanonTerm& out) {
+  auto x = tensorAt(n, 0, "self");
+  const Value* list = argAt(n, 1, "indices");
+  auto l = list ? std::get_if<ValueList>(&list->v) : nullptr;
+  auto v = tensorAt(n, 2, "values");
+  const Value* acc = argAt(n, 3, "accumulate");
+  if (acc && !(std::holds_alternative<bool>(acc->v) && !std::get<bool>(acc->v))) return false;
+  if (!x || !l || l->size() != 1 || !v) return false;
+  auto m = std::get_if<TensorRef>(&(*l)[0].v);
+  if (!m) return false;
+  const TensorType *xt = typeAt(g, *x), *mt = typeAt(g, m->node), *vt = typeAt(g, *v);
+  if (!xt || !mt || !vt || mt->dtype != DType::Bool || !vt->shape.empty() || mt->rank() > xt->rank()) return false;
+  for (int64_t i = 0; i < mt->rank(); ++i)
+    if (mt->shape[i] != xt->shape[i]) return false;
+  Ref mask = operand(m->node);
+  if (mt->rank() < xt->rank()) {
+    std::vector<int64_t> s = mt->shape;
+    s.resize(xt->shape.size(), 1);
+    mask = emit(out, "reshape", {Attr::ints(s)}, {mask});
+  }
+  emit(out, "where", {}, {mask, operand(*v), operand(*x)});
+  return true;
+}
+
+// Comparisons and boolean ops: lt/le/gt/ge/eq/ne(x, y), or/and(x, y).
+bool compare(const Node& n, std::string_view op, CanonTerm& out) {
+  auto x = tensorAt(n, 0, "self");
+  if (!x) return false;
+  Ref y;
+  if (auto t = tensorAt(n, 1, "other")) y = operand(*t);
+  else if (auto s = numberAt(n, 1, "other")) y = scalar(*s);
+  else return false;
+  emit(out, op, {}, {operand(*x), y});
+  return true;
+}
+
+}  // namespace
+
+bool canonicalizeModelOp(const Graph& g, NodeId id, std::string_view base, std::string_view overload, CanonTerm& out) {
+  const Node& n = g.node(id);
+  if (base == "aten.index" && overload == "Tensor") return index(g, n, out);
+  if (base == "aten.index_put" && overload == "default") return indexPut(g, n, out);
+  if (base == "aten.embedding" && overload == "default") {
+    auto w = tensorAt(n, 0, "weight"), ids = tensorAt(n, 1, "indices");
+    if (!w || !ids) return false;
+    emit(out, "index_rows", {}, {operand(*w), operand(*ids)});
+    return true;
+  }
+  if (base == "aten.masked_fill" && overload == "Scalar") {
+    auto x = tensorAt(n, 0, "self"), m = tensorAt(n, 1, "mask");
+    auto v = numberAt(n, 2, "value");
+    if (!x || !m || !v) return false;
+    emit(out, "where", {}, {operand(*m), scalar(*v), operand(*x)});
+    return true;
+  }
+  static const std::pair<std::string_view, std::string_view> kCompare[] = {
+      {"aten.lt", "lt"}, {"aten.le", "le"}, {"aten.gt", "gt"}, {"aten.ge", "ge"}, {"aten.eq", "eq"},
+      {"aten.ne", "ne"}, {"aten.bitwise_or", "or"}, {"aten.bitwise_and", "and"}, {"aten.logical_or", "or"},
+      {"aten.logical_and", "and"}};
+  for (auto& [aten, op] : kCompare)
+    if (base == aten && (overload == "Scalar" || overload == "Tensor" || overload == "default")) return compare(n, op, out);
+  if (base == "aten.slice_scatter" && overload == "default") {
+    // Scattering over the full range replaces the whole tensor.
+    auto x = tensorAt(n, 0, "self"), src = tensorAt(n, 1, "src");
+    if (!x || !src) return false;
+    const TensorType *xt = typeAt(g, *x), *st = typeAt(g, *src);
+    if (!xt || !st || xt->shape != st->shape || xt->dtype != st->dtype) return false;
+    auto start = numberAt(n, 3, "start"), end = numberAt(n, 4, "end"), step = numberAt(n, 5, "step");
+    if ((start && *start != 0) || (step && *step != 1)) return false;
+    auto dim = numberAt(n, 2, "dim");
+    int64_t d = dim ? static_cast<int64_t>(*dim) : 0;
+    if (d < 0) d += xt->rank();
+    if (d < 0 || d >= xt->rank() || (end && *end < static_cast<double>(xt->shape[d]))) return false;
+    out.aliasOf = *src;
+    return true;
+  }
+  if (base == "aten.max" && overload == "dim") {
+    auto x = tensorAt(n, 0, "self");
+    auto dim = numberAt(n, 1, "dim");
+    const TensorType* xt = x ? typeAt(g, *x) : nullptr;
+    if (!x || !dim || !xt) return false;
+    int64_t d = static_cast<int64_t>(*dim);
+    if (d < 0) d += xt->rank();
+    if (d < 0 || d >= xt->rank()) return false;
+    auto keep = numberAt(n, 2, "keepdim");
+    emit(out, "max_dim", {Attr::integer(d), Attr::boolean(keep && *keep != 0)}, {operand(*x)});
+    return true;
+  }
+  return false;
+}
+
+}  // namespace tangle
