@@ -377,8 +377,7 @@ class Inference {
         limitHit = true;
         break;
       }
-      eg::Extractor ex(g, [](const eg::EGraph&, const eg::ENode& n) { return ops::isCleanNode(n); });
-      clean = ex.alternatives(root, opts_.maxRelationsPerTensor);
+      clean = cleanRelations(g, root);
       std::vector<int> used;
       for (auto& t : clean) collectImplTensors(t, used);
       for (int d : used) addToRel(d, frontier);
@@ -393,8 +392,7 @@ class Inference {
         }
     }
     g.rebuild();
-    eg::Extractor ex(g, [](const eg::EGraph&, const eg::ENode& n) { return ops::isCleanNode(n); });
-    clean = ex.alternatives(root, opts_.maxRelationsPerTensor);
+    clean = cleanRelations(g, root);
     // Developer aid: TANGLE_DUMP_EGRAPH=<spec tensor> prints that operator's e-graph.
     if (const char* dump = std::getenv("TANGLE_DUMP_EGRAPH"); dump && spec_.nodes[op.node].name == std::string("S.") + dump) {
       std::fprintf(stderr, "e-graph of %s (root e%u):\n", dump, g.find(root));
@@ -457,6 +455,26 @@ class Inference {
     }
     rels_[op.node] = std::move(clean);
     return std::nullopt;
+  }
+
+  // The clean expressions kept for a class: the smallest per top-level e-node,
+  // plus, for each rank, the smallest one over that rank's tensors alone, so
+  // a replicated value keeps a relation on every rank (each rank's own chain
+  // of operators is explored from it).
+  std::vector<eg::Term> cleanRelations(const eg::EGraph& g, eg::Id root) const {
+    eg::Extractor ex(g, [](const eg::EGraph&, const eg::ENode& n) { return ops::isCleanNode(n); });
+    std::vector<eg::Term> out = ex.alternatives(root, opts_.maxRelationsPerTensor);
+    if (out.empty()) return out;
+    for (size_t r = 0; r < impl_.graphs.size() && impl_.graphs.size() > 1; ++r) {
+      std::string prefix = "D" + std::to_string(r) + ".";
+      eg::Extractor mine(g, [&](const eg::EGraph&, const eg::ENode& n) {
+        if (!ops::isCleanNode(n)) return false;
+        if (n.op != ops::syms().tensor) return true;
+        return eg::symbolName(static_cast<eg::Symbol>(eg::attrs(n.attrs)[0].i)).rfind(prefix, 0) == 0;
+      });
+      if (auto t = mine.best(root); t && std::find(out.begin(), out.end(), *t) == out.end()) out.push_back(*t);
+    }
+    return out;
   }
 
   // Classes reachable from `root` through e-node children (by canonical id).

@@ -39,9 +39,34 @@ std::optional<eg::Id> vocabParallelGather(Gen& gen) {
   return shaped ? gen.node("where", {}, {*m, zero, *shaped}) : std::nullopt;
 }
 
+// getitem[k](layer_norm[ns, eps](concat[d](xs), w, b)) with d a leading dim:
+// the pieces vary along d, ns is a suffix of the rest, w and b have shape ns
+// (or are 0-d constants, PyTorch's None).
+Builder layerNormOfConcat(const char* op) {
+  return [op](Gen& gen) -> std::optional<eg::Id> {
+    Shape x = {gen.size(), gen.size()};
+    if (gen.chance(0.5)) x.push_back(gen.size());
+    int64_t r = static_cast<int64_t>(x.size()), k = gen.uniform(1, r - 1), d = gen.uniform(0, r - k - 1);
+    std::vector<eg::Id> xs;
+    for (int64_t i = 0, n = gen.uniform(2, 3); i < n; ++i) {
+      Shape p = x;
+      p[d] = gen.size();
+      xs.push_back(gen.leaf(p));
+    }
+    Shape ns(x.end() - k, x.end());
+    auto param = [&](double none) { return gen.chance(0.2) ? gen.constant(none) : gen.leaf(ns); };
+    eg::Id w = param(1), b = param(0);
+    auto cat = gen.node("concat", {Attr::integer(d)}, xs);
+    auto ln = cat ? gen.node(op, {Attr::ints(ns), Attr::real(1e-5)}, {*cat, w, b}) : std::nullopt;
+    return ln ? gen.node("getitem", {Attr::integer(gen.uniform(0, 2))}, {*ln}) : std::nullopt;
+  };
+}
+
 const std::map<std::string, Builder>& builders() {
   static const std::map<std::string, Builder> m = {
       {"vocab-parallel-gather", vocabParallelGather},
+      {"layernorm-concat", layerNormOfConcat("native_layer_norm")},
+      {"apex-layernorm-concat", layerNormOfConcat("apex_layer_norm")},
   };
   return m;
 }

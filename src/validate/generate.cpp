@@ -48,7 +48,11 @@ Shape Gen::randomShape() {
     if (s.size() >= 2) std::swap(s[s.size() - 1], s[s.size() - 2]);
     return s;
   }
-  if ((p -= 0.07) < 0) return Shape(s.begin() + uniform(0, s.size() - 1), s.end());
+  if ((p -= 0.04) < 0) return Shape(s.begin() + uniform(0, s.size() - 1), s.end());
+  if ((p -= 0.05) < 0) {  // a suffix of a seen shape (layer-norm weights, broadcast operands)
+    s = seen();
+    return s.empty() ? s : Shape(s.begin() + uniform(0, s.size() - 1), s.end());
+  }
   if ((p -= 0.07) < 0) {
     s[uniform(0, s.size() - 1)] = 1;
     return s;
@@ -58,7 +62,7 @@ Shape Gen::randomShape() {
     if (!s.empty()) s[uniform(0, s.size() - 1)] = size();
     return s;
   }
-  if ((p -= 0.05) < 0) {
+  if ((p -= 0.03) < 0) {
     s.insert(s.begin(), size());
     return s;
   }
@@ -245,6 +249,10 @@ std::optional<Attr> Gen::sampleAttr(const std::string& op, size_t pos, const eg:
   }
   if (op == "reshape") {
     if (!x) return std::nullopt;
+    if (x->size() >= 3 && chance(0.4)) {  // flatten the leading dims, keep the matrix dims
+      std::vector<int64_t> out = {ops::product(*x, 0, x->size() - 2).value_or(1), (*x)[x->size() - 2], x->back()};
+      return Attr::ints(out);
+    }
     std::vector<int64_t> out(static_cast<size_t>(uniform(1, 3)), 1);
     for (int64_t f : factorize(ops::product(*x, 0, x->size()).value_or(1))) out[uniform(0, out.size() - 1)] *= f;
     if (chance(0.2)) out.insert(out.begin() + uniform(0, out.size()), 1);
@@ -301,7 +309,8 @@ std::optional<Attr> Gen::sampleAttr(const std::string& op, size_t pos, const eg:
   if (op == "native_layer_norm" || op == "apex_layer_norm") {
     if (pos == 1) return Attr::real(1e-5);
     if (!r) return std::nullopt;
-    return Attr::ints(Shape(x->begin() + (r - uniform(1, r)), x->end()));
+    int64_t k = r >= 2 && chance(0.7) ? uniform(1, r - 1) : uniform(1, r);  // mostly leave leading dims
+    return Attr::ints(Shape(x->begin() + (r - k), x->end()));
   }
   if (op == "const") return Attr::real(static_cast<double>(uniform(-4, 4)) / 2 + 0.25);
   return std::nullopt;
