@@ -232,14 +232,37 @@ TEST(Canon, IdentitiesAndCasts) {
 
 TEST(Canon, OpaqueKeepsArgumentsAndTensorPositions) {
   Graph g = fx("x: \"f32[4]\", y: \"f32[4]\"",
-               "d = torch.ops.aten.native_dropout.default(x, 0.1, True)\n"
+               "d: \"f32[4]\" = torch.ops.aten.leaky_relu.default(x, 0.1, True)\n"
                "m1: \"f32[4]\" = torch.ops.aten.maximum.default(x, y)\n"
                "w1: \"f32[4]\" = torch.ops.aten.where.self(x, y, 2)\n"
                "w2: \"f32[4]\" = torch.ops.aten.where.self(x, 2, y)\n"
                "return (m1,)");
-  EXPECT_EQ(canon(g, "d"), "(aten.native_dropout.default[\"<tensor>\", 0.1, true] x)");
+  EXPECT_EQ(canon(g, "d"), "(aten.leaky_relu.default[\"<tensor>\", 0.1, true] x)");
   EXPECT_EQ(canon(g, "m1"), "(aten.maximum.default[\"<tensor>\", \"<tensor>\"] x y)");
   EXPECT_NE(canon(g, "w1"), canon(g, "w2"));
+}
+
+TEST(Canon, MaskingIndexingAndDropout) {
+  Graph g = fx("w: \"f32[10, 3]\", ids: \"i64[2, 5]\", x: \"f32[2, 5, 3]\", l: \"f32[4, 10]\", t: \"i64[4]\", z: \"i64[]\"",
+               "lt: \"b8[2, 5]\" = torch.ops.aten.lt.Scalar(ids, 0)\n"
+               "ge: \"b8[2, 5]\" = torch.ops.aten.ge.Scalar(ids, 10)\n"
+               "m: \"b8[2, 5]\" = torch.ops.aten.bitwise_or.Tensor(lt, ge)\n"
+               "e: \"f32[2, 5, 3]\" = torch.ops.aten.index.Tensor(w, [ids])\n"
+               "p: \"f32[2, 5, 3]\" = torch.ops.aten.index_put.default(x, [m], z)\n"
+               "f: \"f32[2, 5, 3]\" = torch.ops.aten.masked_fill.Scalar(x, m, -1.0)\n"
+               "a: \"i64[4]\" = torch.ops.aten.arange.start(0, 4)\n"
+               "gr: \"f32[4]\" = torch.ops.aten.index.Tensor(l, [a, t])\n"
+               "d = torch.ops.aten.native_dropout.default(x, 0.1, True)\n"
+               "mx = torch.ops.aten.max.dim(l, -1)\n"
+               "return (e,)");
+  EXPECT_EQ(canon(g, "lt"), "(lt ids #0)");
+  EXPECT_EQ(canon(g, "m"), "(or lt ge)");
+  EXPECT_EQ(canon(g, "e"), "(index_rows w ids)");
+  EXPECT_EQ(canon(g, "p"), "(where (reshape[[2, 5, 1]] m) z x)");
+  EXPECT_EQ(canon(g, "f"), "(where m #-1 x)");
+  EXPECT_EQ(canon(g, "gr"), "(gather_rows l t)");
+  EXPECT_EQ(canon(g, "d"), "(dropout[0.1, true] x)");
+  EXPECT_EQ(canon(g, "mx"), "(max_dim[1, false] l)");
 }
 
 TEST(Canon, MalformedKnownOpsAreInputErrors) {
