@@ -100,6 +100,45 @@ std::optional<std::vector<Id>> piecesOf(EGraph& g, Id y, int64_t dim, const std:
   return out;
 }
 
+std::optional<Id> distributeOverConcat(EGraph& g, const Match& m, eg::Symbol sym, const AttrList& attrs,
+                                       const std::vector<std::string>& args, size_t pos) {
+  const auto& xs = m.subst.list("xs");
+  int64_t d = m.subst.integer("d");
+  const TensorType* out = typeOf(g, m.eclass);
+  const TensorType* x0 = typeOf(g, xs[0]);
+  auto sizes = sizesAlong(g, xs, d);
+  if (!out || !x0 || !sizes) return std::nullopt;
+  int64_t R = out->rank(), D = d + (R - x0->rank()), total = 0;
+  for (int64_t s : *sizes) total += s;
+  if (D < 0 || D >= R || out->shape[D] != total) return std::nullopt;  // the concat side is broadcast
+  std::vector<std::vector<Id>> kids(xs.size(), std::vector<Id>(args.size()));
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (k == pos) {
+      for (size_t i = 0; i < xs.size(); ++i) kids[i][k] = xs[i];
+      continue;
+    }
+    Id y = m.subst.cls(args[k]);
+    const TensorType* yt = typeOf(g, y);
+    if (!yt) return std::nullopt;
+    int64_t yd = D - (R - yt->rank());
+    if (yd < 0 || yt->shape[yd] == 1) {
+      for (size_t i = 0; i < xs.size(); ++i) kids[i][k] = y;
+      continue;
+    }
+    if (yt->shape[yd] != total) return std::nullopt;
+    auto p = piecesOf(g, y, yd, *sizes);
+    if (!p) return std::nullopt;
+    for (size_t i = 0; i < xs.size(); ++i) kids[i][k] = (*p)[i];
+  }
+  std::vector<Id> parts;
+  for (auto& k : kids) {
+    auto r = make(g, sym, attrs, k);
+    if (!r) return std::nullopt;
+    parts.push_back(*r);
+  }
+  return makeConcat(g, D, parts);
+}
+
 AttrList boundAttrs(const Subst& s, size_t n) {
   AttrList out;
   for (size_t i = 0; i < n; ++i) out.push_back(s.attr("a" + std::to_string(i)));

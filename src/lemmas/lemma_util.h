@@ -54,6 +54,12 @@ std::optional<std::vector<Id>> mapPieces(const std::vector<Id>& xs, const std::f
 // concat[dim] node of y split exactly so, else (when allowSlices) new slices.
 std::optional<std::vector<Id>> piecesOf(EGraph& g, Id y, int64_t dim, const std::vector<int64_t>& sizes,
                                         bool allowSlices = true);
+// An elementwise op whose child `pos` is concat[d](xs) (list var "xs", attr
+// var "d"; the other children are the class vars `args[k]`) distributed over
+// the pieces: concat[D](op(.., x_i, ..)), each other operand broadcast along
+// D (no such dim, or size 1) or split into pieces of the same sizes.
+std::optional<Id> distributeOverConcat(EGraph& g, const Match& m, eg::Symbol sym, const AttrList& attrs,
+                                       const std::vector<std::string>& args, size_t pos);
 // attrs "?a0".."?a{n-1}" of a match, as a list (to rebuild the matched node).
 AttrList boundAttrs(const Subst& s, size_t n);
 // Pattern text for "(op[?a0, ...] child)" with n attribute variables.

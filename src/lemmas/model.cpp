@@ -26,9 +26,61 @@ std::optional<Id> dropoutOfConcat(EGraph& g, const Match& m) {
   return makeConcat(g, m.subst.integer("d"), *parts);
 }
 
+// getitem[k](apex_layer_norm_bwd(concat[0](g), concat[0](mean), concat[0](invvar), concat[0](x), w, b))
+//   k = 0: concat[0] of the pieces' input gradients;
+//   k = 1, 2: sum of the pieces' weight/bias gradients (they reduce over rows).
+// Rows split along the outermost dim keep the flattened statistics split alike.
+std::optional<Id> layerNormBwdOfRows(EGraph& g, const Match& m) {
+  static const eg::Symbol bwd = eg::intern("apex_layer_norm_bwd");
+  const auto& gs = m.subst.list("gs");
+  const auto& ms = m.subst.list("ms");
+  const auto& vs = m.subst.list("vs");
+  const auto& xs = m.subst.list("xs");
+  size_t n = gs.size();
+  if (ms.size() != n || vs.size() != n || xs.size() != n || n < 2) return std::nullopt;
+  auto gRows = sizesAlong(g, gs, 0), xRows = sizesAlong(g, xs, 0), mRows = sizesAlong(g, ms, 0),
+       vRows = sizesAlong(g, vs, 0);
+  if (!gRows || !xRows || !mRows || !vRows || *gRows != *xRows || *mRows != *vRows) return std::nullopt;
+  // Each piece's statistics cover exactly its rows: rows * prod(leading dims after 0).
+  const TensorType* x0 = typeOf(g, xs[0]);
+  const Attr& ns = m.subst.attr("ns");
+  if (!x0 || ns.kind != Attr::Kind::IntList || x0->rank() <= static_cast<int64_t>(ns.list.size())) return std::nullopt;
+  int64_t inner = 1;
+  for (int64_t i = 1; i < x0->rank() - static_cast<int64_t>(ns.list.size()); ++i) inner *= x0->shape[i];
+  for (size_t i = 0; i < n; ++i)
+    if ((*mRows)[i] != (*xRows)[i] * inner) return std::nullopt;
+  int64_t k = m.subst.integer("k");
+  AttrList a = {ns, m.subst.attr("eps")};
+  std::vector<Id> parts;
+  for (size_t i = 0; i < n; ++i) {
+    auto b = make(g, bwd, a, {gs[i], ms[i], vs[i], xs[i], m.subst.cls("w"), m.subst.cls("b")});
+    auto gi = b ? make(g, op().getitem, {Attr::integer(k)}, {*b}) : std::nullopt;
+    if (!gi) return std::nullopt;
+    parts.push_back(*gi);
+  }
+  if (k == 0) return makeConcat(g, 0, parts);
+  if (k == 1 || k == 2) return makeSum(g, parts);
+  return std::nullopt;
+}
+
 }  // namespace
 
 void addModelLemmas(std::vector<Lemma>& out) {
+  static const eg::Symbol geluBwd = eg::intern("gelu_backward");
+  out.push_back(applier("gelu_backward-concat-grad", "gelu_backward(concat[d](gs), x) = concat[d](gelu_backward(g_i, x_i))",
+                        "(gelu_backward[?ap] (concat[?d] ?xs...) ?x)", [](EGraph& g, const Match& m) {
+                          return distributeOverConcat(g, m, geluBwd, {m.subst.attr("ap")}, {"g", "x"}, 0);
+                        }));
+  out.push_back(applier("gelu_backward-concat-input", "gelu_backward(g, concat[d](xs)) = concat[d](gelu_backward(g_i, x_i))",
+                        "(gelu_backward[?ap] ?g (concat[?d] ?xs...))", [](EGraph& g, const Match& m) {
+                          return distributeOverConcat(g, m, geluBwd, {m.subst.attr("ap")}, {"g", "x"}, 1);
+                        }));
+  out.push_back(applier("apex-layernorm-bwd-rows",
+                        "getitem[k](ln_bwd(concat0(g), concat0(mean), concat0(invvar), concat0(x), w, b)) = concat0 (k=0) "
+                        "or sum (k=1,2: weight/bias gradients) of the pieces'",
+                        "(getitem[?k] (apex_layer_norm_bwd[?ns, ?eps] (concat[0] ?gs...) (concat[0] ?ms...) (concat[0] ?vs...) "
+                        "(concat[0] ?xs...) ?w ?b))",
+                        layerNormBwdOfRows));
   out.push_back(applier("dropout-concat",
                         "getitem[k](dropout(concat[d](xs))) = concat[d](getitem[k](dropout(x_i))) (elementwise dropout)",
                         "(getitem[?k] (dropout[?p, ?t] (concat[?d] ?xs...)))", dropoutOfConcat));

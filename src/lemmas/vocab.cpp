@@ -117,47 +117,9 @@ std::optional<Id> vocabGather(EGraph& g, const Match& m) {
   return makeSum(g, terms);
 }
 
-// where with one operand a concat: concat of the pieces' wheres; the other
-// operands broadcast along the concat dim or are split alike.
+// where with one operand a concat: concat of the pieces' wheres.
 Apply whereOverConcat(size_t pos) {
-  return [pos](EGraph& g, const Match& m) -> std::optional<Id> {
-    const auto& xs = m.subst.list("xs");
-    int64_t d = m.subst.integer("d");
-    const TensorType* out = typeOf(g, m.eclass);
-    const TensorType* x0 = typeOf(g, xs[0]);
-    auto sizes = sizesAlong(g, xs, d);
-    if (!out || !x0 || !sizes) return std::nullopt;
-    int64_t R = out->rank(), D = d + (R - x0->rank()), total = 0;
-    for (int64_t s : *sizes) total += s;
-    if (D < 0 || D >= R || out->shape[D] != total) return std::nullopt;
-    std::vector<std::vector<Id>> args(xs.size(), std::vector<Id>(3));
-    const char* names[3] = {"c", "a", "b"};
-    for (size_t k = 0; k < 3; ++k) {
-      if (k == pos) {
-        for (size_t i = 0; i < xs.size(); ++i) args[i][k] = xs[i];
-        continue;
-      }
-      Id y = m.subst.cls(names[k]);
-      const TensorType* yt = typeOf(g, y);
-      if (!yt) return std::nullopt;
-      int64_t yd = D - (R - yt->rank());
-      if (yd < 0 || yt->shape[yd] == 1) {
-        for (size_t i = 0; i < xs.size(); ++i) args[i][k] = y;
-        continue;
-      }
-      if (yt->shape[yd] != total) return std::nullopt;
-      auto p = piecesOf(g, y, yd, *sizes);
-      if (!p) return std::nullopt;
-      for (size_t i = 0; i < xs.size(); ++i) args[i][k] = (*p)[i];
-    }
-    std::vector<Id> parts;
-    for (auto& a : args) {
-      auto r = make(g, sym().where, {}, a);
-      if (!r) return std::nullopt;
-      parts.push_back(*r);
-    }
-    return makeConcat(g, D, parts);
-  };
+  return [pos](EGraph& g, const Match& m) { return distributeOverConcat(g, m, sym().where, {}, {"c", "a", "b"}, pos); };
 }
 
 // getitem[k](max_dim[d](concat[c](xs))): over the reduced dim, the values are

@@ -181,6 +181,37 @@ bool canonicalizeModelOp(const Graph& g, NodeId id, std::string_view base, std::
     out.aliasOf = *src;
     return true;
   }
+  if (base == "aten.gelu_backward" && overload == "default") {
+    auto gr = tensorAt(n, 0, "grad_output"), x = tensorAt(n, 1, "self");
+    if (!gr || !x) return false;
+    std::string approx = "none";
+    if (const Value* a = argAt(n, 2, "approximate"))
+      if (auto s = std::get_if<std::string>(&a->v)) approx = *s;
+    emit(out, "gelu_backward", {Attr::str(approx)}, {operand(*gr), operand(*x)});
+    return true;
+  }
+  // apex.fused_layer_norm_affine_bwd(grad, mean, invvar, input, normalized_shape, weight, bias, eps)
+  if (base == "apex.fused_layer_norm_affine_bwd" && overload == "default") {
+    std::optional<NodeId> t[7] = {tensorAt(n, 0, "grad_output"), tensorAt(n, 1, "mean"), tensorAt(n, 2, "invvar"),
+                                  tensorAt(n, 3, "input"), std::nullopt, tensorAt(n, 5, "weight"), tensorAt(n, 6, "bias")};
+    const Value* ns = argAt(n, 4, "normalized_shape");
+    auto list = ns ? std::get_if<ValueList>(&ns->v) : nullptr;
+    auto eps = numberAt(n, 7, "eps");
+    if (!list || !eps) return false;
+    std::vector<int64_t> shape;
+    for (const Value& v : *list) {
+      auto p = std::get_if<int64_t>(&v.v);
+      if (!p) return false;
+      shape.push_back(*p);
+    }
+    std::vector<Ref> kids;
+    for (int i : {0, 1, 2, 3, 5, 6}) {
+      if (!t[i]) return false;
+      kids.push_back(operand(*t[i]));
+    }
+    emit(out, "apex_layer_norm_bwd", {Attr::ints(shape), Attr::real(*eps)}, std::move(kids));
+    return true;
+  }
   if (base == "aten.max" && overload == "dim") {
     auto x = tensorAt(n, 0, "self");
     auto dim = numberAt(n, 1, "dim");

@@ -86,6 +86,7 @@ class Lowerer {
     createNodes();
     lowerCollectives();
     resolveAliases();
+    registerTags();
     applyCuts();
     indexOperands();
     markOutputs();
@@ -141,6 +142,10 @@ class Lowerer {
       if (n.args.size() != 2 || !n.args[0].isTensor())
         throw nodeError(n, "getitem expects (tuple, index)");
       int64_t k = intArg(n, 1, "index");
+      if (auto base = taggedBase(g, std::get<TensorRef>(n.args[0].v).node, k)) {
+        ln.aliasOf = lnodeOf(gi, *base);
+        return;
+      }
       CanonTerm::Node t;
       t.op = ops::syms().getitem;
       t.attrs = {eg::Attr::integer(k)};
@@ -170,6 +175,49 @@ class Lowerer {
     ln.def = std::move(term);
   }
 
+  // Debug name tags (tg.inplace_log_tensor under auto_functionalized_v2, and
+  // tg.log_tensor) are identities on their tensor; the tag's name is a second
+  // name of that tensor for relation files: "S.<tag>" / "D<r>.<tag>".
+  static const std::string* tagName(const Node& n) {
+    const Value* s = n.kwarg("s");
+    if (auto str = s ? std::get_if<std::string>(&s->v) : nullptr) return str;
+    if (n.args.size() >= 2)
+      if (auto str = std::get_if<std::string>(&n.args[1].v)) return str;
+    return nullptr;
+  }
+  static bool isInplaceTag(const Node& n) {
+    if (stripDefault(n.op) != "higher_order.auto_functionalized_v2" || n.args.empty()) return false;
+    auto sym = std::get_if<Symbol>(&n.args[0].v);
+    return sym && sym->text.find("inplace_log_tensor") != std::string::npos;
+  }
+  // getitem[k] (k >= 1) of an in-place tag returns its k-1-th base tensor.
+  static std::optional<NodeId> taggedBase(const Graph& g, NodeId tuple, int64_t k) {
+    const Node& t = g.node(tuple);
+    if (!isInplaceTag(t) || k < 1) return std::nullopt;
+    const Value* bases = t.kwarg("_all_bases");
+    auto list = bases ? std::get_if<ValueList>(&bases->v) : nullptr;
+    if (!list || static_cast<size_t>(k - 1) >= list->size()) return std::nullopt;
+    auto ref = std::get_if<TensorRef>(&(*list)[static_cast<size_t>(k - 1)].v);
+    if (!ref) return std::nullopt;
+    return ref->node;
+  }
+  void registerTags() {
+    for (size_t gi = 0; gi < lg_.graphs.size(); ++gi) {
+      const Graph& g = *lg_.graphs[gi];
+      for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id) {
+        const Node& n = g.node(id);
+        int target = -1;
+        if (stripDefault(n.op) == "tg.log_tensor") target = lnodeOf(static_cast<int>(gi), id);
+        if (n.op == "getitem" && n.args.size() == 2 && n.args[0].isTensor() &&
+            isInplaceTag(g.node(std::get<TensorRef>(n.args[0].v).node)))
+          target = lnodeOf(static_cast<int>(gi), id);
+        const Node* tagNode = n.op == "getitem" && target >= 0 ? &g.node(std::get<TensorRef>(n.args[0].v).node) : &n;
+        const std::string* name = target >= 0 ? tagName(*tagNode) : nullptr;
+        if (name) lg_.byName.emplace(prefixes_[gi] + *name, target);  // first tag of a name wins
+      }
+    }
+  }
+
   // A tuple-valued node has no annotation of its own: its element types are
   // those of the getitem nodes that read it.
   void fillTupleTypes(int gi, const Graph& g) {
@@ -194,9 +242,12 @@ class Lowerer {
   std::vector<int> groupRanks(const std::string& group, const Node& at) const {
     auto it = opts_.groups.find(group);
     if (it != opts_.groups.end()) return it->second;
-    std::vector<int> all(lg_.graphs.size());
-    for (size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int>(r);
-    return all;
+    // Unstated: the ranks that issue collectives on it (a rank can only use
+    // a group it belongs to). With one group name for all ranks this is all
+    // ranks; per-rank groups such as data-parallel groups of one stay apart.
+    std::vector<int> users;
+    for (auto& [rank, list] : pending_.at(group)) users.push_back(rank);
+    return users;
   }
 
   void lowerCollectives() {
@@ -329,7 +380,7 @@ class Lowerer {
     auto cut = [&](const std::string& name) {
       auto it = lg_.byName.find(name);
       if (it == lg_.byName.end()) return false;
-      LNode& ln = lg_.nodes[it->second];
+      LNode& ln = lg_.nodes[lg_.resolve(it->second)];
       ln.isInput = true;
       ln.aliasOf = -1;
       ln.def = CanonTerm{};

@@ -51,6 +51,8 @@ Data inferIndexRows(const eg::EGraph&, const eg::ENode&);
 Data inferGatherRows(const eg::EGraph&, const eg::ENode&);
 Data inferMaxDim(const eg::EGraph&, const eg::ENode&);
 Data inferCrossRank(const eg::EGraph&, const eg::ENode&);
+Data inferGeluBackward(const eg::EGraph&, const eg::ENode&);
+Data inferApexLayerNormBwd(const eg::EGraph&, const eg::ENode&);
 
 // Linear algebra (infer_linalg.cpp)
 Data inferMm(const eg::EGraph&, const eg::ENode&);

@@ -83,4 +83,25 @@ Data inferCrossRank(const eg::EGraph& g, const eg::ENode& n) {
   return tensorData(first->dtype, first->shape);
 }
 
+// gelu_backward[approx](grad, x): elementwise, broadcasting like a binary op.
+Data inferGeluBackward(const eg::EGraph& g, const eg::ENode& n) {
+  const TensorType *gr = childTensor(g, n, 0), *x = childTensor(g, n, 1);
+  if (!gr || !x || n.children.size() != 2) return std::nullopt;
+  auto shape = broadcastShapes(gr->shape, x->shape);
+  if (!shape) return std::nullopt;
+  return tensorData(gr->dtype, std::move(*shape));
+}
+
+// apex_layer_norm_bwd[[ns], eps](grad, mean, invvar, x, w, b) -> (dx like x, dw like w, db like b)
+Data inferApexLayerNormBwd(const eg::EGraph& g, const eg::ENode& n) {
+  if (n.children.size() != 6) return std::nullopt;
+  const TensorType *gr = childTensor(g, n, 0), *x = childTensor(g, n, 3), *w = childTensor(g, n, 4),
+                   *b = childTensor(g, n, 5);
+  if (!gr || !x || !w || !b || gr->shape != x->shape) return std::nullopt;
+  eg::ClassData d;
+  d.tuple = true;
+  d.types = {*x, *w, *b};
+  return d;
+}
+
 }  // namespace tangle::ops::detail

@@ -70,6 +70,8 @@ constexpr OpInfo kOps[] = {
     {"index_rows", false, inferIndexRows},    // index_rows w idx = w[idx] (embedding)
     {"gather_rows", false, inferGatherRows},  // gather_rows x idx = x[arange(N), idx]
     {"max_dim", false, inferMaxDim},          // max_dim[d, keep] x -> (values, indices)
+    {"gelu_backward", false, inferGeluBackward},         // gelu_backward[approx] grad x
+    {"apex_layer_norm_bwd", false, inferApexLayerNormBwd},  // (grad, mean, invvar, x, w, b) -> (dx, dw, db)
     // cross-rank combines of an all_reduce other than sum: clean like sum
     {"rmax", true, inferCrossRank},
     {"rmin", true, inferCrossRank},     // dropout[p, train] x -> (out, mask); see lemmas/model.cpp

@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "egraph/egraph.h"
 
@@ -16,6 +17,10 @@ namespace tangle::validate {
 
 struct CheckResult {
   bool ok = true;
+  // A node of the instance itself (not one the rule added) is outside the
+  // interpreter's domain for these leaf values (e.g. an index out of range):
+  // the case says nothing about the lemma; draw other values.
+  bool outOfDomain = false;
   std::string counterexample;  // when !ok: the terms that disagree, leaf values, first differing element
 };
 
@@ -27,7 +32,11 @@ using IntLeaves = std::map<std::string, std::pair<int64_t, int64_t>>;
 // operand (index_rows, gather_rows) through rearrangements get valid indices;
 // leaves that reach a where condition get 0/1. Fails as well when a class
 // cannot be evaluated (the interpreter refused a node that type inference accepted).
-CheckResult checkNumeric(const eg::EGraph& g, std::mt19937_64& rng, bool positive, const IntLeaves& ints = {});
+// `original`: the e-nodes of the instance before the rule ran. A node the
+// rule added that the interpreter refuses where the instance's nodes are
+// defined is a failure (the right-hand side leaves the domain).
+CheckResult checkNumeric(const eg::EGraph& g, std::mt19937_64& rng, bool positive, const IntLeaves& ints,
+                         const std::vector<eg::ENode>& original);
 
 // True when every e-node is a tensor leaf, slice, concat, transpose, permute,
 // reshape or sum: then checkSymbolic applies.

@@ -1,4 +1,5 @@
 // The numeric check: random leaf values through the reference interpreter.
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
@@ -97,7 +98,8 @@ std::map<eg::Id, Role> rolesOf(const eg::EGraph& g) {
 
 }  // namespace
 
-CheckResult checkNumeric(const eg::EGraph& g, std::mt19937_64& rng, bool positive, const IntLeaves& ints) {
+CheckResult checkNumeric(const eg::EGraph& g, std::mt19937_64& rng, bool positive, const IntLeaves& ints,
+                         const std::vector<eg::ENode>& original) {
   std::map<std::string, Tensor> leaves;
   std::uniform_real_distribution<double> dist(positive ? 0.25 : -2.0, 2.0);
   auto roles = rolesOf(g);
@@ -131,27 +133,34 @@ CheckResult checkNumeric(const eg::EGraph& g, std::mt19937_64& rng, bool positiv
   };
   auto cv = evaluateClasses<Value>(g, eval);
 
+  // The instance's nodes, canonicalized like the e-graph's.
+  std::vector<eg::ENode> orig = original;
+  for (eg::ENode& n : orig)
+    for (eg::Id& k : n.children) k = g.find(k);
+  auto isOriginal = [&](const eg::ENode& n) { return std::find(orig.begin(), orig.end(), n) != orig.end(); };
+
   CheckResult r;
   auto leafText = [&]() {
     std::string s;
     for (const auto& [name, t] : leaves) s += "\n    " + name + " = " + interp::toString(t, 12);
     return s;
   };
-  for (eg::Id c : g.classIds())
-    if (!cv.of(g, c)) {
-      r.ok = false;
-      r.counterexample = "cannot evaluate class e" + std::to_string(c) + " " +
-                         eg::toString(g.eclass(c).nodes.front()) + " (the interpreter refused it)";
-      return r;
-    }
+  std::string refused;  // the first node the rule added that the interpreter refuses
   for (eg::Id c : g.classIds()) {
     const Value* v = cv.of(g, c);
     for (const eg::ENode& n : g.eclass(c).nodes) {
-      if (&n == cv.def[c]) continue;
+      if (v && &n == cv.def[c]) continue;
       std::vector<const Value*> kids;
       for (eg::Id k : n.children) kids.push_back(cv.of(g, k));
-      auto w = eval(n, kids);
-      std::string diff = w ? difference(*v, *w) : "the interpreter refused the node";
+      bool ready = std::all_of(kids.begin(), kids.end(), [](const Value* k) { return k != nullptr; });
+      auto w = ready ? eval(n, kids) : std::nullopt;
+      if (!w) {
+        if (isOriginal(n)) r.outOfDomain = true;
+        else if (refused.empty() && ready) refused = nodeTerm(g, cv, n);
+        continue;
+      }
+      if (!v) continue;
+      std::string diff = difference(*v, *w);
       if (diff.empty()) continue;
       r.ok = false;
       r.counterexample = fmt::format("  {}\n  = {}\n  but {}\n  leaves:{}", nodeTerm(g, cv, *cv.def[c]), nodeTerm(g, cv, n),
@@ -159,6 +168,21 @@ CheckResult checkNumeric(const eg::EGraph& g, std::mt19937_64& rng, bool positiv
       return r;
     }
   }
+  if (r.outOfDomain) return r;
+  if (!refused.empty()) {
+    r.ok = false;
+    r.counterexample = fmt::format("  the interpreter refused {} (added by the rule) where the instance is "
+                                   "defined\n  leaves:{}",
+                                   refused, leafText());
+    return r;
+  }
+  for (eg::Id c : g.classIds())
+    if (!cv.of(g, c)) {
+      r.ok = false;
+      r.counterexample = fmt::format("  cannot evaluate {}\n  leaves:{}", nodeTerm(g, cv, g.eclass(c).nodes.front()),
+                                     leafText());
+      return r;
+    }
   return r;
 }
 

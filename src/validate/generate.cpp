@@ -117,6 +117,12 @@ std::optional<eg::Id> Gen::concatOf(const Shape& s, int64_t d, const std::vector
 }
 
 std::optional<eg::Id> Gen::classTerm() {
+  if (lastSplit_.size() >= 2 && chance(0.25)) {
+    // An operand split like the last list (the contracted dim of a product,
+    // the other operand of an elementwise op), along any of its dims.
+    Shape s = randomShape();
+    if (!s.empty()) return concatOf(s, uniform(0, s.size() - 1), lastSplit_);
+  }
   double p = std::uniform_real_distribution<double>(0, 1)(rng_);
   if ((p -= 0.72) < 0) return leaf(randomShape());
   if ((p -= 0.05) < 0) return constant(static_cast<double>(uniform(-4, 4)) / 2 + 0.25);
@@ -142,8 +148,20 @@ std::optional<std::vector<eg::Id>> Gen::listTerm() {
   double q = std::uniform_real_distribution<double>(0, 1)(rng_);
   size_t n = q < 0.15 ? 1 : q < 0.6 ? 2 : 3;
   std::vector<eg::Id> out;
-  double p = std::uniform_real_distribution<double>(0, 1)(rng_);
+  std::vector<int64_t> previous = std::move(lastSplit_);
   lastSplit_.clear();
+  if (previous.size() >= 2 && chance(0.25)) {  // split like the previous list, along any dim
+    Shape s = randomShape();
+    if (s.empty()) return std::nullopt;
+    int64_t d = uniform(0, s.size() - 1);
+    for (int64_t len : previous) {
+      s[d] = len;
+      out.push_back(leaf(s));
+    }
+    lastSplit_ = previous;
+    return out;
+  }
+  double p = std::uniform_real_distribution<double>(0, 1)(rng_);
   if ((p -= 0.50) < 0) {  // independent pieces, varying along varyDim
     for (size_t i = 0; i < n; ++i) {
       if (chance(0.15)) {
@@ -323,11 +341,15 @@ std::optional<eg::Id> Gen::build(const PatTree& p) {
     if (t) classes_[p.var] = *t;
     return t;
   }
-  std::vector<eg::Id> children;
-  for (const PatTree& c : p.children) {
-    auto id = build(c);
+  // Operator children and the list first, then the variables: a variable
+  // operand can then be split like a sibling concat (lastSplit_).
+  std::vector<eg::Id> children(p.children.size());
+  std::vector<eg::Id> list;
+  for (size_t i = 0; i < p.children.size(); ++i) {
+    if (p.children[i].isVar) continue;
+    auto id = build(p.children[i]);
     if (!id) return std::nullopt;
-    children.push_back(*id);
+    children[i] = *id;
   }
   if (!p.listVar.empty()) {
     auto it = lists_.find(p.listVar);
@@ -336,8 +358,15 @@ std::optional<eg::Id> Gen::build(const PatTree& p) {
       if (!l) return std::nullopt;
       it = lists_.emplace(p.listVar, *l).first;
     }
-    children.insert(children.end(), it->second.begin(), it->second.end());
+    list = it->second;
   }
+  for (size_t i = 0; i < p.children.size(); ++i) {
+    if (!p.children[i].isVar) continue;
+    auto id = build(p.children[i]);
+    if (!id) return std::nullopt;
+    children[i] = *id;
+  }
+  children.insert(children.end(), list.begin(), list.end());
   // Attributes: literals, bound variables, or samples (a few proposals).
   for (int attempt = 0; attempt < 6; ++attempt) {
     std::map<std::string, Attr> bound = attrs_;

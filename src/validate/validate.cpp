@@ -57,6 +57,9 @@ LemmaResult validateRule(const eg::Rule& rule, const Options& opts) {
     if (!root) continue;
     ++res.built;
     if (gen.chance(0.3)) gen.addComplementarySlices();
+    std::vector<eg::ENode> original;
+    for (eg::Id c : g.classIds())
+      for (const eg::ENode& n : g.eclass(c).nodes) original.push_back(n);
     try {
       eg::run(g, rules, limits);
     } catch (const std::exception& e) {
@@ -70,9 +73,9 @@ LemmaResult validateRule(const eg::Rule& rule, const Options& opts) {
       break;
     }
     if (!anyClassMerged(g)) continue;
-    ++res.cases;
     if (opts.symbolic && isPureRearrangement(g)) {
       if (auto r = checkSymbolic(g)) {
+        ++res.cases;
         if (!r->ok) {
           res.status = Status::Failed;
           res.detail = r->counterexample;
@@ -82,19 +85,34 @@ LemmaResult validateRule(const eg::Rule& rule, const Options& opts) {
         continue;
       }
     }
-    CheckResult r = checkNumeric(g, rng, false, gen.intLeaves());
-    if (r.ok) r = checkNumeric(g, rng, true, gen.intLeaves());
+    // Two value draws (signed, positive) that the instance is defined on;
+    // a few redraws when a draw leaves its domain.
+    size_t checked = 0;
+    CheckResult r;
+    for (int draw = 0; draw < 8 && checked < 2 && r.ok; ++draw) {
+      r = checkNumeric(g, rng, draw % 2 == 1, gen.intLeaves(), original);
+      if (r.outOfDomain) {
+        ++res.outOfDomain;
+        continue;
+      }
+      ++checked;
+    }
     if (!r.ok) {
+      ++res.cases;
       res.status = Status::Failed;
       res.detail = r.counterexample;
       break;
     }
+    if (checked) ++res.cases;
   }
   if (res.status != Status::Failed) {
     if (res.cases == 0) {
       res.status = Status::Unvalidated;
-      res.detail = res.built == 0
-                       ? fmt::format("no well-typed left-hand side in {} attempts", res.attempts)
+      res.detail = res.built == 0 ? fmt::format("no well-typed left-hand side in {} attempts", res.attempts)
+                   : res.outOfDomain
+                       ? fmt::format("{} left-hand sides built in {} attempts; where the rule fired, the random "
+                                     "values were outside the instance's domain {} times",
+                                     res.built, res.attempts, res.outOfDomain)
                        : fmt::format("never fired: {} left-hand sides built in {} attempts, the guard or "
                                      "applier refused all",
                                      res.built, res.attempts);

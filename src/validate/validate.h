@@ -33,6 +33,7 @@ struct LemmaResult {
   size_t proved = 0;    // of which proved with Z3
   size_t built = 0;     // well-typed left-hand sides built
   size_t attempts = 0;
+  size_t outOfDomain = 0;  // value draws outside the instance's domain (redrawn)
   double seconds = 0;
   std::string detail;   // Failed: the counterexample; Unvalidated: the reason
   std::string method() const;  // "proved (z3, 20 shapes)", "tested 20 cases", ...
