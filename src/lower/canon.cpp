@@ -223,6 +223,15 @@ struct Canon {
       attrs.push_back(literal(v));
       collect(v, children);
     }
+    // Uninitialized memory and random draws are not functions of their
+    // arguments: two such calls are never equal (no congruence), only a
+    // relation file can relate them.
+    static const std::string_view kFresh[] = {"aten.empty", "aten.empty_like", "aten.new_empty", "aten.new_empty_strided",
+                                              "aten.empty_strided", "aten.rand", "aten.randn", "aten.rand_like",
+                                              "aten.randn_like", "aten.randint", "aten.randint_like", "aten.bernoulli",
+                                              "aten.normal", "aten.uniform", "aten.randperm"};
+    if (std::find(std::begin(kFresh), std::end(kFresh), base) != std::end(kFresh))
+      attrs.push_back(Attr::str("fresh:" + n.loc.file + ":" + n.name));
     emit(target, std::move(attrs), std::move(children));
   }
 
