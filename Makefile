@@ -12,9 +12,13 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	@echo "== tangle check examples/paper/matmul_sub/check.rel"
-	@$(BUILD)/bin/tangle check examples/paper/matmul_sub/check.rel; rc=$$?; \
-	 echo "(exit code $$rc)"; test $$rc -eq 0
+	@echo "== tangle check examples/paper/matmul_sub_rs/check.rel --relations   (Entangle paper, Figures 1-2)"
+	@$(BUILD)/bin/tangle check examples/paper/matmul_sub_rs/check.rel --relations; rc=$$?; \
+	 echo "(exit code $$rc: 0 = refines)"; test $$rc -eq 0
+	@echo
+	@echo "== tangle check examples/paper/bug4_offdiag/check.rel   (its buggy twin: weights sharded on the wrong dim)"
+	@$(BUILD)/bin/tangle check examples/paper/bug4_offdiag/check.rel; rc=$$?; \
+	 echo "(exit code $$rc: 1 = violation, as expected)"; test $$rc -eq 1
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
