@@ -1,0 +1,125 @@
+// Rank joining and collective lowering (src/lower/lower.cpp).
+#include "lower/lower.h"
+
+#include <gtest/gtest.h>
+
+#include "import/fx_importer.h"
+#include "ops/ops.h"
+
+namespace tangle {
+namespace {
+
+Graph rank(const std::string& params, const std::string& body, const std::string& file) {
+  std::string text = "import torch\n\nclass M(torch.nn.Module):\n    def forward(self, " + params + "):\n";
+  size_t start = 0;
+  while (start < body.size()) {
+    size_t end = body.find('\n', start);
+    if (end == std::string::npos) end = body.size();
+    text += "        " + body.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return importFxText(text, file);
+}
+
+const LNode& node(const LGraph& lg, const std::string& name) {
+  auto id = lg.find(name);
+  EXPECT_TRUE(id.has_value()) << name;
+  return lg.node(lg.resolve(id.value_or(0)));
+}
+
+// The root op of a node's definition and the names of its operands.
+std::string defOf(const LGraph& lg, const std::string& name) {
+  const LNode& n = node(lg, name);
+  if (n.def.nodes.empty()) return n.isInput ? "input" : "none";
+  std::string out = eg::symbolName(n.def.nodes.back().op) + "(";
+  for (size_t i = 0; i < n.operands.size(); ++i) out += (i ? ", " : "") + lg.node(n.operands[i]).name;
+  return out + ")";
+}
+
+std::vector<Graph> twoRanks(const std::string& body) {
+  std::vector<Graph> g;
+  for (int r = 0; r < 2; ++r) g.push_back(rank("x: \"f32[4, 2]\"", body, "r" + std::to_string(r) + ".py"));
+  return g;
+}
+
+TEST(Lower, AllReduceIsASumOverTheGroupAndWaitIsAnAlias) {
+  auto g = twoRanks(
+      "a: \"f32[4, 2]\" = torch.ops._c10d_functional.all_reduce.default(x, 'sum', '0')\n"
+      "w: \"f32[4, 2]\" = torch.ops._c10d_functional.wait_tensor.default(a)\n"
+      "return (w,)");
+  LGraph lg = lowerImpl(g, {});
+  EXPECT_EQ(defOf(lg, "D1.w"), "sum(D0.x, D1.x)");
+  EXPECT_EQ(lg.resolve(*lg.find("D1.w")), lg.resolve(*lg.find("D1.a")));
+  EXPECT_TRUE(node(lg, "D0.a").isOutput);
+  EXPECT_EQ(node(lg, "D0.a").leafName, "D0.w");  // the returned alias names the value
+}
+
+TEST(Lower, ReduceScatterIsThisRanksSliceOfTheSum) {
+  auto g = twoRanks(
+      "rs: \"f32[2, 2]\" = torch.ops._c10d_functional.reduce_scatter_tensor.default(x, 'sum', 2, '0')\n"
+      "return (rs,)");
+  LGraph lg = lowerImpl(g, {});
+  const LNode& n = node(lg, "D1.rs");
+  ASSERT_EQ(n.def.nodes.size(), 2u);
+  EXPECT_EQ(n.def.nodes[1].op, ops::syms().slice);
+  EXPECT_EQ(n.def.nodes[1].attrs[1].i, 2);  // rank 1 holds rows [2, 4)
+  EXPECT_EQ(n.def.nodes[1].attrs[2].i, 4);
+  EXPECT_EQ(n.def.nodes[0].op, ops::syms().sum);
+}
+
+TEST(Lower, AllGatherConcatsAlongDimZeroAndBroadcastAliasesTheSource) {
+  auto g = twoRanks(
+      "ag: \"f32[8, 2]\" = torch.ops._c10d_functional.all_gather_into_tensor.default(x, 2, '0')\n"
+      "b: \"f32[4, 2]\" = torch.ops._c10d_functional.broadcast.default(x, 0, '0')\n"
+      "return (ag, b)");
+  LGraph lg = lowerImpl(g, {});
+  EXPECT_EQ(defOf(lg, "D1.ag"), "concat(D0.x, D1.x)");
+  EXPECT_EQ(lg.resolve(*lg.find("D1.b")), lg.resolve(*lg.find("D0.x")));
+}
+
+TEST(Lower, MismatchedCollectivesAreInputErrors) {
+  std::vector<Graph> g;
+  g.push_back(rank("x: \"f32[4, 2]\"", "a: \"f32[4, 2]\" = torch.ops._c10d_functional.all_reduce.default(x, 'sum', '0')\nreturn (a,)", "r0.py"));
+  g.push_back(rank("x: \"f32[4, 2]\"", "a: \"f32[8, 2]\" = torch.ops._c10d_functional.all_gather_into_tensor.default(x, 2, '0')\nreturn (a,)", "r1.py"));
+  try {
+    lowerImpl(g, {});
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("r1.py:"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Lower, GroupsDefaultToTheRanksThatUseThem) {
+  // Each rank's data-parallel group of one: an identity, not a cross-rank sum.
+  std::vector<Graph> g;
+  for (int r = 0; r < 2; ++r)
+    g.push_back(rank("x: \"f32[4, 2]\"",
+                     "a: \"f32[4, 2]\" = torch.ops._c10d_functional.all_reduce.default(x, 'sum', 'dp" + std::to_string(r) +
+                         "')\nreturn (a,)",
+                     "r" + std::to_string(r) + ".py"));
+  LGraph lg = lowerImpl(g, {});
+  EXPECT_EQ(lg.resolve(*lg.find("D1.a")), lg.resolve(*lg.find("D1.x")));
+  // Stated groups win.
+  LowerOptions opts;
+  opts.groups["dp0"] = {0, 1};
+  EXPECT_THROW(lowerImpl(g, opts), InputError);  // rank 1 never joins dp0's collective
+}
+
+TEST(Lower, DebugTagsNameTheirTensorAndCutsMakeInputs) {
+  Graph s = rank("x: \"f32[4, 2]\"",
+                 "c: \"f32[4, 2]\" = torch.ops.aten.clone.default(x)\n"
+                 "l: \"f32[4, 2]\" = torch.ops.tg.log_tensor.default(c, 'hidden')\n"
+                 "y: \"f32[4, 2]\" = torch.ops.aten.exp.default(l)\n"
+                 "return (y,)",
+                 "s.py");
+  LowerOptions opts;
+  opts.cutSpec = {"y"};
+  LGraph lg = lowerSpec(s, opts);
+  EXPECT_EQ(lg.resolve(*lg.find("S.hidden")), lg.resolve(*lg.find("S.x")));
+  EXPECT_TRUE(node(lg, "S.y").isInput);
+  opts.cutSpec = {"nope"};
+  EXPECT_THROW(lowerSpec(s, opts), InputError);
+}
+
+}  // namespace
+}  // namespace tangle
