@@ -22,6 +22,7 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
   if (implPaths.empty())
     throw InputError({req.relationPath, 0}, "no implementation graphs: give `impl PATTERN ranks N` in the relation file or --impl");
 
+  InferOptions options = inferOptionsFrom(raw);  // bad options fail before any graph is read
   auto t0 = std::chrono::steady_clock::now();
   run->spec = importGraph(specPath);
   for (auto& p : implPaths) run->impl.push_back(importGraph(p));
@@ -41,7 +42,7 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
   run->implL = std::make_unique<LGraph>(lowerImpl(run->impl, lo));
 
   Problem p{run->specL.get(), run->implL.get(), &run->relation};
-  run->result = inferRelations(p, lemmas::allLemmas(), inferOptionsFrom(run->relation));
+  run->result = inferRelations(p, lemmas::allLemmas(), options);
   return run;
 }
 

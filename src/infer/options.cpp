@@ -6,12 +6,17 @@
 namespace tangle {
 
 namespace {
+SourceLoc locOf(const std::string& key, const RelationFile& rel) {
+  auto it = rel.optionLocs.find(key);
+  return it != rel.optionLocs.end() ? it->second : SourceLoc{rel.path, 0};
+}
+
 template <class T>
 T parseNumber(const std::string& key, const std::string& value, const RelationFile& rel) {
   T out{};
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
   if (ec != std::errc() || p != value.data() + value.size() || out < 0)
-    throw InputError({rel.path, 0}, "option '" + key + "' needs a non-negative number, got '" + value + "'");
+    throw InputError(locOf(key, rel), "option '" + key + "' needs a non-negative number, got '" + value + "'");
   return out;
 }
 }  // namespace
@@ -26,7 +31,7 @@ InferOptions inferOptionsFrom(const RelationFile& rel) {
     else if (key == "max_relations") o.maxRelationsPerTensor = parseNumber<size_t>(key, value, rel);
     else if (key == "max_deferred") o.maxDeferred = parseNumber<size_t>(key, value, rel);
     else
-      throw InputError({rel.path, 0}, "unknown option '" + key +
+      throw InputError(locOf(key, rel), "unknown option '" + key +
                                           "' (known: max_iterations, max_nodes, operator_seconds, total_seconds, max_relations, max_deferred)");
   }
   return o;

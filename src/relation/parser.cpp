@@ -280,7 +280,7 @@ class FileParser {
                                      std::to_string(it->second) + ")");
     optionLines_[key] = line;
     out_.options[key] = value;
-    out_.optionLocs.push_back(at(line));
+    out_.optionLocs[key] = at(line);
   }
 
   void constStatement(StatementParser& p) {

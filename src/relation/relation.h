@@ -91,7 +91,7 @@ struct RelationFile {
   std::map<std::string, std::vector<int>> groups;
   std::map<std::string, SourceLoc> groupLocs;    // where each group was declared
   std::map<std::string, std::string> options;    // raw `option key = value`
-  std::vector<SourceLoc> optionLocs;             // parallel to insertion order (for error messages)
+  std::map<std::string, SourceLoc> optionLocs;   // where each option was set (for error messages)
 
   // Impl paths for ranks 0..implRanks-1 (pattern with {rank} substituted).
   // A pattern without {rank} (one SPMD program, e.g. HLO) is repeated per rank.

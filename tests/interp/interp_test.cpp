@@ -235,6 +235,61 @@ TEST(Interp, MaxDimAndDropout) {
   EXPECT_EQ(eval0->items[0], x);
 }
 
+// Backward ops against central differences of their forward ops.
+TEST(Interp, GeluBackwardIsTheDerivative) {
+  for (const char* approx : {"none", "tanh"}) {
+    Tensor x = Tensor::of({3}, {-1.3, 0.2, 2.1});
+    Tensor g = evalT("gelu_backward", {Attr::str(approx)}, {Tensor::of({1}, {2}), x});
+    double h = 1e-6;
+    for (size_t i = 0; i < 3; ++i) {
+      Tensor up = evalT("gelu", {Attr::str(approx)}, {Tensor::of({1}, {x.data[i] + h})});
+      Tensor down = evalT("gelu", {Attr::str(approx)}, {Tensor::of({1}, {x.data[i] - h})});
+      EXPECT_NEAR(g.data[i], 2 * (up.data[0] - down.data[0]) / (2 * h), 1e-7) << approx << " " << i;
+    }
+  }
+}
+
+TEST(Interp, ApexLayerNormBackwardIsTheGradient) {
+  // L(x, w, b) = sum(grad * layer_norm(x, w, b)); check dx, dw, db against central differences.
+  Tensor x = Tensor::of({2, 3}, {0.3, -1.2, 2.0, 0.7, 0.1, -0.4}), w = Tensor::of({3}, {1.5, -0.5, 2.0}),
+         b = Tensor::of({3}, {0.1, 0.2, 0.3}), grad = Tensor::of({2, 3}, {1.0, -2.0, 0.5, 0.3, 0.9, -1.1});
+  eg::AttrList a = {L({3}), Attr::real(1e-5)};
+  auto forward = [&](const Tensor& xx, const Tensor& ww, const Tensor& bb) {
+    eg::ENode ln;
+    ln.op = eg::intern("apex_layer_norm");
+    ln.attrs = eg::internAttrs(a);
+    ln.children = {0, 1, 2};
+    return *evalNode(ln, {Value::of(xx), Value::of(ww), Value::of(bb)});
+  };
+  auto loss = [&](const Tensor& xx, const Tensor& ww, const Tensor& bb) {
+    Tensor y = forward(xx, ww, bb).items[0];
+    double l = 0;
+    for (size_t i = 0; i < y.data.size(); ++i) l += grad.data[i] * y.data[i];
+    return l;
+  };
+  Value stats = forward(x, w, b);
+  eg::ENode bwd;
+  bwd.op = eg::intern("apex_layer_norm_bwd");
+  bwd.attrs = eg::internAttrs(a);
+  bwd.children = {0, 1, 2, 3, 4, 5};
+  auto d = evalNode(bwd, {Value::of(grad), Value::of(stats.items[1]), Value::of(stats.items[2]), Value::of(x),
+                          Value::of(w), Value::of(b)});
+  ASSERT_TRUE(d && d->items.size() == 3);
+  double h = 1e-6;
+  auto numeric = [&](Tensor& t, size_t i) {
+    double keep = t.data[i];
+    t.data[i] = keep + h;
+    double up = loss(x, w, b);
+    t.data[i] = keep - h;
+    double down = loss(x, w, b);
+    t.data[i] = keep;
+    return (up - down) / (2 * h);
+  };
+  for (size_t i = 0; i < 6; ++i) EXPECT_NEAR(d->items[0].data[i], numeric(x, i), 1e-5) << "dx " << i;
+  for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(d->items[1].data[i], numeric(w, i), 1e-5) << "dw " << i;
+  for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(d->items[2].data[i], numeric(b, i), 1e-5) << "db " << i;
+}
+
 TEST(Interp, UnknownOpsAndLeaves) {
   EXPECT_FALSE(eval("tensor", {Attr::str("S.x")}, {}));
   EXPECT_FALSE(eval("aten.native_dropout.default", {}, {iota({2})}));

@@ -123,7 +123,7 @@ option lemma_set = default extra
   EXPECT_EQ(f.options.at("max_iterations"), "30");
   EXPECT_EQ(f.options.at("lemma_set"), "default extra");
   ASSERT_EQ(f.optionLocs.size(), 2u);
-  EXPECT_EQ(f.optionLocs[1].line, 14);
+  EXPECT_EQ(f.optionLocs.at("lemma_set").line, 14);
 }
 
 TEST(RelationParse, PathsResolveAgainstTheFileFolder) {

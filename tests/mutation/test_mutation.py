@@ -1,0 +1,75 @@
+"""Fast mutation subset: one-ish mutant per kind of gpt/paral2_layer1 (rank 1);
+tangle must not say "refines" for any of them. The full run is
+`python3 tests/mutation/mutate.py` (see its docstring)."""
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import mutate  # noqa: E402
+
+REL = mutate.REPO / "examples/artifact/gpt/paral2_layer1.rel"
+TANGLE = Path(os.environ["TANGLE_BIN"]) if os.environ.get("TANGLE_BIN") else mutate.REPO / "build/bin/tangle"
+
+
+def _rel_or_skip():
+    if not TANGLE.is_file():
+        pytest.skip(f"tangle binary not found at {TANGLE} (build it, or set TANGLE_BIN)")
+    if not REL.is_file():
+        pytest.skip(f"relation file {REL} is missing")
+    rel = mutate.read_rel(REL)
+    missing = [p for p in [rel.spec] + [rel.impl(r) for r in range(rel.ranks)] if not p.is_file()]
+    if missing:
+        pytest.skip(f"artifact data folder absent: {missing[0]} not found")
+    return rel
+
+
+def _select(mutants):
+    """First mutant of every kind, plus each drop-collective variant and a
+    second scalar edit (dropout p): 11 mutants."""
+    picked, kinds = [], set()
+    for m in mutants:
+        if m.kind not in kinds:
+            picked.append(m)
+            kinds.add(m.kind)
+    for needle in ("drop all_reduce", "own chunk", "own shard", "native_dropout arg"):
+        m = next((m for m in mutants if needle in m.edit), None)
+        if m is not None and m not in picked:
+            picked.append(m)
+    return picked
+
+
+MUTANT_IDS = list(range(11))
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    rel = _rel_or_skip()
+    mutants = _select(mutate.Generator(rel, 1).generate())
+    return rel, mutants, tmp_path_factory.mktemp("mutation")
+
+
+def test_subset_covers_every_kind(setup):
+    _, mutants, _ = setup
+    assert {m.kind for m in mutants} == set(mutate.KINDS)
+    assert len(mutants) == len(MUTANT_IDS)
+    assert all(m.diff for m in mutants), "every mutant must differ from the original dump"
+
+
+def test_unmutated_copy_refines(setup):
+    # Guards the harness: if the copied files or the rewritten .rel were broken,
+    # every mutant would "fail" and the test below would prove nothing.
+    rel, _, tmp = setup
+    out = mutate.run_tangle(TANGLE, rel, {}, tmp / "baseline")
+    assert out.status == "refines", out.message
+
+
+@pytest.mark.parametrize("i", MUTANT_IDS)
+def test_mutant_does_not_refine(setup, i):
+    rel, mutants, tmp = setup
+    m = mutants[i]
+    out = mutate.run_tangle(TANGLE, rel, m.files, tmp / f"m{i}")
+    assert out.status != "refines", f"semantics-changing mutant judged refines: {m.ident}\n{m.diff}"
+    assert out.status in ("violation", "bad input", "inconclusive"), f"{m.ident}: {out.status}: {out.message}"
