@@ -29,6 +29,6 @@ Result evalElementwise(const eg::ENode& n, const Inputs& in);
 Result evalLinalg(const eg::ENode& n, const Inputs& in);
 Result evalReduce(const eg::ENode& n, const Inputs& in);
 Result evalRearrange(const eg::ENode& n, const Inputs& in);  // gathers, sum, rmax, rmin, split, getitem
-Result evalModel(const eg::ENode& n, const Inputs& in);      // dropout, where, comparisons, lookups, max_dim
+Result evalModel(const eg::ENode& n, const Inputs& in);      // dropout, where, comparisons, lookups, max_dim, backward ops
 
 }  // namespace tangle::interp::detail

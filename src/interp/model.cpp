@@ -1,4 +1,5 @@
 // Model-level ops: dropout, where, comparisons and masks, index lookups, max_dim.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -134,6 +135,71 @@ Result maxDim(const eg::AttrList& a, const Inputs& in) {
   return Value::tupleOf({std::move(vals), std::move(idxs)});
 }
 
+// gelu_backward[approx](grad, x) = grad * gelu'(x), broadcasting; ATen's formulas.
+Result geluBackward(const eg::AttrList& a, const Inputs& in) {
+  auto xs = tensors(in, 2);
+  std::string approx = "none";
+  if (a.size() == 1 && a[0].kind == eg::Attr::Kind::Str) approx = eg::symbolName(static_cast<eg::Symbol>(a[0].i));
+  else if (!a.empty()) return std::nullopt;
+  if (!xs || (approx != "none" && approx != "tanh")) return std::nullopt;
+  const Tensor &g = *(*xs)[0], &x = *(*xs)[1];
+  auto shape = broadcast(g.shape, x.shape);
+  if (!shape) return std::nullopt;
+  auto og = viewOffsets(*shape, *broadcastStrides(g.shape, *shape), 0);
+  auto ox = viewOffsets(*shape, *broadcastStrides(x.shape, *shape), 0);
+  Tensor out = Tensor::filled(*shape, 0);
+  for (size_t i = 0; i < out.data.size(); ++i) {
+    double v = x.data[ox[i]], d;
+    if (approx == "none") {
+      double cdf = 0.5 * (1 + std::erf(v / std::sqrt(2.0)));
+      double pdf = std::exp(-0.5 * v * v) / std::sqrt(2 * M_PI);
+      d = cdf + v * pdf;
+    } else {
+      const double beta = std::sqrt(2.0 / M_PI), kappa = 0.044715;
+      double t = std::tanh(beta * (v + kappa * v * v * v));
+      d = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * beta * (1 + 3 * kappa * v * v);
+    }
+    out.data[i] = g.data[og[i]] * d;
+  }
+  return Value::of(std::move(out));
+}
+
+// apex_layer_norm_bwd[[ns], eps](grad, mean, invvar, x, w, b) -> (dx, dw, db):
+// rows of n2 = prod(ns) elements, mean/invvar one value per row (as saved by
+// the forward); xhat = (x - mean) * invvar,
+//   dx = invvar / n2 * (n2 * dxhat - sum(dxhat) - xhat * sum(dxhat * xhat)), dxhat = grad * w,
+//   dw = sum over rows of grad * xhat, db = sum over rows of grad.
+// w (and b) have shape ns or are 0-d (then dw, db are total sums).
+Result layerNormBwd(const eg::AttrList& a, const Inputs& in) {
+  auto xs = tensors(in, 6);
+  const auto* ns = ops::attrInts(a, 0);
+  if (!xs || a.size() != 2 || !ns || ns->empty() || !ops::attrNumber(a, 1)) return std::nullopt;
+  const Tensor &g = *(*xs)[0], &mean = *(*xs)[1], &inv = *(*xs)[2], &x = *(*xs)[3], &w = *(*xs)[4], &b = *(*xs)[5];
+  int64_t k = static_cast<int64_t>(ns->size()), axis = x.rank() - k;
+  if (g.shape != x.shape || axis < 0 || !std::equal(ns->begin(), ns->end(), x.shape.begin() + axis)) return std::nullopt;
+  for (const Tensor* p : {&w, &b})
+    if (!p->shape.empty() && p->shape != *ns) return std::nullopt;
+  int64_t n2 = numelOf(*ns), n1 = n2 == 0 ? 0 : x.numel() / n2;
+  if (mean.numel() != n1 || inv.numel() != n1) return std::nullopt;
+  Tensor dx = Tensor::filled(x.shape, 0), dw = Tensor::filled(w.shape, 0), db = Tensor::filled(b.shape, 0);
+  std::vector<double> xhat(static_cast<size_t>(n2)), dxhat(static_cast<size_t>(n2));
+  for (int64_t r = 0; r < n1; ++r) {
+    double s1 = 0, s2 = 0;
+    for (int64_t i = 0; i < n2; ++i) {
+      int64_t e = r * n2 + i;
+      xhat[i] = (x.data[e] - mean.data[r]) * inv.data[r];
+      dxhat[i] = g.data[e] * (w.shape.empty() ? w.data[0] : w.data[i]);
+      s1 += dxhat[i];
+      s2 += dxhat[i] * xhat[i];
+      dw.data[w.shape.empty() ? 0 : i] += g.data[e] * xhat[i];
+      db.data[b.shape.empty() ? 0 : i] += g.data[e];
+    }
+    for (int64_t i = 0; i < n2; ++i)
+      dx.data[r * n2 + i] = inv.data[r] / static_cast<double>(n2) * (static_cast<double>(n2) * dxhat[i] - s1 - xhat[i] * s2);
+  }
+  return Value::tupleOf({std::move(dx), std::move(dw), std::move(db)});
+}
+
 }  // namespace
 
 Result evalModel(const eg::ENode& n, const Inputs& in) {
@@ -144,6 +210,8 @@ Result evalModel(const eg::ENode& n, const Inputs& in) {
   if (op == "index_rows") return a.empty() ? indexRows(in) : std::nullopt;
   if (op == "gather_rows") return a.empty() ? gatherRows(in) : std::nullopt;
   if (op == "max_dim") return maxDim(a, in);
+  if (op == "gelu_backward") return geluBackward(a, in);
+  if (op == "apex_layer_norm_bwd") return layerNormBwd(a, in);
   if (a.empty()) return compare(op, in);  // lt, le, gt, ge, eq, ne, or, and
   return std::nullopt;
 }

@@ -29,14 +29,21 @@ std::optional<eg::Id> vocabParallelGather(Gen& gen) {
   eg::Id ca = gen.constant(static_cast<double>(a)), cb = gen.constant(static_cast<double>(b)), zero = gen.constant(0);
   auto lt = gen.node("lt", {}, {target, ca});
   auto ge = gen.node("ge", {}, {target, cb});
-  auto m = lt && ge ? gen.node("or", {}, {*lt, *ge}) : std::nullopt;
+  if (!lt || !ge) return std::nullopt;
+  auto m = gen.node("or", {}, {*lt, *ge});
   auto shifted = gen.node("sub", {}, {target, ca});
-  auto local = m && shifted ? gen.node("where", {}, {*m, zero, *shifted}) : std::nullopt;
-  auto flat = local ? gen.node("reshape", {Attr::ints({n})}, {*local}) : std::nullopt;
+  if (!m || !shifted) return std::nullopt;
+  eg::Id mask = *m;
+  auto local = gen.node("where", {}, {mask, zero, *shifted});
+  if (!local) return std::nullopt;
+  auto flat = gen.node("reshape", {Attr::ints({n})}, {*local});
   auto cat = gen.node("concat", {Attr::integer(1)}, xs);
-  auto picked = flat && cat ? gen.node("gather_rows", {}, {*cat, *flat}) : std::nullopt;
-  auto shaped = picked ? gen.node("reshape", {Attr::ints(t)}, {*picked}) : std::nullopt;
-  return shaped ? gen.node("where", {}, {*m, zero, *shaped}) : std::nullopt;
+  if (!flat || !cat) return std::nullopt;
+  auto picked = gen.node("gather_rows", {}, {*cat, *flat});
+  if (!picked) return std::nullopt;
+  auto shaped = gen.node("reshape", {Attr::ints(t)}, {*picked});
+  if (!shaped) return std::nullopt;
+  return gen.node("where", {}, {mask, zero, *shaped});
 }
 
 // getitem[k](layer_norm[ns, eps](concat[d](xs), w, b)) with d a leading dim:
@@ -62,10 +69,33 @@ Builder layerNormOfConcat(const char* op) {
   };
 }
 
+// getitem[k](apex_layer_norm_bwd[ns](concat0(g_i), concat0(mean_i), concat0(invvar_i), concat0(x_i), w, b)):
+// row blocks x_i [r_i, (a,) c], statistics [r_i * a] per block.
+std::optional<eg::Id> layerNormBwdOfRows(Gen& gen) {
+  bool inner = gen.chance(0.5);
+  int64_t a = inner ? gen.size() : 1, c = gen.size();
+  std::vector<eg::Id> gs, ms, vs, xs;
+  for (int64_t i = 0, n = gen.uniform(2, 3); i < n; ++i) {
+    int64_t r = gen.size();
+    Shape x = inner ? Shape{r, a, c} : Shape{r, c};
+    gs.push_back(gen.leaf(x));
+    xs.push_back(gen.leaf(x));
+    ms.push_back(gen.leaf({r * a}));
+    vs.push_back(gen.leaf({r * a}));
+  }
+  auto cat = [&](const std::vector<eg::Id>& pieces) { return gen.node("concat", {Attr::integer(0)}, pieces); };
+  auto g = cat(gs), m = cat(ms), v = cat(vs), x = cat(xs);
+  eg::Id w = gen.leaf({c}), b = gen.leaf({c});
+  if (!g || !m || !v || !x) return std::nullopt;
+  auto bwd = gen.node("apex_layer_norm_bwd", {Attr::ints({c}), Attr::real(1e-5)}, {*g, *m, *v, *x, w, b});
+  return bwd ? gen.node("getitem", {Attr::integer(gen.uniform(0, 2))}, {*bwd}) : std::nullopt;
+}
+
 const std::map<std::string, Builder>& builders() {
   static const std::map<std::string, Builder> m = {
       {"vocab-parallel-gather", vocabParallelGather},
       {"layernorm-concat", layerNormOfConcat("native_layer_norm")},
+      {"apex-layernorm-bwd-rows", layerNormBwdOfRows},
       {"apex-layernorm-concat", layerNormOfConcat("apex_layer_norm")},
   };
   return m;

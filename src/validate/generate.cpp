@@ -306,7 +306,7 @@ std::optional<Attr> Gen::sampleAttr(const std::string& op, size_t pos, const eg:
     return r ? std::optional(Attr::integer(uniform(0, r - 1))) : std::nullopt;
   }
   if (op == "dropout") return pos == 0 ? Attr::real(chance(0.5) ? 0.1 : 0.5) : Attr::boolean(chance(0.8));
-  if (op == "gelu") return Attr::str(chance(0.5) ? "none" : "tanh");
+  if (op == "gelu" || op == "gelu_backward") return Attr::str(chance(0.5) ? "none" : "tanh");
   if (op == "pow_scalar") {
     static const double kExp[] = {2.0, 3.0, 0.5, -1.0, 1.5};
     return Attr::real(kExp[uniform(0, 4)]);
