@@ -22,7 +22,7 @@ demo: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	@if [ -d tests/python ]; then python3 -m pytest -q tests/python; fi
+	@TANGLE_BIN=$(abspath $(BUILD))/bin/tangle python3 -m pytest -q tests/python $(wildcard tests/mutation)
 
 clean:
 	rm -rf $(BUILD)

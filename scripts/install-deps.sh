@@ -15,3 +15,9 @@ fi
 if ! python3 -c "import pytest" >/dev/null 2>&1; then
   python3 -m pip install -q pytest
 fi
+# PyTorch (CPU) for capturing graphs from real programs (python/tangle/capture.py
+# and its tests); the core never links against it.
+if ! python3 -c "import torch" >/dev/null 2>&1; then
+  echo "installing: torch==2.13.0 (CPU)"
+  python3 -m pip install -q torch==2.13.0
+fi

@@ -1,0 +1,1 @@
+"""Python side of tangle: capturing graphs from PyTorch programs (no verification logic here)."""
