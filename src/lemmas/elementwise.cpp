@@ -23,42 +23,13 @@ Apply unaryOverConcat(eg::Symbol sym, size_t nAttrs) {
   };
 }
 
-// op(concat[d](x1..xn), y) (or op(y, concat)) = concat[D](op(x_i, y_i)) where
-// D is d in the broadcast result, and y_i is y itself when y broadcasts along
-// D (no such dim, or size 1), else y's pieces with the same split (the
-// children of a matching concat of y, or new slices of y).
+// op(concat[d](x1..xn), y) (or op(y, concat)) = concat[D](op(x_i, y_i)), D
+// the concat dim in the broadcast result; see distributeOverConcat.
 Apply binaryOverConcat(eg::Symbol sym, bool concatOnLeft) {
-  return [sym, concatOnLeft](EGraph& g, const Match& m) -> std::optional<Id> {
-    const auto& xs = m.subst.list("xs");
-    int64_t d = m.subst.integer("d");
-    Id y = m.subst.cls("y");
-    const TensorType* out = typeOf(g, m.eclass);
-    const TensorType* x0 = typeOf(g, xs[0]);
-    const TensorType* yt = typeOf(g, y);
-    auto sizes = sizesAlong(g, xs, d);
-    if (!out || !x0 || !yt || !sizes) return std::nullopt;
-    int64_t R = out->rank();
-    int64_t D = d + (R - x0->rank());
-    int64_t total = 0;
-    for (int64_t s : *sizes) total += s;
-    if (D < 0 || D >= R || out->shape[D] != total) return std::nullopt;  // the concat side is broadcast
-    int64_t yd = D - (R - yt->rank());
-    std::vector<Id> ys;
-    if (yd < 0 || yt->shape[yd] == 1) {
-      ys.assign(xs.size(), y);
-    } else {
-      if (yt->shape[yd] != total) return std::nullopt;
-      auto p = piecesOf(g, y, yd, *sizes);
-      if (!p) return std::nullopt;
-      ys = std::move(*p);
-    }
-    std::vector<Id> parts;
-    for (size_t i = 0; i < xs.size(); ++i) {
-      auto r = concatOnLeft ? make(g, sym, {}, {xs[i], ys[i]}) : make(g, sym, {}, {ys[i], xs[i]});
-      if (!r) return std::nullopt;
-      parts.push_back(*r);
-    }
-    return makeConcat(g, D, parts);
+  return [sym, concatOnLeft](EGraph& g, const Match& m) {
+    // The patterns name the other operand ?y on either side.
+    return concatOnLeft ? distributeOverConcat(g, m, sym, {}, {"xs", "y"}, 0)
+                        : distributeOverConcat(g, m, sym, {}, {"y", "xs"}, 1);
   };
 }
 

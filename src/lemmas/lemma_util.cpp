@@ -1,5 +1,7 @@
 #include "lemmas/lemma_util.h"
 
+#include <algorithm>
+
 #include <stdexcept>
 #include <unordered_map>
 
@@ -137,6 +139,32 @@ std::optional<Id> distributeOverConcat(EGraph& g, const Match& m, eg::Symbol sym
     parts.push_back(*r);
   }
   return makeConcat(g, D, parts);
+}
+
+std::optional<std::vector<Id>> spliceNested(const EGraph& g, const std::vector<Id>& xs, eg::Symbol sym,
+                                            std::optional<int64_t> dim) {
+  std::vector<Id> out;
+  bool changed = false;
+  for (Id x : xs) {
+    Id cx = g.find(x);
+    const ENode* inner = nullptr;
+    for (const ENode* n : nodesOf(g, cx, sym)) {
+      // A class holding op(x, z) that refers to itself (e.g. sum(x, 0) = x): splicing it would never end.
+      bool selfRef = std::any_of(n->children.begin(), n->children.end(), [&](Id c) { return g.find(c) == cx; });
+      if (n->children.size() >= 2 && !selfRef && (!dim || ops::attrInt(attrsOf(*n), 0) == *dim)) {
+        inner = n;
+        break;
+      }
+    }
+    if (inner) {
+      out.insert(out.end(), inner->children.begin(), inner->children.end());
+      changed = true;
+    } else {
+      out.push_back(x);
+    }
+  }
+  if (!changed) return std::nullopt;
+  return out;
 }
 
 AttrList boundAttrs(const Subst& s, size_t n) {

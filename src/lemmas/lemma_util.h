@@ -60,6 +60,11 @@ std::optional<std::vector<Id>> piecesOf(EGraph& g, Id y, int64_t dim, const std:
 // D (no such dim, or size 1) or split into pieces of the same sizes.
 std::optional<Id> distributeOverConcat(EGraph& g, const Match& m, eg::Symbol sym, const AttrList& attrs,
                                        const std::vector<std::string>& args, size_t pos);
+// The children xs with every child that holds an op(ys..) node (same op and,
+// when `dim` is set, concat dim) replaced by ys; nullopt when nothing is nested.
+// Used to flatten nested concat and sum.
+std::optional<std::vector<Id>> spliceNested(const EGraph& g, const std::vector<Id>& xs, eg::Symbol sym,
+                                            std::optional<int64_t> dim);
 // attrs "?a0".."?a{n-1}" of a match, as a list (to rebuild the matched node).
 AttrList boundAttrs(const Subst& s, size_t n);
 // Pattern text for "(op[?a0, ...] child)" with n attribute variables.

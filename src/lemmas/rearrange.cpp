@@ -65,27 +65,9 @@ std::optional<Id> sliceOfConcat(EGraph& g, const Match& m) {
 // concat[d](.., concat[d](ys..), ..) = concat[d](.., ys.., ..)
 std::optional<Id> flattenConcat(EGraph& g, const Match& m) {
   int64_t d = attrI(m.subst, "d");
-  std::vector<Id> out;
-  bool changed = false;
-  for (Id x : m.subst.list("xs")) {
-    Id cx = g.find(x);
-    const ENode* inner = nullptr;
-    for (const ENode* n : nodesOf(g, cx, op().concat)) {
-      bool selfRef = std::any_of(n->children.begin(), n->children.end(), [&](Id c) { return g.find(c) == cx; });
-      if (n->children.size() >= 2 && ops::attrInt(attrsOf(*n), 0) == d && !selfRef) {
-        inner = n;
-        break;
-      }
-    }
-    if (inner) {
-      out.insert(out.end(), inner->children.begin(), inner->children.end());
-      changed = true;
-    } else {
-      out.push_back(x);
-    }
-  }
-  if (!changed) return std::nullopt;
-  return makeConcat(g, d, out);
+  auto out = spliceNested(g, m.subst.list("xs"), op().concat, d);
+  if (!out) return std::nullopt;
+  return makeConcat(g, d, *out);
 }
 
 // A slice[d, s, e, 1] node of class c, as (source, start, end).

@@ -9,28 +9,9 @@ namespace {
 
 // sum(.., sum(ys..), ..) = sum(.., ys.., ..)
 std::optional<Id> flattenSum(EGraph& g, const Match& m) {
-  std::vector<Id> out;
-  bool changed = false;
-  for (Id x : m.subst.list("xs")) {
-    Id cx = g.find(x);
-    const ENode* inner = nullptr;
-    for (const ENode* n : nodesOf(g, cx, op().sum)) {
-      // A class holding sum(x, z) with z = 0 refers to itself: splicing it would never end.
-      bool selfRef = std::any_of(n->children.begin(), n->children.end(), [&](Id c) { return g.find(c) == cx; });
-      if (n->children.size() >= 2 && !selfRef) {
-        inner = n;
-        break;
-      }
-    }
-    if (inner) {
-      out.insert(out.end(), inner->children.begin(), inner->children.end());
-      changed = true;
-    } else {
-      out.push_back(x);
-    }
-  }
-  if (!changed) return std::nullopt;
-  return makeSum(g, out);
+  auto out = spliceNested(g, m.subst.list("xs"), op().sum, std::nullopt);
+  if (!out) return std::nullopt;
+  return makeSum(g, *out);
 }
 
 // op[attrs](sum(xs)) = sum(op[attrs](x_i)) for a linear rearrangement op.
