@@ -20,7 +20,7 @@ std::string formatNode(const eg::Term& t, uint32_t i) {
     }
     return out;
   };
-  if (n.op == s.tensor) return eg::symbolName(static_cast<eg::Symbol>(a.at(0).i));
+  if (const std::string* name = ops::tensorName(n.op, n.attrs)) return *name;
   if (n.op == s.constant) return a.empty() ? "const" : a[0].toString();
   if (n.op == s.concat) return kids("concat(") + ", dim=" + a.at(0).toString() + ")";
   if (n.op == s.sum) return kids("sum(") + ")";

@@ -231,13 +231,11 @@ class Inference {
   // Adds a clean term, giving its tensor leaves their types from the graphs.
   eg::Id addTerm(eg::EGraph& g, const eg::Term& t) {
     std::vector<eg::Id> ids(t.size());
-    const eg::Symbol tensorSym = ops::syms().tensor;
     for (size_t i = 0; i < t.size(); ++i) {
       const auto& n = t.nodes[i];
-      if (n.op == tensorSym) {
-        const std::string& name = eg::symbolName(static_cast<eg::Symbol>(eg::attrs(n.attrs)[0].i));
-        const LGraph& lg = name.rfind("S.", 0) == 0 ? spec_ : impl_;
-        ids[i] = addLeaf(g, lg, *lg.find(name));
+      if (const std::string* name = ops::tensorName(n.op, n.attrs)) {
+        const LGraph& lg = name->rfind("S.", 0) == 0 ? spec_ : impl_;
+        ids[i] = addLeaf(g, lg, *lg.find(*name));
         continue;
       }
       eg::ENode en{n.op, n.attrs, {}};
@@ -254,13 +252,9 @@ class Inference {
     for (auto& [k, v] : e.kwargs) collectImplTensors(v, out);
   }
   void collectImplTensors(const eg::Term& t, std::vector<int>& out) const {
-    const eg::Symbol tensorSym = ops::syms().tensor;
     for (auto& n : t.nodes)
-      if (n.op == tensorSym) {
-        const std::string& name = eg::symbolName(static_cast<eg::Symbol>(eg::attrs(n.attrs)[0].i));
-        if (name.rfind("S.", 0) != 0)
-          if (auto id = impl_.find(name)) out.push_back(impl_.resolve(*id));
-      }
+      if (const std::string* name = ops::tensorName(n.op, n.attrs); name && name->rfind("S.", 0) != 0)
+        if (auto id = impl_.find(*name)) out.push_back(impl_.resolve(*id));
   }
 
   // The expression of the operator over its inputs' classes.
@@ -469,8 +463,8 @@ class Inference {
       std::string prefix = "D" + std::to_string(r) + ".";
       eg::Extractor mine(g, [&](const eg::EGraph&, const eg::ENode& n) {
         if (!ops::isCleanNode(n)) return false;
-        if (n.op != ops::syms().tensor) return true;
-        return eg::symbolName(static_cast<eg::Symbol>(eg::attrs(n.attrs)[0].i)).rfind(prefix, 0) == 0;
+        const std::string* name = ops::tensorName(n);
+        return !name || name->rfind(prefix, 0) == 0;
       });
       if (auto t = mine.best(root); t && std::find(out.begin(), out.end(), *t) == out.end()) out.push_back(*t);
     }
@@ -498,15 +492,14 @@ class Inference {
   }
 
   static bool isSpecLeaf(const eg::ENode& n) {
-    if (n.op != ops::syms().tensor) return false;
-    const std::string& name = eg::symbolName(static_cast<eg::Symbol>(eg::attrs(n.attrs)[0].i));
-    return name.rfind("S.", 0) == 0;
+    const std::string* name = ops::tensorName(n);
+    return name && name->rfind("S.", 0) == 0;
   }
 
   bool isImplOutputLeaf(const eg::ENode& n) const {
-    const std::string& name = eg::symbolName(static_cast<eg::Symbol>(eg::attrs(n.attrs)[0].i));
-    if (name.rfind("S.", 0) == 0) return false;
-    auto id = impl_.find(name);
+    const std::string* name = ops::tensorName(n);
+    if (!name || name->rfind("S.", 0) == 0) return false;
+    auto id = impl_.find(*name);
     return id && impl_.nodes[impl_.resolve(*id)].isOutput;
   }
 

@@ -109,13 +109,15 @@ std::optional<eg::ClassData> inferData(const eg::EGraph& g, const eg::ENode& n) 
   return info->infer(g, n);
 }
 
+const std::string* tensorName(eg::Symbol op, eg::AttrsId attrs) {
+  if (op != syms().tensor) return nullptr;
+  const auto& a = eg::attrs(attrs);
+  if (a.size() != 1 || a[0].kind != eg::Attr::Kind::Str) return nullptr;
+  return &eg::symbolName(static_cast<eg::Symbol>(a[0].i));
+}
+
 bool isCleanNode(const eg::ENode& n) {
-  const Syms& s = syms();
-  if (n.op == s.tensor) {
-    const auto& a = eg::attrs(n.attrs);
-    return a.size() == 1 && a[0].kind == eg::Attr::Kind::Str &&
-           isImplName(eg::symbolName(static_cast<eg::Symbol>(a[0].i)));
-  }
+  if (const std::string* name = tensorName(n)) return isImplName(*name);
   const OpInfo* info = find(n.op);
   return info && info->clean;
 }

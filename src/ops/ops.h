@@ -23,6 +23,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "egraph/egraph.h"
 
@@ -46,6 +47,11 @@ std::optional<eg::ClassData> inferData(const eg::EGraph& g, const eg::ENode& n);
 
 // True for the clean ops above and for implementation tensor leaves ("D<r>.x").
 bool isCleanNode(const eg::ENode& n);
+
+// The name of a tensor["S.x"] leaf (an e-node's or a term node's op and
+// attrs), else nullptr.
+const std::string* tensorName(eg::Symbol op, eg::AttrsId attrs);
+inline const std::string* tensorName(const eg::ENode& n) { return tensorName(n.op, n.attrs); }
 
 // Frequently used symbols.
 struct Syms {
