@@ -70,6 +70,8 @@ class Inference {
         break;
       }
     }
+    if (res.failure)
+      for (const Expectation& e : rel_.expectations) res.uncheckedExpectations.push_back(&e);
     if (!res.failure) {
       for (int t : targets) {
         res.outputs.push_back(relationsOf(t));

@@ -85,6 +85,7 @@ struct InferResult {
   std::vector<TensorRelations> all;               // every spec tensor processed, in order (R)
   std::optional<Failure> failure;
   std::vector<ExpectationResult> expectations;
+  std::vector<const Expectation*> uncheckedExpectations;  // when a failure stopped inference first
   InferStats stats;
 };
 

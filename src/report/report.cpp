@@ -92,6 +92,10 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
       out << "  no implementation operator reads only tensors related to its inputs\n";
     }
   }
+  if (r.failure)  // expectations are checked on the outputs' relations, which were not reached
+    for (const Expectation* x : r.uncheckedExpectations)
+      out << "expectation not established: " << expectationText(*x) << "  (" << x->loc.file << ":" << x->loc.line
+          << "; inference stopped before it)\n";
   for (auto& e : r.expectations) {
     const Expectation& x = *e.expectation;
     out << (e.holds ? "expectation holds: " : "expectation refused: ") << expectationText(x) << "  (" << x.loc.file
@@ -160,6 +164,9 @@ nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph
                     {"known", known}});
   }
   j["expectations"] = exps;
+  json unchecked = json::array();
+  for (const Expectation* x : r.uncheckedExpectations) unchecked.push_back(expectationText(*x));
+  j["expectations_not_established"] = unchecked;
   const InferStats& s = r.stats;
   j["stats"] = {{"seconds", s.seconds},         {"import_seconds", info.importSeconds},
                 {"spec_ops", s.specOps},        {"impl_ops", s.implOps},
