@@ -27,7 +27,9 @@ nodes would be equivalent by construction and are not generated):
               transpose for 2-D); permute: first two entries swapped;
               cat: dim changed; _softmax: dim -1 <-> -2. The mutated node's
               type annotation is updated to the new shape, so a mismatch, if
-              any, shows up at a consumer.
+              any, shows up at a consumer. Transpose/permute edits are also
+              emitted with the old annotation kept ("type kept": the dump then
+              lies about the node's shape; rejecting it is fine, refining not).
   swap-inputs two live forward() parameters of the same type (consecutive in
               the signature) exchange all their uses in the body.
   rank-copy   the mutated rank's dump is replaced by another rank's dump
@@ -442,6 +444,7 @@ class Generator:
             shape[a], shape[c] = shape[c], shape[a]
             rhs = replace_arg(node, 2, str(c))
             self.edit_node("dim", node, rhs, f"transpose({a}, {b}) -> ({a}, {c})", fmt_type(t_in[0], shape))
+            self.edit_node("dim", node, rhs, f"transpose({a}, {b}) -> ({a}, {c}), type kept")
         elif node.op == "aten.permute.default" and t_in:
             perm = [int(x) for x in re.findall(r"-?\d+", pos[1])]
             if len(perm) < 2:
@@ -450,6 +453,7 @@ class Generator:
             shape = [t_in[1][p] for p in perm2]
             rhs = replace_arg(node, 1, str(perm2))
             self.edit_node("dim", node, rhs, f"permute {perm} -> {perm2}", fmt_type(t_in[0], shape))
+            self.edit_node("dim", node, rhs, f"permute {perm} -> {perm2}, type kept")
         elif node.op == "aten.cat.default" and t_out:
             d = int(pos[1]) if len(pos) > 1 else 0
             rank = len(t_out[1])
@@ -629,7 +633,7 @@ def run_rel(tangle: Path, rel_path: Path, rank: int, kinds: list[str], limit_per
         results.append((m, o, loc, wide))
         if verbose:
             f = o.failure or {}
-            where = f"{f.get('operator')} @ {f.get('location')}" if f else o.message[:90]
+            where = f"{f.get('operator')} @ {f.get('location')}" if f else o.message.partition("error: ")[2][:120] or o.message[:120]
             tag = {True: "exact", False: "front" if wide else "off", None: "-"}[loc]
             print(f"  [{m.kind:11}] {m.node:28} {m.edit[:48]:48} -> {o.status:12} {o.seconds:5.2f}s {tag:5} {where}",
                   flush=True)
