@@ -40,9 +40,12 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
   }
   run->specL = std::make_unique<LGraph>(lowerSpec(run->spec, lo));
   run->implL = std::make_unique<LGraph>(lowerImpl(run->impl, lo));
+  checkAnnotatedShapes(*run->specL);
+  checkAnnotatedShapes(*run->implL);
 
   Problem p{run->specL.get(), run->implL.get(), &run->relation};
   run->result = inferRelations(p, lemmas::allLemmas(), options);
+  if (req.replay) run->replay = replay::replayCheck(*run->specL, *run->implL, run->relation, run->result, *req.replay);
   return run;
 }
 

@@ -11,6 +11,7 @@
 #include "graph/graph.h"
 #include "infer/infer.h"
 #include "relation/relation.h"
+#include "replay/replay.h"
 #include "report/report.h"
 
 namespace tangle {
@@ -19,6 +20,7 @@ struct CheckRequest {
   std::string relationPath;
   std::optional<std::string> specPath;   // overrides the relation file's `spec`
   std::vector<std::string> implPaths;    // overrides the relation file's `impl` when non-empty
+  std::optional<replay::ReplayOptions> replay;  // set: replay the result on random inputs (--replay)
 };
 
 struct CheckRun {
@@ -28,6 +30,7 @@ struct CheckRun {
   std::unique_ptr<LGraph> specL, implL;
   InferResult result;
   RunInfo info;
+  std::optional<replay::ReplayReport> replay;  // when requested
 };
 
 std::unique_ptr<CheckRun> runCheck(const CheckRequest& req);

@@ -448,6 +448,27 @@ LGraph lowerImpl(const std::vector<Graph>& ranks, const LowerOptions& opts) {
   return Lowerer(std::move(graphs), std::move(prefixes), opts).run();
 }
 
+void checkAnnotatedShapes(const LGraph& lg) {
+  for (size_t i = 0; i < lg.nodes.size(); ++i) {
+    const LNode& n = lg.nodes[i];
+    if (n.aliasOf >= 0 || n.isInput || n.def.nodes.empty() || n.data.types.empty()) continue;
+    eg::EGraph g(ops::inferData);
+    auto root = addDefinition(g, lg, static_cast<int>(i));
+    if (!root) continue;  // not inferable here (opaque parts, untyped operands): nothing to compare
+    const eg::ClassData& got = g.data(*root);
+    if (got.types.size() != n.data.types.size()) continue;
+    for (size_t k = 0; k < got.types.size(); ++k) {
+      const TensorType& want = n.data.types[k];
+      if (want.dtype == DType::Unknown && want.shape.empty()) continue;  // unannotated tuple element
+      if (got.types[k].shape != want.shape) {
+        const Node& o = lg.origin(static_cast<int>(i));
+        throw InputError(o.loc, "node '" + o.name + "' is annotated " + toString(want) + " but " + o.op +
+                                    " of its operands gives " + toString(got.types[k]));
+      }
+    }
+  }
+}
+
 eg::Id addLeaf(eg::EGraph& g, const LGraph& lg, int id) {
   const LNode& ln = lg.node(lg.resolve(id));
   return g.leaf(ln.leafName, ln.data);

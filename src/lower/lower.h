@@ -68,6 +68,12 @@ struct LowerOptions {
 LGraph lowerSpec(const Graph& spec, const LowerOptions& opts);
 LGraph lowerImpl(const std::vector<Graph>& ranks, const LowerOptions& opts);
 
+// Checks every definition against the graph's annotations: a node whose
+// operator, applied to its operands' annotated shapes, gives another shape
+// than the node is annotated with is an InputError at its line. (dtypes are not
+// compared: dtype promotion is modelled loosely.)
+void checkAnnotatedShapes(const LGraph& lg);
+
 // Adds the leaf of an LGraph tensor (alias-resolved) to the e-graph, with its type.
 eg::Id addLeaf(eg::EGraph& g, const LGraph& lg, int id);
 // Adds `def` of node `id` over the leaves of its operands; returns its root class.
