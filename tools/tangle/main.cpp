@@ -1,5 +1,6 @@
 // The tangle command line: flags -> a CheckRequest -> library calls -> report.
-// Exit codes: 0 refines, 1 violation, 2 bad input or usage, 3 inconclusive.
+// Exit codes: 0 refines, 1 violation, 2 bad input or usage, 3 inconclusive,
+// 4 internal error or a --replay mismatch (a reported relation that does not hold).
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -13,9 +14,11 @@
 namespace {
 
 int check(const std::vector<std::string>& positional, const std::vector<std::string>& impl,
-          const std::string& relation, const std::string& jsonOut, bool allRelations) {
+          const std::string& relation, const std::string& jsonOut, bool allRelations,
+          const std::optional<tangle::replay::ReplayOptions>& replay) {
   tangle::CheckRequest req;
   req.implPaths = impl;
+  req.replay = replay;
   if (!relation.empty()) {
     req.relationPath = relation;
     if (positional.size() > 1) throw tangle::InputError({}, "usage: tangle check SPEC --impl R0 R1 ... --relation REL");
@@ -28,11 +31,15 @@ int check(const std::vector<std::string>& positional, const std::vector<std::str
   auto run = tangle::runCheck(req);
   run->info.allRelations = allRelations;
   std::cout << tangle::textReport(run->result, *run->specL, *run->implL, run->info);
+  if (run->replay) std::cout << run->replay->text();
   if (!jsonOut.empty()) {
     std::ofstream f(jsonOut);
     if (!f) throw tangle::InputError({jsonOut, 0}, "cannot write the JSON report");
-    f << tangle::jsonReport(run->result, *run->specL, *run->implL, run->info).dump(2) << "\n";
+    auto j = tangle::jsonReport(run->result, *run->specL, *run->implL, run->info);
+    if (run->replay) j["replay"] = run->replay->json();
+    f << j.dump(2) << "\n";
   }
+  if (run->replay && run->replay->exitCode()) return *run->replay->exitCode();
   return tangle::exitCodeOf(run->result.verdict);
 }
 
@@ -64,6 +71,14 @@ int main(int argc, char** argv) {
   checkCmd->add_option("--relation,-r", relation, "relation file (input relation, expectations, options)");
   checkCmd->add_option("--json", jsonOut, "also write the report as JSON to this file");
   checkCmd->add_flag("--relations", allRelations, "also print the relation found for every spec tensor");
+  bool replay = false;
+  tangle::replay::ReplayOptions replayOpts;
+  auto* replayFlag = checkCmd->add_flag("--replay", replay,
+                     "run both graphs on random inputs: check the output relations (exit 4 if one fails) or "
+                     "print a counterexample for a violation");
+  checkCmd->add_option("--seed", replayOpts.seed, "first random seed of --replay")
+      ->capture_default_str()
+      ->needs(replayFlag);
   auto* lemmasCmd = app.add_subcommand("lemmas", "list the lemma library");
   bool validate = false;
   tangle::validate::Options validateOpts;
@@ -82,7 +97,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (*checkCmd) return check(positional, impl, relation, jsonOut, allRelations);
+    if (*checkCmd) return check(positional, impl, relation, jsonOut, allRelations,
+                                    replay ? std::optional(replayOpts) : std::nullopt);
     if (*lemmasCmd) return validate ? validateLemmas(validateOpts) : listLemmas();
   } catch (const tangle::InputError& e) {
     std::cerr << e.what() << "\n";

@@ -1,0 +1,336 @@
+#include "replay/replay.h"
+
+#include <fmt/format.h>
+
+#include "replay/candidates.h"
+#include "replay/trial.h"
+
+namespace tangle::replay {
+
+using detail::Comparison;
+using detail::Trial;
+
+const char* toString(ReplayStatus s) {
+  switch (s) {
+    case ReplayStatus::Matched: return "matched";
+    case ReplayStatus::Mismatch: return "mismatch";
+    case ReplayStatus::Counterexample: return "counterexample";
+    case ReplayStatus::NoCounterexample: return "no-counterexample";
+    case ReplayStatus::NotPossible: return "not-possible";
+    case ReplayStatus::Skipped: return "skipped";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string num(double v) { return fmt::format("{:.6g}", v); }
+
+std::string at(const std::string& what, const std::vector<int64_t>& index) {
+  return index.empty() ? what : fmt::format("{}[{}]", what, fmt::join(index, ", "));
+}
+
+// Sizes of both graphs; nullopt (with a reason) when a shape is symbolic or unknown.
+struct Sizes {
+  int64_t inputs = 0, all = 0;
+  std::string problem;
+};
+Sizes sizesOf(const std::vector<const LGraph*>& graphs) {
+  Sizes s;
+  for (const LGraph* lg : graphs)
+    for (size_t i = 0; i < lg->nodes.size(); ++i) {
+      const LNode& n = lg->nodes[i];
+      if (n.aliasOf >= 0) continue;
+      for (const TensorType& t : n.data.types) {
+        int64_t numel = 1;
+        for (Dim d : t.shape) {
+          if (isSymbolic(d)) {
+            if (s.problem.empty() && n.isInput) s.problem = "symbolic shape " + toString(t) + " of " + n.name;
+            numel = 0;
+            break;
+          }
+          numel *= d;
+        }
+        s.all += numel;
+        if (n.isInput) s.inputs += numel;
+      }
+    }
+  return s;
+}
+
+class Replayer {
+ public:
+  Replayer(const LGraph& spec, const LGraph& impl, const RelationFile& rel, const InferResult& res,
+           const ReplayOptions& opts, ReplayReport& rep)
+      : spec_(spec), impl_(impl), rel_(rel), res_(res), opts_(opts), rep_(rep) {}
+
+  void run() {
+    if (res_.verdict == Verdict::Inconclusive) return skip("replay skipped: the verdict is inconclusive");
+    Sizes sz = sizesOf({&spec_, &impl_});
+    rep_.inputElements = sz.inputs;
+    if (!sz.problem.empty()) return skip("replay skipped: " + sz.problem + " (shape reduction is not supported)");
+    if (sz.inputs > opts_.maxInputElements || sz.all > opts_.maxElements)
+      return skip(fmt::format("replay skipped: graphs too large ({} elements; shape reduction is not supported)",
+                              sz.inputs > opts_.maxInputElements ? sz.inputs : sz.all));
+    if (res_.failure && !res_.failure->limitReached) candidates_ = detail::candidatesFor(spec_, impl_, *res_.failure);
+    refuted_.resize(candidates_.sameShape.size());
+    for (auto& e : res_.expectations)
+      if (!e.holds) refusedExpect_.push_back({e.expectation, true, std::nullopt, {}, {}});
+    if (res_.failure)
+      for (const Expectation* e : res_.uncheckedExpectations) refusedExpect_.push_back({e, false, std::nullopt, {}, {}});
+    for (int k = 0; k < std::max(1, opts_.seeds); ++k) {
+      Trial t(spec_, impl_, rel_, opts_.seed + static_cast<uint64_t>(k));
+      rep_.seeds.push_back(t.seed());
+      if (t.inputError()) return notPossible(*t.inputError());
+      if (k == 0) rep_.notes.insert(rep_.notes.end(), t.inputNotes().begin(), t.inputNotes().end());
+      if (!res_.failure && !checkOutputs(t)) return;
+      if (!checkExpectations(t)) return;
+      if (res_.failure && !res_.failure->limitReached && !searchOperator(t)) return;
+    }
+    conclude();
+  }
+
+ private:
+  const LGraph& spec_;
+  const LGraph& impl_;
+  const RelationFile& rel_;
+  const InferResult& res_;
+  const ReplayOptions& opts_;
+  ReplayReport& rep_;
+  detail::Candidates candidates_;
+  std::vector<std::optional<Difference>> refuted_;  // per candidate
+  std::vector<std::string> unevaluable_;
+  struct Refused {
+    const Expectation* e;
+    bool reached;        // refused by inference (else: inference stopped before it)
+    std::optional<Difference> diff;
+    std::string shapes;  // the two sides' shapes when they differ
+    std::string unevaluated;  // why it could not be evaluated
+  };
+  std::vector<Refused> refusedExpect_;
+
+  void skip(std::string why) {
+    rep_.status = ReplayStatus::Skipped;
+    rep_.summary = std::move(why);
+  }
+  void notPossible(std::string why) {
+    rep_.status = ReplayStatus::NotPossible;
+    rep_.summary = "replay not possible: " + why;
+  }
+  bool notPossibleEval(Trial& t, const std::string& fallback) {
+    notPossible(t.evalError().value_or(fallback));
+    return false;
+  }
+
+  Difference differenceAt(const std::string& subject, const std::string& candidate, const interp::Tensor& want,
+                          const interp::Tensor& got, size_t flat, uint64_t seed) {
+    return {subject, candidate, detail::unflatten(want.shape, flat), want.data[flat], got.data[flat], seed};
+  }
+
+  // A relation tangle claims (subject = candidate): any difference is a soundness bug.
+  bool checkClaim(const std::string& subject, const std::string& candidate, const interp::Tensor& want,
+                  const interp::Tensor& got, uint64_t seed) {
+    Comparison c = detail::compareTensors(want, got);
+    ++rep_.relationsChecked;
+    if (c.sameShape && !c.firstDiff) {
+      rep_.maxAbsError = std::max(rep_.maxAbsError, c.maxAbsError);
+      return true;
+    }
+    rep_.status = ReplayStatus::Mismatch;
+    rep_.summary = "replay: MISMATCH: the reported relation " + subject + " = " + candidate +
+                   " does not hold on random inputs. This is a soundness bug in tangle; please report it.";
+    if (c.sameShape) {
+      rep_.mismatch = differenceAt(subject, candidate, want, got, *c.firstDiff, seed);
+    } else {
+      rep_.notes.push_back(fmt::format("{} has shape {} but {} has shape {} (seed {})", subject,
+                                       interp::shapeString(want.shape), candidate, interp::shapeString(got.shape), seed));
+    }
+    return false;
+  }
+
+  bool checkOutputs(Trial& t) {
+    rep_.outputsChecked = 0;
+    for (const TensorRelations& out : res_.outputs) {
+      const interp::Value* sv = t.spec().value(out.node);
+      if (!sv) return notPossibleEval(t, "cannot evaluate " + out.tensor);
+      if (!sv->tensor()) continue;
+      ++rep_.outputsChecked;
+      for (const eg::Term& e : out.exprs) {
+        std::string why;
+        auto v = evalTerm(e, t.leaves(), &why);
+        if (!v) return notPossibleEval(t, why);
+        if (!v->tensor()) continue;
+        if (!checkClaim(out.tensor, formatTerm(e), *sv->tensor(), *v->tensor(), t.seed())) return false;
+      }
+    }
+    return true;
+  }
+
+  // Both sides of an expectation; false (with `why`) when they cannot be evaluated.
+  bool evalSides(Trial& t, const Expectation& e, std::optional<interp::Value>& lhs, std::optional<interp::Value>& rhs,
+                 std::string& why) {
+    try {
+      lhs = evalTerm(termOf(e.lhs, spec_, impl_), t.leaves(), &why);
+      if (lhs) rhs = evalTerm(termOf(e.rhs, spec_, impl_), t.leaves(), &why);
+    } catch (const InputError& err) {
+      why = err.what();
+    }
+    if (lhs && rhs && lhs->tensor() && rhs->tensor()) return true;
+    why = t.evalError().value_or(why.empty() ? "a side is a tuple" : why);
+    return false;
+  }
+
+  bool checkExpectations(Trial& t) {
+    std::optional<interp::Value> lhs, rhs;
+    std::string why;
+    for (const ExpectationResult& er : res_.expectations) {
+      if (!er.holds) continue;
+      const Expectation& e = *er.expectation;
+      if (!evalSides(t, e, lhs, rhs, why)) return notPossibleEval(t, why);
+      if (!checkClaim(e.lhs.toString(), e.rhs.toString(), *lhs->tensor(), *rhs->tensor(), t.seed())) return false;
+    }
+    // Refused (or not reached) expectations: look for a differing element.
+    for (auto& r : refusedExpect_) {
+      if (r.diff || !r.shapes.empty() || !r.unevaluated.empty()) continue;
+      if (!evalSides(t, *r.e, lhs, rhs, why)) {
+        r.unevaluated = why;
+        continue;
+      }
+      Comparison c = detail::compareTensors(*lhs->tensor(), *rhs->tensor());
+      if (c.firstDiff)
+        r.diff = differenceAt(r.e->lhs.toString(), r.e->rhs.toString(), *lhs->tensor(), *rhs->tensor(), *c.firstDiff,
+                              t.seed());
+      else if (!c.sameShape)
+        r.shapes = interp::shapeString(lhs->tensor()->shape) + " and " + interp::shapeString(rhs->tensor()->shape);
+    }
+    return true;
+  }
+
+  bool searchOperator(Trial& t) {
+    const Failure& f = *res_.failure;
+    const interp::Value* sv = t.spec().value(f.tensor);
+    if (!sv) return notPossibleEval(t, "cannot evaluate " + spec_.node(f.tensor).name);
+    if (!sv->tensor()) return true;
+    for (size_t k = 0; k < candidates_.sameShape.size(); ++k) {
+      if (refuted_[k]) continue;
+      const detail::Candidate& c = candidates_.sameShape[k];
+      std::string why;
+      auto v = evalTerm(c.term, t.leaves(), &why);
+      if (!v || !v->tensor()) {
+        std::string note = c.text + ": " + t.evalError().value_or(why);
+        if (std::find(unevaluable_.begin(), unevaluable_.end(), note) == unevaluable_.end()) unevaluable_.push_back(note);
+        continue;
+      }
+      Comparison cmp = detail::compareTensors(*sv->tensor(), *v->tensor());
+      if (cmp.firstDiff)
+        refuted_[k] = differenceAt(spec_.node(f.tensor).name, c.text, *sv->tensor(), *v->tensor(), *cmp.firstDiff, t.seed());
+    }
+    return true;
+  }
+
+  void conclude() {
+    bool any = false;
+    if (res_.failure && !res_.failure->limitReached) {
+      const Failure& f = *res_.failure;
+      const std::string& name = spec_.node(f.tensor).name;
+      std::vector<std::string> agreeing, others;
+      for (size_t k = 0; k < refuted_.size(); ++k) {
+        if (refuted_[k] && !any) rep_.counterexamples.push_back(*refuted_[k]), any = true;
+        else if (refuted_[k]) others.push_back(candidates_.sameShape[k].text);
+        else agreeing.push_back(candidates_.sameShape[k].text);
+      }
+      if (any) rep_.summary = "replay: counterexample for the failing operator " + name;
+      if (!others.empty()) rep_.notes.push_back(fmt::format("the other candidates differ too: {}", fmt::join(others, "; ")));
+      for (auto& a : agreeing)
+        if (std::find_if(unevaluable_.begin(), unevaluable_.end(), [&](auto& u) { return u.rfind(a + ":", 0) == 0; }) ==
+            unevaluable_.end())
+          rep_.notes.push_back(a + " equals " + name + " on every seed (a relation inference may have missed)");
+      for (auto& u : unevaluable_) rep_.notes.push_back("not evaluated: " + u);
+      if (candidates_.sameShape.empty()) {
+        auto shape = concreteShape(spec_.node(f.tensor));
+        rep_.summary = fmt::format("replay: {} has shape {}; no same-shaped implementation tensor exists among the candidates",
+                                   name, shape ? interp::shapeString(*shape) : "?");
+        if (!candidates_.otherShapes.empty())
+          rep_.notes.push_back(fmt::format("candidates of other shapes: {}", fmt::join(candidates_.otherShapes, ", ")));
+      } else if (!any) {
+        rep_.summary = "replay: no candidate differs from " + name + " on the seeds tried";
+      }
+    }
+    for (auto& r : refusedExpect_) {
+      const Expectation& e = *r.e;
+      if (!r.unevaluated.empty()) {
+        rep_.notes.push_back("expectation " + e.lhs.toString() + " = " + e.rhs.toString() + " not evaluated: " + r.unevaluated);
+      } else if (!r.shapes.empty()) {
+        rep_.notes.push_back("expectation " + e.lhs.toString() + " = " + e.rhs.toString() +
+                             ": the two sides have different shapes (" + r.shapes + ")");
+        any = true;
+      } else if (r.diff) {
+        rep_.counterexamples.push_back(*r.diff);
+        any = true;
+        if (rep_.summary.empty()) rep_.summary = "replay: counterexample for the refused expectation";
+      } else if (r.reached) {
+        rep_.notes.push_back("expectation " + e.lhs.toString() + " = " + e.rhs.toString() +
+                             " held on every seed (inference may be incomplete)");
+      } else {
+        rep_.notes.push_back("expectation " + e.lhs.toString() + " = " + e.rhs.toString() + " held on every seed");
+      }
+    }
+    bool violation = res_.verdict == Verdict::Violation;
+    if (!violation) {
+      rep_.status = ReplayStatus::Matched;
+      rep_.summary = fmt::format("replay: {} outputs match (max abs error {})", rep_.outputsChecked, num(rep_.maxAbsError));
+      return;
+    }
+    rep_.status = any ? ReplayStatus::Counterexample : ReplayStatus::NoCounterexample;
+    if (!res_.failure && rep_.outputsChecked > 0)
+      rep_.notes.insert(rep_.notes.begin(), fmt::format("{} outputs match their reported relations (max abs error {})",
+                                                        rep_.outputsChecked, num(rep_.maxAbsError)));
+    if (rep_.summary.empty()) rep_.summary = "replay: no counterexample found on the seeds tried";
+  }
+};
+
+}  // namespace
+
+std::string Difference::line() const {
+  return fmt::format("{} = {} but {} = {}", at(subject, index), num(expected), at(candidate, index), num(actual));
+}
+
+std::string ReplayReport::text() const {
+  std::string out = summary + "\n";
+  if (mismatch) out += "  " + mismatch->line() + fmt::format("  (seed {})\n", mismatch->seed);
+  for (auto& d : counterexamples) out += "  counterexample: " + d.line() + fmt::format("  (seed {})\n", d.seed);
+  for (auto& n : notes) out += "  " + n + "\n";
+  if (!seeds.empty())
+    out += fmt::format("  seeds {}; {} input elements{}\n", fmt::join(seeds, ", "), inputElements,
+                       relationsChecked ? fmt::format("; {} relations checked", relationsChecked) : "");
+  return out;
+}
+
+nlohmann::json ReplayReport::json() const {
+  auto diff = [](const Difference& d) {
+    return nlohmann::json{{"subject", d.subject}, {"candidate", d.candidate}, {"index", d.index},
+                          {"expected", d.expected}, {"actual", d.actual}, {"seed", d.seed}, {"text", d.line()}};
+  };
+  nlohmann::json j{{"status", toString(status)},        {"summary", summary},
+                   {"outputs_checked", outputsChecked}, {"relations_checked", relationsChecked},
+                   {"max_abs_error", maxAbsError},      {"input_elements", inputElements},
+                   {"seeds", seeds},                    {"notes", notes}};
+  j["mismatch"] = mismatch ? diff(*mismatch) : nlohmann::json(nullptr);
+  j["counterexamples"] = nlohmann::json::array();
+  for (auto& d : counterexamples) j["counterexamples"].push_back(diff(d));
+  return j;
+}
+
+std::optional<int> ReplayReport::exitCode() const {
+  if (status == ReplayStatus::Mismatch) return 4;
+  return std::nullopt;
+}
+
+ReplayReport replayCheck(const LGraph& spec, const LGraph& impl, const RelationFile& relation,
+                         const InferResult& result, const ReplayOptions& opts) {
+  ReplayReport rep;
+  Replayer(spec, impl, relation, result, opts, rep).run();
+  return rep;
+}
+
+}  // namespace tangle::replay

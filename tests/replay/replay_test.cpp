@@ -1,0 +1,261 @@
+// The LGraph evaluator, relation inversion and output replay (src/replay).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "import/fx_importer.h"
+#include "replay/inputs.h"
+#include "replay/lgraph_eval.h"
+#include "replay/replay.h"
+#include "replay/term_eval.h"
+
+namespace tangle::replay {
+namespace {
+
+Graph fx(const std::string& params, const std::string& body, const std::string& file) {
+  std::string text = "import torch\n\nclass M(torch.nn.Module):\n    def forward(self, " + params + "):\n";
+  size_t start = 0;
+  while (start < body.size()) {
+    size_t end = body.find('\n', start);
+    if (end == std::string::npos) end = body.size();
+    text += "        " + body.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return importFxText(text, file);
+}
+
+interp::Value val(interp::Shape shape, std::vector<double> data) {
+  return interp::Value::of(interp::Tensor::of(std::move(shape), std::move(data)));
+}
+
+int id(const LGraph& lg, const std::string& name) {
+  auto i = lg.find(name);
+  EXPECT_TRUE(i.has_value()) << name;
+  return lg.resolve(i.value_or(0));
+}
+
+// A spec and a 2-rank implementation built from FX bodies, with a relation file.
+struct Case {
+  Graph spec;
+  std::vector<Graph> ranks;
+  LGraph specL, implL;
+  RelationFile rel;
+  Case(const std::string& specParams, const std::string& specBody, const std::string& implParams,
+        const std::string& implBody, const std::string& relText) {
+    spec = fx(specParams, specBody, "spec.py");
+    for (int r = 0; r < 2; ++r) ranks.push_back(fx(implParams, implBody, "impl.r" + std::to_string(r) + ".py"));
+    specL = lowerSpec(spec, {});
+    implL = lowerImpl(ranks, {});
+    rel = parseRelationText(relText, "check.rel").expand(2);
+  }
+  const interp::Tensor& implInput(const InputValues& v, const std::string& name) {
+    return *v.impl.at(id(implL, name)).tensor();
+  }
+  const interp::Tensor& specInput(const InputValues& v, const std::string& name) {
+    return *v.spec.at(id(specL, name)).tensor();
+  }
+};
+
+TEST(LGraphEval, AllReduceReadsTheOtherRanksInputs) {
+  std::vector<Graph> g;
+  for (int r = 0; r < 2; ++r)
+    g.push_back(fx("x: \"f32[2]\"",
+                   "y: \"f32[2]\" = torch.ops.aten.mul.Tensor(x, 2)\n"
+                   "a: \"f32[2]\" = torch.ops._c10d_functional.all_reduce.default(y, 'sum', '0')\n"
+                   "w: \"f32[2]\" = torch.ops._c10d_functional.wait_tensor.default(a)\n"
+                   "return (w,)",
+                   "r" + std::to_string(r) + ".py"));
+  LGraph lg = lowerImpl(g, {});
+  LGraphEvaluator ev(lg);
+  ev.set(id(lg, "D0.x"), val({2}, {1, 2}));
+  ev.set(id(lg, "D1.x"), val({2}, {10, 20}));
+  const interp::Value* w = ev.value(id(lg, "D0.w"));
+  ASSERT_NE(w, nullptr) << ev.failure()->reason;
+  EXPECT_EQ(w->tensor()->data, (std::vector<double>{22, 44}));
+  EXPECT_NE(ev.known(id(lg, "D1.y")), nullptr);  // computed on demand for rank 0's sum
+}
+
+TEST(LGraphEval, OpWithoutSemanticsIsNamedWithItsLocation) {
+  Graph g = fx("x: \"f32[3]\"",
+               "c: \"f32[3]\" = torch.ops.aten.cumsum.default(x, 0)\n"
+               "n: \"f32[3]\" = torch.ops.aten.neg.default(c)\n"
+               "return (n,)",
+               "spec.py");
+  LGraph lg = lowerSpec(g, {});
+  LGraphEvaluator ev(lg);
+  ev.set(id(lg, "S.x"), val({3}, {1, 2, 3}));
+  EXPECT_EQ(ev.value(id(lg, "S.n")), nullptr);
+  ASSERT_TRUE(ev.failure());
+  EXPECT_EQ(ev.failure()->op, "aten.cumsum.default");
+  EXPECT_EQ(ev.failure()->where, "spec.py:5");
+}
+
+TEST(LGraphEval, MissingInputAndAnnotationMismatchFail) {
+  Graph g = fx("x: \"f32[3]\"",
+               "n: \"f32[4]\" = torch.ops.aten.neg.default(x)\n"
+               "return (n,)",
+               "spec.py");
+  LGraph lg = lowerSpec(g, {});
+  LGraphEvaluator ev(lg);
+  EXPECT_EQ(ev.value(id(lg, "S.n")), nullptr);
+  EXPECT_NE(ev.failure()->reason.find("no value for input S.x"), std::string::npos);
+  ev.set(id(lg, "S.x"), val({3}, {1, 2, 3}));
+  EXPECT_EQ(ev.value(id(lg, "S.n")), nullptr);
+  EXPECT_NE(ev.failure()->reason.find("differs from the annotated f32[4]"), std::string::npos);
+}
+
+const char* kMmBody = "mm: \"f32[4, 6]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)";
+
+TEST(Inputs, ConcatAndReplicationAreInverted) {
+  Case s("A: \"f32[4, 8]\", B: \"f32[8, 6]\"", kMmBody, "A: \"f32[2, 8]\", B: \"f32[8, 6]\"",
+          "mm: \"f32[2, 6]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)",
+          "S.A = shard(D*.A, dim=0)\nS.B = D*.B\n");
+  InputValues v = drawInputs(s.specL, s.implL, s.rel, 7);
+  ASSERT_FALSE(v.error) << *v.error;
+  const auto& A = s.specInput(v, "S.A");
+  const auto& A1 = s.implInput(v, "D1.A");
+  ASSERT_EQ(A1.shape, (interp::Shape{2, 8}));
+  EXPECT_TRUE(std::equal(A1.data.begin(), A1.data.end(), A.data.begin() + 16));  // rows 2..3
+  EXPECT_EQ(s.implInput(v, "D0.B"), s.specInput(v, "S.B"));
+  EXPECT_EQ(s.implInput(v, "D1.B"), s.specInput(v, "S.B"));
+  EXPECT_TRUE(v.notes.empty());
+  // Different seeds give different values.
+  EXPECT_NE(drawInputs(s.specL, s.implL, s.rel, 8).spec.at(id(s.specL, "S.A")).tensor()->data, A.data);
+}
+
+TEST(Inputs, SumIsSplitRandomlyAndTransposeInverted) {
+  Case s("P: \"f32[2, 3]\", T: \"f32[3, 2]\"", "y: \"f32[2, 3]\" = torch.ops.aten.add.Tensor(P, P)\nreturn (y,)",
+          "P: \"f32[2, 3]\", T: \"f32[2, 3]\"", "y: \"f32[2, 3]\" = torch.ops.aten.add.Tensor(P, P)\nreturn (y,)",
+          "S.P = sum(D*.P)\nS.T = transpose(D0.T, 0, 1)\n");
+  InputValues v = drawInputs(s.specL, s.implL, s.rel, 3);
+  ASSERT_FALSE(v.error) << *v.error;
+  const auto& P = s.specInput(v, "S.P");
+  const auto& P0 = s.implInput(v, "D0.P");
+  const auto& P1 = s.implInput(v, "D1.P");
+  for (size_t i = 0; i < P.data.size(); ++i) EXPECT_NEAR(P0.data[i] + P1.data[i], P.data[i], 1e-12);
+  EXPECT_NE(P0.data, P.data);  // a real split, not (S, 0)
+  const auto& T = s.specInput(v, "S.T");
+  const auto& T0 = s.implInput(v, "D0.T");
+  EXPECT_EQ(T0.data[0 * 3 + 2], T.data[2 * 2 + 0]);  // T0[0][2] = T[2][0]
+  EXPECT_EQ(T0.data[1 * 3 + 0], T.data[0 * 2 + 1]);
+}
+
+TEST(Inputs, SliceLeavesTheRestZeroAndSaysSo) {
+  Case s("Y: \"f32[2, 3]\"", "n: \"f32[2, 3]\" = torch.ops.aten.neg.default(Y)\nreturn (n,)", "Y: \"f32[4, 3]\"",
+          "n: \"f32[4, 3]\" = torch.ops.aten.neg.default(Y)\nreturn (n,)",
+          "S.Y = slice(D0.Y, dim=0, start=1, end=3)\nS.Y = slice(D1.Y, dim=0, start=1, end=3)\n");
+  InputValues v = drawInputs(s.specL, s.implL, s.rel, 1);
+  ASSERT_FALSE(v.error) << *v.error;
+  const auto& Y = s.specInput(v, "S.Y");
+  const auto& Y0 = s.implInput(v, "D0.Y");
+  EXPECT_EQ(Y0.data[0], 0);
+  EXPECT_EQ(Y0.data[3], Y.data[0]);
+  EXPECT_EQ(Y0.data[9], 0);
+  ASSERT_EQ(v.notes.size(), 2u);
+  EXPECT_NE(v.notes[0].find("6 of 12 elements constrained by no relation"), std::string::npos);
+}
+
+TEST(Inputs, ConflictingRelationsAreReported) {
+  Case s("a: \"f32[2]\", b: \"f32[2]\"", "y: \"f32[2]\" = torch.ops.aten.add.Tensor(a, b)\nreturn (y,)",
+          "z: \"f32[2]\"", "y: \"f32[2]\" = torch.ops.aten.add.Tensor(z, z)\nreturn (y,)", "S.a = D0.z\nS.b = D0.z\n");
+  InputValues v = drawInputs(s.specL, s.implL, s.rel, 1);
+  ASSERT_TRUE(v.error);
+  EXPECT_NE(v.error->find("'S.b = D0.z' (check.rel:2) cannot hold"), std::string::npos) << *v.error;
+}
+
+TEST(Inputs, IndicesStayInsideTheTableTheyIndex) {
+  Case s("w: \"f32[3, 2]\", ids: \"i64[50]\"", "e: \"f32[50, 2]\" = torch.ops.aten.embedding.default(w, ids)\nreturn (e,)",
+          "w: \"f32[3, 2]\", ids: \"i64[50]\"", "e: \"f32[50, 2]\" = torch.ops.aten.embedding.default(w, ids)\nreturn (e,)",
+          "S.w = D*.w\nS.ids = D*.ids\n");
+  InputValues v = drawInputs(s.specL, s.implL, s.rel, 5);
+  ASSERT_FALSE(v.error) << *v.error;
+  const auto& ids = s.specInput(v, "S.ids");
+  EXPECT_EQ(*std::max_element(ids.data.begin(), ids.data.end()), 2);  // 50 draws from {0, 1, 2}
+  EXPECT_EQ(*std::min_element(ids.data.begin(), ids.data.end()), 0);
+  EXPECT_EQ(s.implInput(v, "D1.ids"), ids);
+}
+
+TEST(InvertRelation, NonRearrangementIsRefused) {
+  Case s("x: \"f32[2]\"", "y: \"f32[2]\" = torch.ops.aten.neg.default(x)\nreturn (y,)", "x: \"f32[2]\"",
+          "y: \"f32[2]\" = torch.ops.aten.neg.default(x)\nreturn (y,)", "S.x = D*.x\n");
+  eg::Term t = termOf(s.rel.relations[0].rhs, s.specL, s.implL);
+  t.nodes.push_back({eg::intern("neg"), eg::kNoAttrs, {t.root()}});
+  std::unordered_map<int, PartialTensor> leaves;
+  std::mt19937_64 rng(1);
+  auto err = invertRelation(t, interp::Tensor::filled({2}, 1), s.implL, leaves, rng);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(*err, "cannot run neg backwards");
+}
+
+// replayCheck on a hand-made inference result: a true relation matches, a
+// wrong one is a mismatch with exit code 4.
+TEST(Replay, WrongOutputRelationIsAMismatch) {
+  Case s("A: \"f32[4, 8]\", B: \"f32[8, 6]\"", kMmBody, "A: \"f32[2, 8]\", B: \"f32[8, 6]\"",
+          "mm: \"f32[2, 6]\" = torch.ops.aten.mm.default(A, B)\n"
+          "ag: \"f32[4, 6]\" = torch.ops._c10d_functional.all_gather_into_tensor.default(mm, 2, '0')\n"
+          "w: \"f32[4, 6]\" = torch.ops._c10d_functional.wait_tensor.default(ag)\n"
+          "return (w,)",
+          "S.A = shard(D*.A, dim=0)\nS.B = D*.B\n");
+  auto rel = parseRelationText("S.mm = D1.w\nS.mm = concat(D0.mm, D0.mm, dim=0)\n", "r.rel");
+  InferResult res;
+  res.verdict = Verdict::Refines;
+  res.outputs.push_back({id(s.specL, "S.mm"), "S.mm", {termOf(rel.relations[0].rhs, s.specL, s.implL)}, false});
+  ReplayReport good = replayCheck(s.specL, s.implL, s.rel, res, {});
+  EXPECT_EQ(good.status, ReplayStatus::Matched) << good.text();
+  EXPECT_EQ(good.summary.rfind("replay: 1 outputs match (max abs error", 0), 0u) << good.summary;
+  EXPECT_FALSE(good.exitCode());
+
+  res.outputs[0].exprs.push_back(termOf(rel.relations[1].rhs, s.specL, s.implL));
+  ReplayReport bad = replayCheck(s.specL, s.implL, s.rel, res, {});
+  EXPECT_EQ(bad.status, ReplayStatus::Mismatch);
+  EXPECT_EQ(bad.exitCode(), 4);
+  ASSERT_TRUE(bad.mismatch);
+  EXPECT_EQ(bad.mismatch->index[0], 2);  // rows 0..1 agree; row 2 is the first wrong one
+  EXPECT_NE(bad.text().find("soundness bug"), std::string::npos);
+  EXPECT_EQ(bad.json()["status"], "mismatch");
+}
+
+TEST(Replay, LargeGraphsAreSkipped) {
+  Case s("A: \"f32[4, 8]\", B: \"f32[8, 6]\"", kMmBody, "A: \"f32[2, 8]\", B: \"f32[8, 6]\"",
+          "mm: \"f32[2, 6]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)", "S.A = shard(D*.A, dim=0)\nS.B = D*.B\n");
+  InferResult res;
+  ReplayOptions o;
+  o.maxInputElements = 100;
+  ReplayReport r = replayCheck(s.specL, s.implL, s.rel, res, o);
+  EXPECT_EQ(r.status, ReplayStatus::Skipped);
+  EXPECT_EQ(r.summary, "replay skipped: graphs too large (208 elements; shape reduction is not supported)");
+}
+
+TEST(Replay, OpWithoutSemanticsMakesReplayNotPossible) {
+  Case s("x: \"f32[3]\"", "c: \"f32[3]\" = torch.ops.aten.cumsum.default(x, 0)\nreturn (c,)", "x: \"f32[3]\"",
+         "c: \"f32[3]\" = torch.ops.aten.cumsum.default(x, 0)\nreturn (c,)", "S.x = D*.x\n");
+  auto rel = parseRelationText("S.c = D0.c\n", "r.rel");
+  InferResult res;
+  res.outputs.push_back({id(s.specL, "S.c"), "S.c", {termOf(rel.relations[0].rhs, s.specL, s.implL)}, false});
+  ReplayReport r = replayCheck(s.specL, s.implL, s.rel, res, {});
+  EXPECT_EQ(r.status, ReplayStatus::NotPossible);
+  EXPECT_EQ(r.summary.rfind("replay not possible: aten.cumsum.default at spec.py:5", 0), 0u) << r.summary;
+  EXPECT_FALSE(r.exitCode());
+}
+
+TEST(Replay, ViolationWithoutSameShapedCandidateSaysSo) {
+  Case s("A: \"f32[4, 8]\", B: \"f32[8, 6]\"", kMmBody, "A: \"f32[2, 8]\", B: \"f32[8, 3]\"",
+         "mm: \"f32[2, 3]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)",
+         "S.A = shard(D*.A, dim=0)\nS.B = shard(D*.B, dim=1)\n");
+  InferResult res;
+  res.verdict = Verdict::Violation;
+  Failure f;
+  f.node = f.tensor = id(s.specL, "S.mm");
+  f.nearbyImpl = {id(s.implL, "D0.mm"), id(s.implL, "D1.mm")};
+  res.failure = f;
+  ReplayReport r = replayCheck(s.specL, s.implL, s.rel, res, {});
+  EXPECT_EQ(r.status, ReplayStatus::NoCounterexample);
+  EXPECT_EQ(r.summary,
+            "replay: S.mm has shape [4, 6]; no same-shaped implementation tensor exists among the candidates");
+  EXPECT_NE(r.text().find("candidates of other shapes: D0.mm [2, 3], D1.mm [2, 3]"), std::string::npos) << r.text();
+  EXPECT_TRUE(r.counterexamples.empty());
+}
+
+}  // namespace
+}  // namespace tangle::replay
