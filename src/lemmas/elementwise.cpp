@@ -47,18 +47,7 @@ Apply overSum(eg::Symbol sym, bool sumOnLeft) {
 
 // op(sum(a1..an), sum(b1..bn)) = sum(op(a_i, b_i)) for op in add, sub.
 Apply pairedSums(eg::Symbol sym) {
-  return [sym](EGraph& g, const Match& m) -> std::optional<Id> {
-    const auto& as = m.subst.list("as");
-    const auto& bs = m.subst.list("bs");
-    if (as.size() != bs.size()) return std::nullopt;
-    std::vector<Id> parts;
-    for (size_t i = 0; i < as.size(); ++i) {
-      auto r = make(g, sym, {}, {as[i], bs[i]});
-      if (!r) return std::nullopt;
-      parts.push_back(*r);
-    }
-    return makeSum(g, parts);
-  };
+  return [sym](EGraph& g, const Match& m) { return zipSum(g, sym, m.subst.list("as"), m.subst.list("bs")); };
 }
 
 }  // namespace

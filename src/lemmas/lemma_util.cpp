@@ -102,6 +102,17 @@ std::optional<std::vector<Id>> piecesOf(EGraph& g, Id y, int64_t dim, const std:
   return out;
 }
 
+std::optional<Id> zipSum(EGraph& g, eg::Symbol op, const std::vector<Id>& as, const std::vector<Id>& bs) {
+  if (as.size() != bs.size()) return std::nullopt;
+  std::vector<Id> parts;
+  for (size_t i = 0; i < as.size(); ++i) {
+    auto r = make(g, op, {}, {as[i], bs[i]});
+    if (!r) return std::nullopt;
+    parts.push_back(*r);
+  }
+  return makeSum(g, parts);
+}
+
 std::optional<Id> distributeOverConcat(EGraph& g, const Match& m, eg::Symbol sym, const AttrList& attrs,
                                        const std::vector<std::string>& args, size_t pos) {
   const auto& xs = m.subst.list("xs");

@@ -48,6 +48,8 @@ std::optional<Id> makeSlice(EGraph& g, Id x, int64_t dim, int64_t start, int64_t
 std::optional<Id> makeConcat(EGraph& g, int64_t dim, const std::vector<Id>& xs);
 // sum xs; one term gives the term itself.
 std::optional<Id> makeSum(EGraph& g, const std::vector<Id>& xs);
+// sum(op(a_i, b_i)) over equally long lists; nullopt when lengths differ or a term is ill-typed.
+std::optional<Id> zipSum(EGraph& g, eg::Symbol op, const std::vector<Id>& as, const std::vector<Id>& bs);
 // Maps f over the pieces; nullopt when any application fails.
 std::optional<std::vector<Id>> mapPieces(const std::vector<Id>& xs, const std::function<std::optional<Id>(Id)>& f);
 // The pieces of y along `dim` with the given sizes: the children of a

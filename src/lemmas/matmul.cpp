@@ -32,13 +32,7 @@ std::optional<Id> innerSplit(EGraph& g, eg::Symbol sym, const std::vector<Id>& a
   if (as.size() != bs.size()) return std::nullopt;
   auto sa = sizesAlong(g, as, ka), sb = sizesAlong(g, bs, kb);
   if (!sa || !sb || *sa != *sb) return std::nullopt;
-  std::vector<Id> parts;
-  for (size_t i = 0; i < as.size(); ++i) {
-    auto r = make(g, sym, {}, {as[i], bs[i]});
-    if (!r) return std::nullopt;
-    parts.push_back(*r);
-  }
-  return makeSum(g, parts);
+  return zipSum(g, sym, as, bs);
 }
 
 // Concat along a fixed dim of one operand, the other operand kept whole.
