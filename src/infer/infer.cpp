@@ -380,11 +380,19 @@ class Inference {
       // Beyond Listing 3: an explored tensor that some expression of the
       // output (clean or not) uses is related too, e.g. the range masks a
       // vocab-parallel lookup is built from. Affects completeness only.
+      // So is one that the e-graph computes from such expressions (e.g. a
+      // micro-batch mean = the spec's partial sum / n).
       std::vector<char> below = descendants(g, root);
+      auto usesBelow = [&](eg::Id c) {
+        for (const eg::ENode& n : g.eclass(c).nodes)
+          for (eg::Id k : n.children)
+            if (below[g.find(k)]) return true;
+        return false;
+      };
       for (int u : explored)
         if (relStamp_[u] != epoch_) {
           eg::Id c = g.find(addLeaf(g, impl_, u));
-          if (c < below.size() && below[c]) addToRel(u, frontier);
+          if (c < below.size() && (below[c] || usesBelow(c))) addToRel(u, frontier);
         }
     }
     g.rebuild();

@@ -258,6 +258,7 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addModelLemmas(t);
     detail::addRegroupLemmas(t);
     detail::addVocabLemmas(t);
+    detail::addArithLemmas(t);
     std::unordered_map<std::string, int> seen;
     for (const Lemma& l : t)
       if (seen[l.rule.name]++) throw std::logic_error("duplicate lemma name " + l.rule.name);

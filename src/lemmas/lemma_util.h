@@ -87,5 +87,6 @@ void addNormLemmas(std::vector<Lemma>& out);
 void addModelLemmas(std::vector<Lemma>& out);
 void addRegroupLemmas(std::vector<Lemma>& out);
 void addVocabLemmas(std::vector<Lemma>& out);
+void addArithLemmas(std::vector<Lemma>& out);
 
 }  // namespace tangle::lemmas::detail
