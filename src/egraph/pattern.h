@@ -31,11 +31,44 @@ namespace detail {
 struct PatternData;  // parsed form (pattern_impl.h)
 }
 
+// A few named bindings, searched linearly: a pattern binds a handful of
+// variables, and a std::map's node allocations dominated matching time.
+template <class V>
+class VarMap {
+ public:
+  using Entry = std::pair<std::string, V>;
+  using iterator = typename std::vector<Entry>::iterator;
+  using const_iterator = typename std::vector<Entry>::const_iterator;
+
+  iterator begin() { return items_.begin(); }
+  iterator end() { return items_.end(); }
+  const_iterator begin() const { return items_.begin(); }
+  const_iterator end() const { return items_.end(); }
+  size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  iterator find(std::string_view k) {
+    for (auto it = items_.begin(); it != items_.end(); ++it)
+      if (it->first == k) return it;
+    return items_.end();
+  }
+  const_iterator find(std::string_view k) const { return const_cast<VarMap*>(this)->find(k); }
+  size_t count(std::string_view k) const { return find(k) != end() ? 1 : 0; }
+  std::pair<iterator, bool> emplace(std::string_view k, V v) {
+    if (auto it = find(k); it != end()) return {it, false};
+    items_.emplace_back(std::string(k), std::move(v));
+    return {items_.end() - 1, true};
+  }
+  V& operator[](std::string_view k) { return emplace(k, V{}).first->second; }
+
+ private:
+  std::vector<Entry> items_;
+};
+
 // Bindings produced by a match. Variables are named without the '?'.
 struct Subst {
-  std::map<std::string, Id, std::less<>> classes;
-  std::map<std::string, Attr, std::less<>> attrs;
-  std::map<std::string, std::vector<Id>, std::less<>> lists;
+  VarMap<Id> classes;
+  VarMap<Attr> attrs;
+  VarMap<std::vector<Id>> lists;
 
   Id cls(std::string_view v) const;              // throws std::out_of_range if unbound
   const Attr& attr(std::string_view v) const;
