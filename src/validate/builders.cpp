@@ -91,12 +91,23 @@ std::optional<eg::Id> layerNormBwdOfRows(Gen& gen) {
   return bwd ? gen.node("getitem", {Attr::integer(gen.uniform(0, 2))}, {*bwd}) : std::nullopt;
 }
 
+// div(div(x, a), b) with scalar constants a, b (zero included, to exercise the guard).
+std::optional<eg::Id> divDivConstants(Gen& gen) {
+  Shape s;
+  for (int64_t i = 0, r = gen.uniform(0, 2); i < r; ++i) s.push_back(gen.size());
+  eg::Id x = gen.leaf(s);
+  auto pick = [&] { return gen.constant(gen.chance(0.1) ? 0.0 : static_cast<double>(gen.uniform(1, 9)) / 2); };
+  auto inner = gen.node("div", {}, {x, pick()});
+  return inner ? gen.node("div", {}, {*inner, pick()}) : std::nullopt;
+}
+
 const std::map<std::string, Builder>& builders() {
   static const std::map<std::string, Builder> m = {
       {"vocab-parallel-gather", vocabParallelGather},
       {"layernorm-concat", layerNormOfConcat("native_layer_norm")},
       {"apex-layernorm-bwd-rows", layerNormBwdOfRows},
       {"apex-layernorm-concat", layerNormOfConcat("apex_layer_norm")},
+      {"div-div-constants", divDivConstants},
   };
   return m;
 }
