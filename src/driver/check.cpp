@@ -3,7 +3,9 @@
 #include <chrono>
 
 #include "import/import.h"
+#include "lemmas/lemma_file.h"
 #include "lemmas/lemmas.h"
+#include "validate/lemma_file_check.h"
 
 namespace tangle {
 
@@ -11,6 +13,31 @@ namespace {
 double secondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
+// Parses, installs (custom op types and semantics) and validates the lemma
+// files; returns their rules. Throws InputError for a wrong lemma.
+std::vector<eg::Rule> loadLemmaFiles(const CheckRequest& req, const RelationFile& raw, CheckRun& run) {
+  std::vector<lemmas::LemmaFile> files;
+  for (const std::string& p : req.lemmaPaths) files.push_back(lemmas::parseLemmaFile(p));
+  for (size_t i = 0; i < raw.lemmaPaths.size(); ++i) {
+    try {
+      files.push_back(lemmas::parseLemmaFile(raw.lemmaPaths[i]));
+    } catch (const InputError& e) {
+      if (e.loc().line > 0) throw;
+      throw InputError(raw.lemmaLocs[i], "cannot read the lemma file " + raw.lemmaPaths[i]);
+    }
+  }
+  if (files.empty()) return {};
+  lemmas::LemmaFile file = lemmas::mergeLemmaFiles(std::move(files));
+  validate::installCustomOps(file);
+  validate::Options vo;
+  vo.cases = req.lemmaCases;
+  vo.attemptsPerCase = 100;
+  auto results = validate::validateFileLemmas(file, vo);
+  run.lemmaWarnings = validate::requireValidated(file, results, req.trustUnvalidated);
+  run.fileLemmas = file.lemmas.size();
+  return file.rules();
+}
+
 }  // namespace
 
 std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
@@ -23,6 +50,7 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
     throw InputError({req.relationPath, 0}, "no implementation graphs: give `impl PATTERN ranks N` in the relation file or --impl");
 
   InferOptions options = inferOptionsFrom(raw);  // bad options fail before any graph is read
+  std::vector<eg::Rule> fileRules = loadLemmaFiles(req, raw, *run);
   auto t0 = std::chrono::steady_clock::now();
   run->spec = importGraph(specPath);
   for (auto& p : implPaths) run->impl.push_back(importGraph(p));
@@ -44,7 +72,13 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
   checkAnnotatedShapes(*run->implL);
 
   Problem p{run->specL.get(), run->implL.get(), &run->relation};
-  run->result = inferRelations(p, lemmas::allLemmas(), options);
+  if (fileRules.empty()) {
+    run->result = inferRelations(p, lemmas::allLemmas(), options);
+  } else {
+    std::vector<eg::Rule> rules = lemmas::allLemmas();
+    rules.insert(rules.end(), fileRules.begin(), fileRules.end());
+    run->result = inferRelations(p, rules, options);
+  }
   if (req.replay) run->replay = replay::replayCheck(*run->specL, *run->implL, run->relation, run->result, *req.replay);
   return run;
 }

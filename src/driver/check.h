@@ -21,6 +21,12 @@ struct CheckRequest {
   std::optional<std::string> specPath;   // overrides the relation file's `spec`
   std::vector<std::string> implPaths;    // overrides the relation file's `impl` when non-empty
   std::optional<replay::ReplayOptions> replay;  // set: replay the result on random inputs (--replay)
+  // Lemma files (docs/lemma-files.md), besides the relation file's `lemmas`
+  // statements. Their lemmas are validated first (a wrong one: InputError
+  // "FILE:LINE: error: lemma NAME is wrong: ...") and then used with the built-ins.
+  std::vector<std::string> lemmaPaths;
+  bool trustUnvalidated = false;   // use lemmas that cannot be validated (opaque ops), with a warning
+  size_t lemmaCases = 6;           // validation instances per file lemma (quick)
 };
 
 struct CheckRun {
@@ -31,6 +37,8 @@ struct CheckRun {
   InferResult result;
   RunInfo info;
   std::optional<replay::ReplayReport> replay;  // when requested
+  std::string lemmaWarnings;             // one line per trusted unvalidated file lemma (print to stderr)
+  size_t fileLemmas = 0;                 // lemmas loaded from lemma files
 };
 
 std::unique_ptr<CheckRun> runCheck(const CheckRequest& req);

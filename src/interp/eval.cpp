@@ -31,12 +31,21 @@ const std::unordered_map<eg::Symbol, Family>& families() {
 }
 }  // namespace
 
-bool supports(eg::Symbol op) { return families().count(op) != 0; }
+static std::unordered_map<eg::Symbol, CustomEval>& customs() {
+  static std::unordered_map<eg::Symbol, CustomEval> m;
+  return m;
+}
+
+void registerCustomEval(eg::Symbol op, CustomEval eval) { customs()[op] = std::move(eval); }
+
+bool supports(eg::Symbol op) { return families().count(op) != 0 || customs().count(op) != 0; }
 
 std::optional<Value> evalNode(const eg::ENode& n, const std::vector<Value>& children) {
+  if (children.size() != n.children.size()) return std::nullopt;
   auto it = families().find(n.op);
-  if (it == families().end() || children.size() != n.children.size()) return std::nullopt;
-  return it->second(n, children);
+  if (it != families().end()) return it->second(n, children);
+  if (auto c = customs().find(n.op); c != customs().end()) return c->second(n, children);
+  return std::nullopt;
 }
 
 }  // namespace tangle::interp

@@ -5,6 +5,7 @@
 // supply their values.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -18,6 +19,11 @@ namespace tangle::interp {
 // do not fit the op (wrong ranks, mismatching shapes, bad attributes): the
 // interpreter never crashes on a malformed node.
 std::optional<Value> evalNode(const eg::ENode& n, const std::vector<Value>& children);
+
+// Semantics of a custom operator (a lemma file's `define`): evalNode and
+// supports consult these after the built-in ops. Registering again replaces.
+using CustomEval = std::function<std::optional<Value>(const eg::ENode&, const std::vector<Value>&)>;
+void registerCustomEval(eg::Symbol op, CustomEval eval);
 
 // True when evalNode knows the op.
 bool supports(eg::Symbol op);

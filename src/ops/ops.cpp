@@ -97,6 +97,14 @@ bool isImplName(const std::string& s) {
 }
 }  // namespace
 
+static std::unordered_map<eg::Symbol, CustomInfer>& customOps() {
+  static std::unordered_map<eg::Symbol, CustomInfer> m;
+  return m;
+}
+
+void registerCustomOp(eg::Symbol op, CustomInfer infer) { customOps()[op] = std::move(infer); }
+bool isCustomOp(eg::Symbol op) { return customOps().count(op) != 0; }
+
 const OpInfo* find(eg::Symbol op) {
   const auto& m = registry().bySymbol;
   auto it = m.find(op);
@@ -105,7 +113,11 @@ const OpInfo* find(eg::Symbol op) {
 
 std::optional<eg::ClassData> inferData(const eg::EGraph& g, const eg::ENode& n) {
   const OpInfo* info = find(n.op);
-  if (!info) return eg::ClassData{};  // opaque: typed by the lowering, never refused
+  if (!info) {
+    if (auto& custom = customOps(); !custom.empty())
+      if (auto it = custom.find(n.op); it != custom.end()) return it->second(g, n);
+    return eg::ClassData{};  // opaque: typed by the lowering, never refused
+  }
   return info->infer(g, n);
 }
 

@@ -22,6 +22,7 @@
 // from the graph annotation.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -44,6 +45,14 @@ const OpInfo* find(eg::Symbol op);
 // nullopt from tryAdd's point of view only when a known op is ill-typed.
 // (Leaves get their data from EGraph::leaf; opaque ops get an empty ClassData.)
 std::optional<eg::ClassData> inferData(const eg::EGraph& g, const eg::ENode& n);
+
+// Custom operators (lemma files, src/lemmas/lemma_file.h): an op given a
+// meaning by a user definition gets its type from this inference instead of
+// being opaque. Registering a name again replaces its inference. Not
+// thread-safe: register before any e-graph is built.
+using CustomInfer = std::function<std::optional<eg::ClassData>(const eg::EGraph&, const eg::ENode&)>;
+void registerCustomOp(eg::Symbol op, CustomInfer infer);
+bool isCustomOp(eg::Symbol op);
 
 // True for the clean ops above and for implementation tensor leaves ("D<r>.x").
 bool isCleanNode(const eg::ENode& n);

@@ -121,6 +121,8 @@ RelationFile RelationFile::expand(int nranks) const {
   out.specPath = specPath;
   out.implPattern = implPattern;
   out.implRanks = implRanks;
+  out.lemmaPaths = lemmaPaths;
+  out.lemmaLocs = lemmaLocs;
   out.groups = groups;
   out.groupLocs = groupLocs;
   out.options = options;

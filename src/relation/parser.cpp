@@ -222,6 +222,7 @@ class FileParser {
     if (keyword == "spec") return specStatement(rest, st.line);
     if (keyword == "impl") return implStatement(rest, st.line);
     if (keyword == "option") return optionStatement(rest, st.line);
+    if (keyword == "lemmas") return lemmasStatement(rest, st.line);
 
     StatementParser p(out_.path, st);
     const Token first = p.next();
@@ -235,7 +236,7 @@ class FileParser {
     if (rel::looksLikeTensorName(first.text) || p.current().kind == Kind::Equals)
       return relationStatement(p, first);
     p.fail(first, "unknown statement '" + std::string(first.text) +
-                      "' (expected spec, impl, const, input, output, expect, group, option or S.x = ...)");
+                      "' (expected spec, impl, const, input, output, expect, group, option, lemmas or S.x = ...)");
   }
 
   void specStatement(std::string_view rest, int line) {
@@ -264,6 +265,12 @@ class FileParser {
     if (path.empty()) throw InputError(at(line), "impl needs a path pattern such as fw.g0.r{rank}.py");
     out_.implPattern = resolvePath(out_.path, path);
     implLine_ = line;
+  }
+
+  void lemmasStatement(std::string_view rest, int line) {
+    if (rest.empty()) throw InputError(at(line), "lemmas needs the path of a lemma file");
+    out_.lemmaPaths.push_back(resolvePath(out_.path, rest));
+    out_.lemmaLocs.push_back(at(line));
   }
 
   void optionStatement(std::string_view rest, int line) {

@@ -18,6 +18,7 @@
 //   expect S.div_2 = D*.div_2              # expectation (Entangle §4.4), one per rank
 //   group 12 = 0 1                         # ranks of a process group (default: all ranks)
 //   option max_iterations = 30             # run options (see RunOptions in src/infer)
+//   lemmas my_ops.lemmas                   # a lemma file (docs/lemma-files.md), relative to this file
 //
 // Rank wildcards (D*) are expanded by `expand` once the rank count is known.
 #pragma once
@@ -92,6 +93,8 @@ struct RelationFile {
   std::map<std::string, SourceLoc> groupLocs;    // where each group was declared
   std::map<std::string, std::string> options;    // raw `option key = value`
   std::map<std::string, SourceLoc> optionLocs;   // where each option was set (for error messages)
+  std::vector<std::string> lemmaPaths;           // `lemmas PATH` statements, resolved relative to the file
+  std::vector<SourceLoc> lemmaLocs;              // parallel to lemmaPaths
 
   // Impl paths for ranks 0..implRanks-1 (pattern with {rank} substituted).
   // A pattern without {rank} (one SPMD program, e.g. HLO) is repeated per rank.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ops/ops.h"
 #include "ops/shape.h"
 
 namespace tangle::validate {
@@ -331,6 +332,11 @@ std::optional<Attr> Gen::sampleAttr(const std::string& op, size_t pos, const eg:
     return Attr::ints(Shape(x->begin() + (r - k), x->end()));
   }
   if (op == "const") return Attr::real(static_cast<double>(uniform(-4, 4)) / 2 + 0.25);
+  if (ops::isCustomOp(eg::intern(op))) {  // a lemma file's defined op: its attrs are dims or scalars
+    static const double kReal[] = {0.1, 0.5, 2.0, -1.5};
+    if (r && chance(0.5)) return Attr::integer(uniform(0, r - 1));
+    return Attr::real(kReal[uniform(0, 3)]);
+  }
   return std::nullopt;
 }
 

@@ -9,14 +9,19 @@
 
 #include "driver/check.h"
 #include "lemmas/lemmas.h"
+#include "lemmas/lemma_file.h"
+#include "validate/lemma_file_check.h"
 #include "validate/validate.h"
 
 namespace {
 
 int check(const std::vector<std::string>& positional, const std::vector<std::string>& impl,
           const std::string& relation, const std::string& jsonOut, bool allRelations,
-          const std::optional<tangle::replay::ReplayOptions>& replay) {
+          const std::optional<tangle::replay::ReplayOptions>& replay, const std::vector<std::string>& lemmaFiles,
+          bool trustUnvalidated) {
   tangle::CheckRequest req;
+  req.lemmaPaths = lemmaFiles;
+  req.trustUnvalidated = trustUnvalidated;
   req.implPaths = impl;
   req.replay = replay;
   if (!relation.empty()) {
@@ -29,6 +34,7 @@ int check(const std::vector<std::string>& positional, const std::vector<std::str
     req.relationPath = positional[0];
   }
   auto run = tangle::runCheck(req);
+  std::cerr << run->lemmaWarnings;
   run->info.allRelations = allRelations;
   std::cout << tangle::textReport(run->result, *run->specL, *run->implL, run->info);
   if (run->replay) std::cout << run->replay->text();
@@ -43,15 +49,31 @@ int check(const std::vector<std::string>& positional, const std::vector<std::str
   return tangle::exitCodeOf(run->result.verdict);
 }
 
-int listLemmas() {
+// The lemma files named by --lemmas, merged and installed (custom op types and semantics).
+tangle::lemmas::LemmaFile loadLemmaFiles(const std::vector<std::string>& paths) {
+  std::vector<tangle::lemmas::LemmaFile> files;
+  for (const std::string& p : paths) files.push_back(tangle::lemmas::parseLemmaFile(p));
+  if (files.empty()) return {};
+  auto file = tangle::lemmas::mergeLemmaFiles(std::move(files));
+  tangle::validate::installCustomOps(file);
+  return file;
+}
+
+int listLemmas(const std::vector<std::string>& lemmaFiles) {
+  auto file = loadLemmaFiles(lemmaFiles);  // bad files fail before anything is printed
   for (const auto& l : tangle::lemmas::lemmaTable()) std::cout << l.rule.name << "\t" << l.doc << "\n";
+  for (const auto& l : file.lemmas)
+    std::cout << l.lemma.rule.name << "\t" << l.lemma.doc << "\t(" << l.loc.file << ":" << l.loc.line << ")\n";
   return 0;
 }
 
 // Exit 0 when every lemma is proved or tested, 1 when one failed or stayed unvalidated.
-int validateLemmas(const tangle::validate::Options& opts) {
+int validateLemmas(const tangle::validate::Options& opts, const std::vector<std::string>& lemmaFiles) {
+  auto file = loadLemmaFiles(lemmaFiles);
   auto start = std::chrono::steady_clock::now();
   auto results = tangle::validate::validateLemmas(tangle::lemmas::lemmaTable(), opts);
+  auto fileResults = tangle::validate::validateFileLemmas(file, opts);
+  results.insert(results.end(), fileResults.begin(), fileResults.end());
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << tangle::validate::formatReport(results, secs);
   return tangle::validate::allValidated(results) ? 0 : 1;
@@ -79,7 +101,13 @@ int main(int argc, char** argv) {
   checkCmd->add_option("--seed", replayOpts.seed, "first random seed of --replay")
       ->capture_default_str()
       ->needs(replayFlag);
+  std::vector<std::string> lemmaFiles;
+  bool trustUnvalidated = false;
+  checkCmd->add_option("--lemmas", lemmaFiles, "lemma files (docs/lemma-files.md): validated, then used with the built-ins");
+  checkCmd->add_flag("--trust-unvalidated", trustUnvalidated,
+                     "use file lemmas that cannot be validated (about opaque ops); prints a warning");
   auto* lemmasCmd = app.add_subcommand("lemmas", "list the lemma library");
+  lemmasCmd->add_option("--lemmas", lemmaFiles, "also list / validate the lemmas of these lemma files");
   bool validate = false;
   tangle::validate::Options validateOpts;
   lemmasCmd->add_flag("--validate", validate,
@@ -98,8 +126,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (*checkCmd) return check(positional, impl, relation, jsonOut, allRelations,
-                                    replay ? std::optional(replayOpts) : std::nullopt);
-    if (*lemmasCmd) return validate ? validateLemmas(validateOpts) : listLemmas();
+                                    replay ? std::optional(replayOpts) : std::nullopt, lemmaFiles, trustUnvalidated);
+    if (*lemmasCmd) return validate ? validateLemmas(validateOpts, lemmaFiles) : listLemmas(lemmaFiles);
   } catch (const tangle::InputError& e) {
     std::cerr << e.what() << "\n";
     return 2;
