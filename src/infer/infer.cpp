@@ -305,6 +305,65 @@ class Inference {
     return info && info->clean;
   }
 
+  // Listing 3: the unexplored implementation nodes all of whose inputs are
+  // related, reached from the newly related tensors (and, for a spec operator
+  // that reads nothing, the implementation's own source operators).
+  std::vector<int> nextBatch(const std::vector<int>& frontier, bool withSources) {
+    std::vector<int> batch;
+    for (int t : frontier)
+      for (int u : impl_.users[t]) {
+        if (exploredStamp_[u] == epoch_ || impl_.nodes[u].aliasOf >= 0) continue;
+        const auto& ops = impl_.nodes[u].operands;
+        if (std::all_of(ops.begin(), ops.end(), [&](int o) { return inRel(o); })) {
+          exploredStamp_[u] = epoch_;
+          batch.push_back(u);
+        }
+      }
+    if (withSources)
+      for (int d : implSources_)
+        if (exploredStamp_[d] != epoch_) {
+          exploredStamp_[d] = epoch_;
+          batch.push_back(d);
+        }
+    return batch;
+  }
+
+  // After a round: tensors in the output's clean expressions become related
+  // (Listing 3). Beyond it, so does an explored tensor that any expression of
+  // the output uses (e.g. the range masks a vocab-parallel lookup is built
+  // from), or that the e-graph computes from such expressions (a micro-batch
+  // mean = the spec's partial sum / n). This affects completeness only.
+  void growRelated(eg::EGraph& g, eg::Id root, const std::vector<int>& explored, std::vector<int>& frontier) {
+    std::vector<int> used;
+    for (auto& t : cleanRelations(g, root)) collectImplTensors(t, used);
+    for (int d : used) addToRel(d, frontier);
+    std::vector<char> below = descendants(g, root);
+    auto usesBelow = [&](eg::Id c) {
+      for (const eg::ENode& n : g.eclass(c).nodes)
+        for (eg::Id k : n.children)
+          if (below[g.find(k)]) return true;
+      return false;
+    };
+    for (int u : explored)
+      if (relStamp_[u] != epoch_) {
+        eg::Id c = g.find(addLeaf(g, impl_, u));
+        if (c < below.size() && (below[c] || usesBelow(c))) addToRel(u, frontier);
+      }
+  }
+
+  // Developer aid: TANGLE_DUMP_EGRAPH=<spec tensor> prints that operator's e-graph.
+  void dumpIfAsked(const eg::EGraph& g, eg::Id root, const SpecOp& op) const {
+    const char* dump = std::getenv("TANGLE_DUMP_EGRAPH");
+    if (!dump || spec_.nodes[op.node].name != std::string("S.") + dump) return;
+    std::fprintf(stderr, "e-graph of %s (root e%u):\n", dump, g.find(root));
+    for (eg::Id c : g.classIds()) {
+      const auto* t = g.data(c).tensor();
+      std::fprintf(stderr, "  e%u %s:", c, t ? toString(*t).c_str() : "");
+      for (const auto& n : g.eclass(c).nodes) std::fprintf(stderr, " %s", eg::toString(n).c_str());
+      std::fprintf(stderr, "\n");
+    }
+  }
+
   std::optional<Failure> processOp(const SpecOp& op, InferStats& stats) {
     ++epoch_;
     inlined_.clear();
@@ -332,7 +391,6 @@ class Inference {
     limits.maxNodes = opts_.maxNodes;
     bool limitHit = false;
     std::vector<int> explored;
-    std::vector<eg::Term> clean;
     auto saturate = [&]() {
       limits.maxSeconds = std::max(0.01, opts_.operatorSeconds - since(start));
       eg::RunReport rep = eg::run(g, lemmas_, limits);
@@ -341,23 +399,7 @@ class Inference {
     };
     saturate();
     while (true) {
-      // Listing 3: implementation nodes all of whose inputs are related.
-      std::vector<int> batch;
-      for (size_t i = 0; i < frontier.size(); ++i)
-        for (int u : impl_.users[frontier[i]]) {
-          if (exploredStamp_[u] == epoch_ || impl_.nodes[u].aliasOf >= 0) continue;
-          const auto& ops = impl_.nodes[u].operands;
-          if (std::all_of(ops.begin(), ops.end(), [&](int o) { return inRel(o); })) {
-            exploredStamp_[u] = epoch_;
-            batch.push_back(u);
-          }
-        }
-      if (op.reads.empty() && explored.empty())
-        for (int d : implSources_)
-          if (exploredStamp_[d] != epoch_) {
-            exploredStamp_[d] = epoch_;
-            batch.push_back(d);
-          }
+      std::vector<int> batch = nextBatch(frontier, op.reads.empty() && explored.empty());
       frontier.clear();
       if (batch.empty()) break;
       for (int u : batch) {
@@ -373,40 +415,11 @@ class Inference {
         limitHit = true;
         break;
       }
-      clean = cleanRelations(g, root);
-      std::vector<int> used;
-      for (auto& t : clean) collectImplTensors(t, used);
-      for (int d : used) addToRel(d, frontier);
-      // Beyond Listing 3: an explored tensor that some expression of the
-      // output (clean or not) uses is related too, e.g. the range masks a
-      // vocab-parallel lookup is built from. Affects completeness only.
-      // So is one that the e-graph computes from such expressions (e.g. a
-      // micro-batch mean = the spec's partial sum / n).
-      std::vector<char> below = descendants(g, root);
-      auto usesBelow = [&](eg::Id c) {
-        for (const eg::ENode& n : g.eclass(c).nodes)
-          for (eg::Id k : n.children)
-            if (below[g.find(k)]) return true;
-        return false;
-      };
-      for (int u : explored)
-        if (relStamp_[u] != epoch_) {
-          eg::Id c = g.find(addLeaf(g, impl_, u));
-          if (c < below.size() && (below[c] || usesBelow(c))) addToRel(u, frontier);
-        }
+      growRelated(g, root, explored, frontier);
     }
     g.rebuild();
-    clean = cleanRelations(g, root);
-    // Developer aid: TANGLE_DUMP_EGRAPH=<spec tensor> prints that operator's e-graph.
-    if (const char* dump = std::getenv("TANGLE_DUMP_EGRAPH"); dump && spec_.nodes[op.node].name == std::string("S.") + dump) {
-      std::fprintf(stderr, "e-graph of %s (root e%u):\n", dump, g.find(root));
-      for (eg::Id c : g.classIds()) {
-        const auto* t = g.data(c).tensor();
-        std::fprintf(stderr, "  e%u %s:", c, t ? toString(*t).c_str() : "");
-        for (const auto& n : g.eclass(c).nodes) std::fprintf(stderr, " %s", eg::toString(n).c_str());
-        std::fprintf(stderr, "\n");
-      }
-    }
+    std::vector<eg::Term> clean = cleanRelations(g, root);
+    dumpIfAsked(g, root, op);
     stats.enodesMax = std::max(stats.enodesMax, g.numNodes());
     stats.enodesTotal += g.numNodes();
     stats.exploredImplNodes += explored.size();
