@@ -19,5 +19,6 @@ fi
 # and its tests); the core never links against it.
 if ! python3 -c "import torch" >/dev/null 2>&1; then
   echo "installing: torch==2.13.0 (CPU)"
-  python3 -m pip install -q torch==2.13.0
+  # Not fatal: without torch the capture tests skip with a message; the core needs no Python.
+  python3 -m pip install -q torch==2.13.0 || echo "warning: torch==2.13.0 could not be installed; capture tests will be skipped"
 fi
