@@ -8,6 +8,10 @@ new degree N or layer count L needs no hand editing:
 
     python3 examples/artifact/gen_relations.py            # rewrites examples/artifact/**.rel
 
+GPT relation files are written for every gpt/paral{N}_layer{L} folder found in
+the data (N > 1, with its paral1_layer{L} spec), so new degrees and depths of
+the same model need no edit here.
+
 Paths inside the files are relative to the .rel file and point at the data
 folder beside the repository (../shared/data/entangle-artifact).
 """
@@ -143,10 +147,22 @@ def write(rel_path, text):
         f.write(text)
 
 
+def gpt_configs():
+    """(N, L) of every gpt/paral{N}_layer{L} implementation in the data folder that has its
+    paral1_layer{L} spec; the configurations of the artifact when the data is absent."""
+    found = set()
+    folder = os.path.join(DATA_ABS, "gpt")
+    if os.path.isdir(folder):
+        for name in os.listdir(folder):
+            m = re.fullmatch(r"paral(\d+)_layer(\d+)", name)
+            if m and int(m.group(1)) > 1 and os.path.isdir(os.path.join(folder, f"paral1_layer{m.group(2)}")):
+                found.add((int(m.group(1)), int(m.group(2))))
+    return sorted(found) or [(n, layers) for n in (2, 4) for layers in (1, 2, 4, 8)]
+
+
 def main():
-    for n in (2, 4):
-        for layers in (1, 2, 4, 8):
-            write(f"gpt/paral{n}_layer{layers}.rel", gpt(n, layers))
+    for n, layers in gpt_configs():
+        write(f"gpt/paral{n}_layer{layers}.rel", gpt(n, layers))
     write("bug_grad_accumulation/2step.bug.rel", bug_grad_accumulation())
     write("bug_missing_allreduce_under_wrong_config/tp2.bug.rel", bug_missing_allreduce())
     write("bug_missing_layernorm_allreduce/tp2.bug.rel", bug_missing_layernorm_allreduce())
