@@ -3,6 +3,7 @@
 // src/lemmas/vocab.cpp for the identities over them).
 #include "lower/canon_model.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "ops/ops.h"
@@ -141,6 +142,42 @@ bool compare(const Node& n, std::string_view op, CanonTerm& out) {
   return true;
 }
 
+// slice_scatter(x, src, dim, start, end, 1) writes src over x[start:end] along
+// dim: concat(x[:start], src, x[end:]) (the full range is src itself).
+bool sliceScatter(const Graph& g, const Node& n, CanonTerm& out) {
+  auto x = tensorAt(n, 0, "self"), src = tensorAt(n, 1, "src");
+  if (!x || !src) return false;
+  const TensorType *xt = typeAt(g, *x), *st = typeAt(g, *src);
+  if (!xt || !st || xt->dtype != st->dtype || xt->rank() != st->rank() || xt->rank() == 0) return false;
+  auto dim = numberAt(n, 2, "dim"), start = numberAt(n, 3, "start"), end = numberAt(n, 4, "end"),
+       step = numberAt(n, 5, "step");
+  if (step && *step != 1) return false;
+  int64_t d = dim ? static_cast<int64_t>(*dim) : 0;
+  if (d < 0) d += xt->rank();
+  if (d < 0 || d >= xt->rank()) return false;
+  int64_t size = xt->shape[d];
+  if (size < 0) return false;
+  auto clampIndex = [&](std::optional<double> v, int64_t dflt) {
+    if (!v) return dflt;
+    double i = *v < 0 ? *v + static_cast<double>(size) : *v;
+    return static_cast<int64_t>(std::min(std::max(i, 0.0), static_cast<double>(size)));
+  };
+  int64_t s = clampIndex(start, 0), e = std::max(s, clampIndex(end, size));
+  for (int64_t i = 0; i < xt->rank(); ++i)  // src must fill exactly the written range
+    if (st->shape[i] != (i == d ? e - s : xt->shape[i])) return false;
+  if (s == 0 && e == size) {
+    out.aliasOf = *src;
+    return true;
+  }
+  std::vector<Ref> pieces;
+  if (s > 0) pieces.push_back(emit(out, "slice", {Attr::integer(d), Attr::integer(0), Attr::integer(s), Attr::integer(1)}, {operand(*x)}));
+  pieces.push_back(operand(*src));
+  if (e < size)
+    pieces.push_back(emit(out, "slice", {Attr::integer(d), Attr::integer(e), Attr::integer(size), Attr::integer(1)}, {operand(*x)}));
+  emit(out, "concat", {Attr::integer(d)}, std::move(pieces));
+  return true;
+}
+
 }  // namespace
 
 bool canonicalizeModelOp(const Graph& g, NodeId id, std::string_view base, std::string_view overload, CanonTerm& out) {
@@ -166,21 +203,7 @@ bool canonicalizeModelOp(const Graph& g, NodeId id, std::string_view base, std::
       {"aten.logical_and", "and"}};
   for (auto& [aten, op] : kCompare)
     if (base == aten && (overload == "Scalar" || overload == "Tensor" || overload == "default")) return compare(n, op, out);
-  if (base == "aten.slice_scatter" && overload == "default") {
-    // Scattering over the full range replaces the whole tensor.
-    auto x = tensorAt(n, 0, "self"), src = tensorAt(n, 1, "src");
-    if (!x || !src) return false;
-    const TensorType *xt = typeAt(g, *x), *st = typeAt(g, *src);
-    if (!xt || !st || xt->shape != st->shape || xt->dtype != st->dtype) return false;
-    auto start = numberAt(n, 3, "start"), end = numberAt(n, 4, "end"), step = numberAt(n, 5, "step");
-    if ((start && *start != 0) || (step && *step != 1)) return false;
-    auto dim = numberAt(n, 2, "dim");
-    int64_t d = dim ? static_cast<int64_t>(*dim) : 0;
-    if (d < 0) d += xt->rank();
-    if (d < 0 || d >= xt->rank() || (end && *end < static_cast<double>(xt->shape[d]))) return false;
-    out.aliasOf = *src;
-    return true;
-  }
+  if (base == "aten.slice_scatter" && overload == "default") return sliceScatter(g, n, out);
   if (base == "aten.gelu_backward" && overload == "default") {
     auto gr = tensorAt(n, 0, "grad_output"), x = tensorAt(n, 1, "self");
     if (!gr || !x) return false;

@@ -265,6 +265,19 @@ TEST(Canon, MaskingIndexingAndDropout) {
   EXPECT_EQ(canon(g, "mx"), "(max_dim[1, false] l)");
 }
 
+TEST(Canon, SliceScatterIsAConcatAroundTheSource) {
+  Graph g = fx("x: \"f32[4, 10]\", s: \"f32[4, 3]\", f: \"f32[4, 10]\"",
+               "mid: \"f32[4, 10]\" = torch.ops.aten.slice_scatter.default(x, s, 1, 2, 5)\n"
+               "head: \"f32[4, 10]\" = torch.ops.aten.slice_scatter.default(x, s, 1, 0, 3)\n"
+               "full: \"f32[4, 10]\" = torch.ops.aten.slice_scatter.default(x, f, 1, 0, 9223372036854775807)\n"
+               "return (mid,)");
+  EXPECT_EQ(canon(g, "mid"), "(concat[1] (slice[1, 0, 2, 1] x) s (slice[1, 5, 10, 1] x))");
+  EXPECT_EQ(canon(g, "head"), "(concat[1] s (slice[1, 3, 10, 1] x))");
+  auto full = canonicalize(g, id(g, "full"));
+  ASSERT_TRUE(full.aliasOf.has_value());
+  EXPECT_EQ(*full.aliasOf, id(g, "f"));
+}
+
 TEST(Canon, MalformedKnownOpsAreInputErrors) {
   Graph g = fx("x: \"f32[4, 3]\"",
                "t: \"f32[3, 4]\" = torch.ops.aten.transpose.int(x, 'a', 1)\n"
