@@ -20,7 +20,7 @@ enum class Collective { None, AllReduce, AllGather, ReduceScatter, Broadcast, Wa
 
 Collective collectiveKind(const std::string& op) {
   std::string_view o = stripDefault(op);
-  if (o == "_c10d_functional.all_reduce") return Collective::AllReduce;
+  if (o == "_c10d_functional.all_reduce" || o == "vllm.all_reduce") return Collective::AllReduce;
   if (o == "_c10d_functional.all_gather_into_tensor") return Collective::AllGather;
   if (o == "_c10d_functional.reduce_scatter_tensor") return Collective::ReduceScatter;
   if (o == "_c10d_functional.broadcast") return Collective::Broadcast;
@@ -298,7 +298,8 @@ class Lowerer {
     }
     switch (pc.kind) {
       case Collective::AllReduce: {
-        const std::string& red = stringArg(n, 1, "reduce op");
+        // vllm.all_reduce(x, group) always sums; c10d names its reduce op.
+        const std::string red = stripDefault(n.op) == "vllm.all_reduce" ? "sum" : stringArg(n, 1, "reduce op");
         if (red == "sum" || red == "avg") {
           root.op = s.sum;
         } else if (red == "max" || red == "min") {

@@ -54,6 +54,14 @@ TEST(Lower, AllReduceIsASumOverTheGroupAndWaitIsAnAlias) {
   EXPECT_EQ(node(lg, "D0.a").leafName, "D0.w");  // the returned alias names the value
 }
 
+TEST(Lower, VllmAllReduceIsASum) {
+  auto g = twoRanks(
+      "a: \"f32[4, 2]\" = torch.ops.vllm.all_reduce.default(x, 'tp:0')\n"
+      "return (a,)");
+  LGraph lg = lowerImpl(g, {});
+  EXPECT_EQ(defOf(lg, "D0.a"), "sum(D0.x, D1.x)");
+}
+
 TEST(Lower, ReduceScatterIsThisRanksSliceOfTheSum) {
   auto g = twoRanks(
       "rs: \"f32[2, 2]\" = torch.ops._c10d_functional.reduce_scatter_tensor.default(x, 'sum', 2, '0')\n"
