@@ -23,7 +23,7 @@ const std::unordered_map<eg::Symbol, Family>& families() {
     for (const char* op : {"sum_dim", "mean_dim", "amax", "softmax", "native_layer_norm", "apex_layer_norm"})
       f[eg::intern(op)] = detail::evalReduce;
     for (const char* op : {"dropout", "where", "lt", "le", "gt", "ge", "eq", "ne", "or", "and", "index_rows",
-                           "gather_rows", "max_dim", "gelu_backward", "apex_layer_norm_bwd"})
+                           "gather_rows", "max_dim", "gelu_backward", "apex_layer_norm_bwd", "rms_norm", "rotary", "attention"})
       f[eg::intern(op)] = detail::evalModel;
     return f;
   }();

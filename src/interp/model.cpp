@@ -202,6 +202,84 @@ Result layerNormBwd(const eg::AttrList& a, const Inputs& in) {
 
 }  // namespace
 
+// rms_norm[eps](x, w) over the last dim.
+Result rmsNorm(const eg::AttrList& a, const Inputs& in) {
+  auto xs = tensors(in, 2);
+  if (!xs || a.size() != 1) return std::nullopt;
+  double eps = a[0].kind == eg::Attr::Kind::Float ? a[0].f : static_cast<double>(a[0].i);
+  const Tensor &x = *(*xs)[0], &w = *(*xs)[1];
+  if (x.rank() < 1 || w.shape != std::vector<int64_t>{x.shape.back()}) return std::nullopt;
+  int64_t d = x.shape.back();
+  Tensor out = Tensor::filled(x.shape, 0);
+  for (size_t row = 0; d > 0 && row < x.data.size() / static_cast<size_t>(d); ++row) {
+    double ss = 0;
+    for (int64_t j = 0; j < d; ++j) ss += x.data[row * d + j] * x.data[row * d + j];
+    double r = 1 / std::sqrt(ss / static_cast<double>(d) + eps);
+    for (int64_t j = 0; j < d; ++j) out.data[row * d + j] = x.data[row * d + j] * r * w.data[j];
+  }
+  return Value::of(std::move(out));
+}
+
+// rotary[hs, neox](positions, x [T, H*hs], cache [P, rot]): vLLM's rotary
+// embedding. cache[p] = [cos(rot/2) | sin(rot/2)]; within each head the first
+// rot dims rotate, in halves (neox) or in interleaved pairs (GPT-J).
+Result rotary(const eg::AttrList& a, const Inputs& in) {
+  auto xs = tensors(in, 3);
+  if (!xs || a.size() != 2 || a[0].kind != eg::Attr::Kind::Int) return std::nullopt;
+  const Tensor &pos = *(*xs)[0], &x = *(*xs)[1], &cache = *(*xs)[2];
+  int64_t hs = a[0].i;
+  bool neox = a[1].i != 0;
+  if (pos.rank() != 1 || x.rank() != 2 || cache.rank() != 2 || hs <= 0 || x.shape[1] % hs) return std::nullopt;
+  int64_t T = x.shape[0], W = x.shape[1], rot = cache.shape[1], half = rot / 2;
+  if (pos.shape[0] != T || rot > hs || rot % 2) return std::nullopt;
+  Tensor out = x;
+  for (int64_t t = 0; t < T; ++t) {
+    auto p = indexIn(pos.data[t], cache.shape[0]);
+    if (!p) return std::nullopt;
+    const double* cs = &cache.data[*p * rot];
+    for (int64_t h = 0; h < W / hs; ++h) {
+      double* o = &out.data[t * W + h * hs];
+      const double* v = &x.data[t * W + h * hs];
+      for (int64_t i = 0; i < half; ++i) {
+        int64_t i1 = neox ? i : 2 * i, i2 = neox ? i + half : 2 * i + 1;
+        o[i1] = v[i1] * cs[i] - v[i2] * cs[half + i];
+        o[i2] = v[i2] * cs[i] + v[i1] * cs[half + i];
+      }
+    }
+  }
+  return Value::of(std::move(out));
+}
+
+// attention[layer](q [T, Hq, D], k [T, Hkv, D], v): causal softmax(q k^T / sqrt(D)) v
+// per head, query head h reading kv head h / (Hq / Hkv) (grouped-query attention).
+Result attention(const eg::AttrList& a, const Inputs& in) {
+  auto xs = tensors(in, 3);
+  if (!xs || a.size() != 1) return std::nullopt;
+  const Tensor &q = *(*xs)[0], &k = *(*xs)[1], &v = *(*xs)[2];
+  if (q.rank() != 3 || k.rank() != 3 || k.shape != v.shape) return std::nullopt;
+  int64_t T = q.shape[0], Hq = q.shape[1], D = q.shape[2], Hkv = k.shape[1];
+  if (k.shape[0] != T || k.shape[2] != D || Hkv <= 0 || Hq % Hkv) return std::nullopt;
+  Tensor out = Tensor::filled(q.shape, 0);
+  std::vector<double> w(static_cast<size_t>(T));
+  for (int64_t h = 0; h < Hq; ++h) {
+    int64_t kh = h / (Hq / Hkv);
+    for (int64_t i = 0; i < T; ++i) {
+      double mx = -INFINITY;
+      for (int64_t j = 0; j <= i; ++j) {
+        double s = 0;
+        for (int64_t d = 0; d < D; ++d) s += q.data[(i * Hq + h) * D + d] * k.data[(j * Hkv + kh) * D + d];
+        w[j] = s / std::sqrt(static_cast<double>(D));
+        mx = std::max(mx, w[j]);
+      }
+      double z = 0;
+      for (int64_t j = 0; j <= i; ++j) z += (w[j] = std::exp(w[j] - mx));
+      for (int64_t j = 0; j <= i; ++j)
+        for (int64_t d = 0; d < D; ++d) out.data[(i * Hq + h) * D + d] += w[j] / z * v.data[(j * Hkv + kh) * D + d];
+    }
+  }
+  return Value::of(std::move(out));
+}
+
 Result evalModel(const eg::ENode& n, const Inputs& in) {
   const std::string& op = eg::symbolName(n.op);
   const eg::AttrList& a = eg::attrs(n.attrs);
@@ -211,6 +289,9 @@ Result evalModel(const eg::ENode& n, const Inputs& in) {
   if (op == "gather_rows") return a.empty() ? gatherRows(in) : std::nullopt;
   if (op == "max_dim") return maxDim(a, in);
   if (op == "gelu_backward") return geluBackward(a, in);
+  if (op == "rms_norm") return rmsNorm(a, in);
+  if (op == "rotary") return rotary(a, in);
+  if (op == "attention") return attention(a, in);
   if (op == "apex_layer_norm_bwd") return layerNormBwd(a, in);
   if (a.empty()) return compare(op, in);  // lt, le, gt, ge, eq, ne, or, and
   return std::nullopt;

@@ -33,6 +33,24 @@ Apply binaryOverConcat(eg::Symbol sym, bool concatOnLeft) {
   };
 }
 
+// op(slice[d, s, e](a), slice[d', s, e](b)) = slice[D, s, e](op(a, b)) when d
+// and d' are the same dim D of the broadcast result and a, b agree in size
+// there (elementwise: slicing both operands alike slices the result).
+Apply binaryOfSlices(eg::Symbol sym) {
+  return [sym](EGraph& g, const Match& m) -> std::optional<Id> {
+    Id a = m.subst.cls("a"), b = m.subst.cls("b");
+    const TensorType *at = typeOf(g, a), *bt = typeOf(g, b), *out = typeOf(g, m.eclass);
+    if (!at || !bt || !out) return std::nullopt;
+    int64_t R = out->rank(), da = m.subst.integer("da"), db = m.subst.integer("db");
+    int64_t D = da + (R - at->rank());
+    if (D != db + (R - bt->rank()) || D < 0 || D >= R) return std::nullopt;
+    if (at->shape[da] != bt->shape[db] || at->shape[da] < 0) return std::nullopt;
+    auto whole = make(g, sym, {}, {a, b});
+    if (!whole) return std::nullopt;
+    return make(g, op().slice, {Attr::integer(D), m.subst.attr("s"), m.subst.attr("e"), Attr::integer(1)}, {*whole});
+  };
+}
+
 // op(sum(xs), y) = sum(op(x_i, y)) (or op(y, sum(xs)) = sum(op(y, x_i))).
 Apply overSum(eg::Symbol sym, bool sumOnLeft) {
   return [sym, sumOnLeft](EGraph& g, const Match& m) -> std::optional<Id> {
@@ -86,6 +104,8 @@ void addElementwiseLemmas(std::vector<Lemma>& out) {
                           f + "(concat[d](x1..xn), y) = concat[d](" + f + "(x_i, y_i)), y_i = y if y broadcasts "
                               "along d, else y's pieces of the same split",
                           "(" + f + " (concat[?d] ?xs...) ?y)", binaryOverConcat(b.sym, true)));
+    out.push_back(applier(f + "-slices", f + "(slice[d](a), slice[d'](b)) = slice[D](" + f + "(a, b)), same range on one broadcast dim",
+                          "(" + f + " (slice[?da, ?s, ?e, 1] ?a) (slice[?db, ?s, ?e, 1] ?b))", binaryOfSlices(b.sym)));
     out.push_back(applier(f + "-concat-rhs", f + "(y, concat[d](x1..xn)) = concat[d](" + f + "(y_i, x_i)), as -lhs",
                           "(" + f + " ?y (concat[?d] ?xs...))", binaryOverConcat(b.sym, false)));
   }

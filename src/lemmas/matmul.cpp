@@ -132,6 +132,11 @@ void addMatmulLemmas(std::vector<Lemma>& out) {
                         "(mm (concat[1] ?as...) (concat[0] ?bs...))", inner(o.mm, 1, 0)));
   out.push_back(applier("mm-sum-lhs", "mm(sum(xs), y) = sum(mm(x_i, y))", "(mm (sum ?xs...) ?y)", overSum(o.mm, true)));
   out.push_back(applier("mm-sum-rhs", "mm(y, sum(xs)) = sum(mm(y, x_i))", "(mm ?y (sum ?xs...))", overSum(o.mm, false)));
+  // A product of a slice of rows (or columns) is that slice of the product.
+  out.push_back(rewrite("mm-slice-rows", "mm(slice[0, s, e](x), y) = slice[0, s, e](mm(x, y))",
+                        "(mm (slice[0, ?s, ?e, 1] ?x) ?y)", "(slice[0, ?s, ?e, 1] (mm ?x ?y))"));
+  out.push_back(rewrite("mm-slice-cols", "mm(y, slice[1, s, e](w)) = slice[1, s, e](mm(y, w))",
+                        "(mm ?y (slice[1, ?s, ?e, 1] ?w))", "(slice[1, ?s, ?e, 1] (mm ?y ?w))"));
   out.push_back(rewrite("transpose-mm", "transpose[0,1](mm(a, b)) = mm(transpose[0,1](b), transpose[0,1](a))",
                         "(transpose[0, 1] (mm ?a ?b))", "(mm (transpose[0, 1] ?b) (transpose[0, 1] ?a))"));
 

@@ -63,9 +63,69 @@ std::optional<Id> layerNormBwdOfRows(EGraph& g, const Match& m) {
   return std::nullopt;
 }
 
+// rms_norm(concat[d](xs), w) = concat[d](rms_norm(x_i, w)) when d is not the normalized (last) dim.
+std::optional<Id> rmsNormOfConcat(EGraph& g, const Match& m) {
+  static const eg::Symbol rms = eg::intern("rms_norm");
+  const auto& xs = m.subst.list("xs");
+  const TensorType* x0 = typeOf(g, xs[0]);
+  int64_t d = m.subst.integer("d");
+  if (!x0 || d < 0 || d >= x0->rank() - 1) return std::nullopt;
+  auto parts = mapPieces(xs, [&](Id x) { return make(g, rms, {m.subst.attr("eps")}, {x, m.subst.cls("w")}); });
+  if (!parts) return std::nullopt;
+  return makeConcat(g, d, *parts);
+}
+
 }  // namespace
 
+// rotary(pos, concat[1](x_i), cache) = concat[1](rotary(pos, x_i, cache)) when no
+// head straddles two pieces (each piece is whole heads).
+std::optional<Id> rotaryOfHeads(EGraph& g, const Match& m) {
+  static const eg::Symbol rot = eg::intern("rotary");
+  const auto& xs = m.subst.list("xs");
+  int64_t hs = m.subst.integer("hs");
+  auto widths = sizesAlong(g, xs, 1);
+  if (!widths || hs <= 0) return std::nullopt;
+  for (int64_t w : *widths)
+    if (w % hs) return std::nullopt;
+  AttrList a = {m.subst.attr("hs"), m.subst.attr("neox")};
+  auto parts = mapPieces(xs, [&](Id x) { return make(g, rot, a, {m.subst.cls("pos"), x, m.subst.cls("cache")}); });
+  if (!parts) return std::nullopt;
+  return makeConcat(g, 1, *parts);
+}
+
+// attention(concat[1](q_i), concat[1](k_i), concat[1](v_i)) = concat[1](attention(q_i, k_i, v_i))
+// when every piece keeps the grouping: Hq_i / Hkv_i = Hq / Hkv (heads are independent).
+std::optional<Id> attentionOfHeads(EGraph& g, const Match& m) {
+  static const eg::Symbol att = eg::intern("attention");
+  const auto& qs = m.subst.list("qs");
+  const auto& ks = m.subst.list("ks");
+  const auto& vs = m.subst.list("vs");
+  if (qs.size() != ks.size() || ks.size() != vs.size()) return std::nullopt;
+  auto hq = sizesAlong(g, qs, 1), hk = sizesAlong(g, ks, 1), hv = sizesAlong(g, vs, 1);
+  if (!hq || !hk || !hv || *hk != *hv) return std::nullopt;
+  int64_t tq = 0, tk = 0;
+  for (size_t i = 0; i < qs.size(); ++i) tq += (*hq)[i], tk += (*hk)[i];
+  if (tk <= 0 || tq % tk) return std::nullopt;
+  for (size_t i = 0; i < qs.size(); ++i)
+    if ((*hk)[i] <= 0 || (*hq)[i] != (*hk)[i] * (tq / tk)) return std::nullopt;
+  std::vector<Id> parts;
+  for (size_t i = 0; i < qs.size(); ++i) {
+    auto r = make(g, att, {m.subst.attr("layer")}, {qs[i], ks[i], vs[i]});
+    if (!r) return std::nullopt;
+    parts.push_back(*r);
+  }
+  return makeConcat(g, 1, parts);
+}
+
 void addModelLemmas(std::vector<Lemma>& out) {
+  out.push_back(applier("rotary-heads", "rotary(pos, concat[1](x_i), cache) = concat[1](rotary(pos, x_i, cache)), whole heads per piece",
+                        "(rotary[?hs, ?neox] ?pos (concat[1] ?xs...) ?cache)", rotaryOfHeads));
+  out.push_back(applier("attention-heads",
+                        "attention(concat[1](q_i), concat[1](k_i), concat[1](v_i)) = concat[1](attention(q_i, k_i, v_i)), "
+                        "each piece keeping the query/kv head grouping",
+                        "(attention[?layer] (concat[1] ?qs...) (concat[1] ?ks...) (concat[1] ?vs...))", attentionOfHeads));
+  out.push_back(applier("rms_norm-concat", "rms_norm(concat[d](xs), w) = concat[d](rms_norm(x_i, w)), d not the last dim",
+                        "(rms_norm[?eps] (concat[?d] ?xs...) ?w)", rmsNormOfConcat));
   static const eg::Symbol geluBwd = eg::intern("gelu_backward");
   out.push_back(applier("gelu_backward-concat-grad", "gelu_backward(concat[d](gs), x) = concat[d](gelu_backward(g_i, x_i))",
                         "(gelu_backward[?ap] (concat[?d] ?xs...) ?x)", [](EGraph& g, const Match& m) {

@@ -180,6 +180,75 @@ bool sliceScatter(const Graph& g, const Node& n, CanonTerm& out) {
 
 }  // namespace
 
+std::optional<CanonTerm> canonicalizeFunctionalized(const Graph& g, NodeId af, int64_t k) {
+  const Node& n = g.node(af);
+  std::string_view op = n.op;
+  if (op != "higher_order.auto_functionalized" && op != "higher_order.auto_functionalized_v2") return std::nullopt;
+  if (n.args.empty()) return std::nullopt;
+  auto kernel = std::get_if<Symbol>(&n.args[0].v);
+  if (!kernel) return std::nullopt;
+  auto tensorKw = [&](const char* key) -> std::optional<NodeId> {
+    const Value* v = n.kwarg(key);
+    if (auto t = v ? std::get_if<TensorRef>(&v->v) : nullptr) return t->node;
+    return std::nullopt;
+  };
+  auto numberKw = [&](const char* key) -> std::optional<double> {
+    const Value* v = n.kwarg(key);
+    if (!v) return std::nullopt;
+    if (auto p = std::get_if<double>(&v->v)) return *p;
+    if (auto p = std::get_if<int64_t>(&v->v)) return static_cast<double>(*p);
+    return std::nullopt;
+  };
+  CanonTerm out;
+  const std::string& name = kernel->text;
+  if (name == "_C.rms_norm.default" && k == 1) {  // result = rms_norm(input) * weight
+    auto x = tensorKw("input"), w = tensorKw("weight");
+    auto eps = numberKw("epsilon");
+    if (!x || !w || !eps) return std::nullopt;
+    emit(out, "rms_norm", {Attr::real(*eps)}, {operand(*x), operand(*w)});
+    return out;
+  }
+  if (name == "_C.fused_add_rms_norm.default" && (k == 1 || k == 2)) {
+    // residual <- input + residual; input <- rms_norm(residual) * weight
+    auto x = tensorKw("input"), r = tensorKw("residual"), w = tensorKw("weight");
+    auto eps = numberKw("epsilon");
+    if (!x || !r || !w || !eps) return std::nullopt;
+    Ref sum = emit(out, "add", {}, {operand(*x), operand(*r)});
+    if (k == 1) emit(out, "rms_norm", {Attr::real(*eps)}, {sum, operand(*w)});
+    return out;
+  }
+  if (name == "_C.rotary_embedding.default" && (k == 1 || k == 2)) {  // query, key rotated in place
+    auto pos = tensorKw("positions"), x = tensorKw(k == 1 ? "query" : "key"), cache = tensorKw("cos_sin_cache");
+    auto hs = numberKw("head_size");
+    const Value* neox = n.kwarg("is_neox");
+    auto isNeox = neox ? std::get_if<bool>(&neox->v) : nullptr;
+    if (!pos || !x || !cache || !hs || !isNeox) return std::nullopt;
+    emit(out, "rotary", {Attr::integer(static_cast<int64_t>(*hs)), Attr::boolean(*isNeox)},
+         {operand(*pos), operand(*x), operand(*cache)});
+    return out;
+  }
+  if (name == "vllm.unified_attention_with_output.default" && k == 1) {  // output = attention(q, k, v)
+    auto q = tensorKw("query"), key = tensorKw("key"), v = tensorKw("value");
+    const Value* layer = n.kwarg("layer_name");
+    auto layerName = layer ? std::get_if<std::string>(&layer->v) : nullptr;
+    if (!q || !key || !v || !layerName) return std::nullopt;
+    emit(out, "attention", {Attr::str(*layerName)}, {operand(*q), operand(*key), operand(*v)});
+    return out;
+  }
+  if (name == "_C.silu_and_mul.default" && k == 1) {  // out = silu(x[..., :h]) * x[..., h:]
+    auto x = tensorKw("input");
+    const TensorType* t = x ? typeAt(g, *x) : nullptr;
+    if (!t || t->rank() < 1 || t->shape.back() < 0 || t->shape.back() % 2) return std::nullopt;
+    int64_t d = t->rank() - 1, h = t->shape.back() / 2;
+    Ref a = emit(out, "slice", {Attr::integer(d), Attr::integer(0), Attr::integer(h), Attr::integer(1)}, {operand(*x)});
+    Ref b = emit(out, "slice", {Attr::integer(d), Attr::integer(h), Attr::integer(2 * h), Attr::integer(1)}, {operand(*x)});
+    Ref s = emit(out, "silu", {}, {a});
+    emit(out, "mul", {}, {s, b});
+    return out;
+  }
+  return std::nullopt;
+}
+
 bool canonicalizeModelOp(const Graph& g, NodeId id, std::string_view base, std::string_view overload, CanonTerm& out) {
   const Node& n = g.node(id);
   if (base == "aten.index" && overload == "Tensor") return index(g, n, out);

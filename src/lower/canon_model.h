@@ -1,6 +1,7 @@
 // Canonicalization of indexing/masking/comparison ATen calls (canon_model.cpp).
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "lower/canon.h"
@@ -9,5 +10,11 @@ namespace tangle {
 
 // Fills `out` and returns true when the call has a canonical form here.
 bool canonicalizeModelOp(const Graph& g, NodeId id, std::string_view base, std::string_view overload, CanonTerm& out);
+
+// getitem[k] of higher_order.auto_functionalized(KERNEL, kwargs...): the new
+// value of the kernel's k-th mutated argument, for the out-variant kernels
+// tangle knows (vLLM's rms_norm, fused_add_rms_norm, silu_and_mul); the
+// output buffers' old contents are never read. Operands are NodeIds of `g`.
+std::optional<CanonTerm> canonicalizeFunctionalized(const Graph& g, NodeId af, int64_t k);
 
 }  // namespace tangle

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "lower/canon_model.h"
 #include "ops/ops.h"
 
 namespace tangle {
@@ -142,8 +143,16 @@ class Lowerer {
       if (n.args.size() != 2 || !n.args[0].isTensor())
         throw nodeError(n, "getitem expects (tuple, index)");
       int64_t k = intArg(n, 1, "index");
-      if (auto base = taggedBase(g, std::get<TensorRef>(n.args[0].v).node, k)) {
+      NodeId tuple = std::get<TensorRef>(n.args[0].v).node;
+      if (auto base = taggedBase(g, tuple, k)) {
         ln.aliasOf = lnodeOf(gi, *base);
+        return;
+      }
+      if (auto term = canonicalizeFunctionalized(g, tuple, k)) {  // an out-variant kernel's result
+        for (auto& tn : term->nodes)
+          for (auto& r : tn.children)
+            if (r.kind == CanonTerm::Ref::Kind::Operand) r.operand = lnodeOf(gi, r.operand);
+        ln.def = std::move(*term);
         return;
       }
       CanonTerm::Node t;

@@ -52,6 +52,9 @@ Data inferGatherRows(const eg::EGraph&, const eg::ENode&);
 Data inferMaxDim(const eg::EGraph&, const eg::ENode&);
 Data inferCrossRank(const eg::EGraph&, const eg::ENode&);
 Data inferGeluBackward(const eg::EGraph&, const eg::ENode&);
+Data inferRmsNorm(const eg::EGraph&, const eg::ENode&);
+Data inferRotary(const eg::EGraph&, const eg::ENode&);
+Data inferAttention(const eg::EGraph&, const eg::ENode&);
 Data inferApexLayerNormBwd(const eg::EGraph&, const eg::ENode&);
 
 // Linear algebra (infer_linalg.cpp)

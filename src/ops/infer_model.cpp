@@ -104,4 +104,33 @@ Data inferApexLayerNormBwd(const eg::EGraph& g, const eg::ENode& n) {
   return d;
 }
 
+// rms_norm[eps](x, w): x / sqrt(mean(x^2 over the last dim) + eps) * w, w of the last dim's size.
+Data inferRmsNorm(const eg::EGraph& g, const eg::ENode& n) {
+  const TensorType *x = childTensor(g, n, 0), *w = childTensor(g, n, 1);
+  if (!x || !w || n.children.size() != 2 || x->rank() < 1 || eg::attrs(n.attrs).size() != 1) return std::nullopt;
+  if (w->shape != Shape{x->shape.back()}) return std::nullopt;
+  return tensorData(x->dtype, x->shape);
+}
+
+// rotary[head_size, neox](positions [T], x [T, H*head_size], cos_sin_cache [P, rot]) -> like x
+Data inferRotary(const eg::EGraph& g, const eg::ENode& n) {
+  const TensorType *pos = childTensor(g, n, 0), *x = childTensor(g, n, 1), *cache = childTensor(g, n, 2);
+  const auto& a = eg::attrs(n.attrs);
+  auto hs = attrInt(a, 0);
+  if (!pos || !x || !cache || n.children.size() != 3 || a.size() != 2 || !hs || *hs <= 0) return std::nullopt;
+  if (pos->rank() != 1 || x->rank() != 2 || cache->rank() != 2 || x->shape[0] != pos->shape[0]) return std::nullopt;
+  if (x->shape[1] < 0 || x->shape[1] % *hs != 0 || cache->shape[1] > *hs || cache->shape[1] % 2) return std::nullopt;
+  return tensorData(x->dtype, x->shape);
+}
+
+// attention[layer](q [T, Hq, D], k [T, Hkv, D], v [T, Hkv, D]) -> [T, Hq, D], Hq a multiple of Hkv.
+Data inferAttention(const eg::EGraph& g, const eg::ENode& n) {
+  const TensorType *q = childTensor(g, n, 0), *k = childTensor(g, n, 1), *v = childTensor(g, n, 2);
+  if (!q || !k || !v || n.children.size() != 3 || q->rank() != 3 || k->shape != v->shape || k->rank() != 3)
+    return std::nullopt;
+  if (q->shape[0] != k->shape[0] || q->shape[2] != k->shape[2] || k->shape[1] <= 0 || q->shape[1] % k->shape[1])
+    return std::nullopt;
+  return tensorData(q->dtype, q->shape);
+}
+
 }  // namespace tangle::ops::detail

@@ -71,6 +71,9 @@ constexpr OpInfo kOps[] = {
     {"gather_rows", false, inferGatherRows},  // gather_rows x idx = x[arange(N), idx]
     {"max_dim", false, inferMaxDim},          // max_dim[d, keep] x -> (values, indices)
     {"gelu_backward", false, inferGeluBackward},         // gelu_backward[approx] grad x
+    {"rms_norm", false, inferRmsNorm},                   // rms_norm[eps] x w (over the last dim)
+    {"rotary", false, inferRotary},                      // rotary[head_size, neox] positions x cos_sin_cache
+    {"attention", false, inferAttention},                // attention[layer] q k v: causal GQA (vLLM)
     {"apex_layer_norm_bwd", false, inferApexLayerNormBwd},  // (grad, mean, invvar, x, w, b) -> (dx, dw, db)
     // cross-rank combines of an all_reduce other than sum: clean like sum
     {"rmax", true, inferCrossRank},

@@ -101,6 +101,51 @@ std::optional<eg::Id> divDivConstants(Gen& gen) {
   return inner ? gen.node("div", {}, {*inner, pick()}) : std::nullopt;
 }
 
+// rms_norm[eps](concat[d](x_i), w) with d a leading dim and w of the last dim's size.
+std::optional<eg::Id> rmsNormOfConcat(Gen& gen) {
+  int64_t rank = gen.uniform(2, 3), d = gen.uniform(0, rank - 2), c = gen.size();
+  Shape s;
+  for (int64_t i = 0; i + 1 < rank; ++i) s.push_back(gen.size());
+  s.push_back(c);
+  std::vector<eg::Id> xs;
+  for (int64_t i = 0, k = gen.uniform(2, 3); i < k; ++i) {
+    Shape p = s;
+    p[d] = gen.size();
+    xs.push_back(gen.leaf(p));
+  }
+  auto cat = gen.node("concat", {Attr::integer(d)}, xs);
+  return cat ? gen.node("rms_norm", {Attr::real(1e-6)}, {*cat, gen.leaf({c})}) : std::nullopt;
+}
+
+// rotary[hs, neox](pos, concat[1](x_i), cache): pieces of whole heads, valid positions.
+std::optional<eg::Id> rotaryOfHeads(Gen& gen) {
+  int64_t hs = 2 * gen.uniform(1, 2), t = gen.size(), maxPos = gen.uniform(2, 4);
+  int64_t rot = 2 * gen.uniform(1, hs / 2);
+  std::vector<eg::Id> xs;
+  for (int64_t i = 0, k = gen.uniform(2, 3); i < k; ++i) xs.push_back(gen.leaf({t, hs * gen.uniform(1, 2)}));
+  auto cat = gen.node("concat", {Attr::integer(1)}, xs);
+  if (!cat) return std::nullopt;
+  eg::Id pos = gen.intLeaf({t}, 0, maxPos - 1);
+  return gen.node("rotary", {Attr::integer(hs), Attr::boolean(gen.chance(0.5))}, {pos, *cat, gen.leaf({maxPos, rot})});
+}
+
+// attention[layer](concat[1](q_i), concat[1](k_i), concat[1](v_i)) with a common
+// query-per-kv-head group size.
+std::optional<eg::Id> attentionOfHeads(Gen& gen) {
+  int64_t t = gen.size(), d = gen.uniform(1, 3), group = gen.uniform(1, 2);
+  std::vector<eg::Id> qs, ks, vs;
+  for (int64_t i = 0, k = gen.uniform(2, 3); i < k; ++i) {
+    int64_t kv = gen.uniform(1, 2);
+    qs.push_back(gen.leaf({t, kv * group, d}));
+    ks.push_back(gen.leaf({t, kv, d}));
+    vs.push_back(gen.leaf({t, kv, d}));
+  }
+  auto q = gen.node("concat", {Attr::integer(1)}, qs), k = gen.node("concat", {Attr::integer(1)}, ks),
+       v = gen.node("concat", {Attr::integer(1)}, vs);
+  if (!q || !k || !v) return std::nullopt;
+  return gen.node("attention", {Attr::str("layer")}, {*q, *k, *v});
+}
+
 const std::map<std::string, Builder>& builders() {
   static const std::map<std::string, Builder> m = {
       {"vocab-parallel-gather", vocabParallelGather},
@@ -108,6 +153,9 @@ const std::map<std::string, Builder>& builders() {
       {"apex-layernorm-bwd-rows", layerNormBwdOfRows},
       {"apex-layernorm-concat", layerNormOfConcat("apex_layer_norm")},
       {"div-div-constants", divDivConstants},
+      {"rms_norm-concat", rmsNormOfConcat},
+      {"rotary-heads", rotaryOfHeads},
+      {"attention-heads", attentionOfHeads},
   };
   return m;
 }

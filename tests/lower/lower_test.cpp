@@ -113,6 +113,32 @@ TEST(Lower, GroupsDefaultToTheRanksThatUseThem) {
   EXPECT_THROW(lowerImpl(g, opts), InputError);  // rank 1 never joins dp0's collective
 }
 
+TEST(Lower, VllmOutVariantKernelsBecomeTheirResults) {
+  Graph s = rank("x: \"f32[4, 8]\", w: \"f32[8]\", r: \"f32[4, 8]\", pos: \"i64[4]\", cache: \"f32[16, 4]\"",
+                 "e: \"f32[4, 8]\" = torch.ops.aten.empty_like.default(x)\n"
+                 "af = torch.ops.higher_order.auto_functionalized(torch.ops._C.rms_norm.default, result = e, input = x, weight = w, epsilon = 1e-06)\n"
+                 "n: \"f32[4, 8]\" = af[1]\n"
+                 "af2 = torch.ops.higher_order.auto_functionalized(torch.ops._C.fused_add_rms_norm.default, input = x, residual = r, weight = w, epsilon = 1e-06)\n"
+                 "n2: \"f32[4, 8]\" = af2[1]\n"
+                 "res: \"f32[4, 8]\" = af2[2]\n"
+                 "o: \"f32[4, 4]\" = torch.ops.aten.empty.memory_format([4, 4])\n"
+                 "af3 = torch.ops.higher_order.auto_functionalized(torch.ops._C.silu_and_mul.default, out = o, input = x)\n"
+                 "sm: \"f32[4, 4]\" = af3[1]\n"
+                 "af4 = torch.ops.higher_order.auto_functionalized(torch.ops._C.rotary_embedding.default, positions = pos, query = x, key = r, head_size = 4, cos_sin_cache = cache, is_neox = True)\n"
+                 "q: \"f32[4, 8]\" = af4[1]\n"
+                 "k: \"f32[4, 8]\" = af4[2]\n"
+                 "return (n, n2, res, sm, q, k)",
+                 "s.py");
+  LGraph lg = lowerSpec(s, {});
+  EXPECT_EQ(defOf(lg, "S.n"), "rms_norm(S.x, S.w)");  // the empty result buffer is not read
+  EXPECT_EQ(defOf(lg, "S.n2"), "rms_norm(S.x, S.r, S.w)");
+  EXPECT_EQ(defOf(lg, "S.res"), "add(S.x, S.r)");
+  EXPECT_EQ(defOf(lg, "S.sm"), "mul(S.x)");
+  EXPECT_EQ(defOf(lg, "S.q"), "rotary(S.pos, S.x, S.cache)");
+  EXPECT_EQ(defOf(lg, "S.k"), "rotary(S.pos, S.r, S.cache)");
+  checkAnnotatedShapes(lg);  // the canonical forms compute the annotated shapes
+}
+
 TEST(Lower, DebugTagsNameTheirTensorAndCutsMakeInputs) {
   Graph s = rank("x: \"f32[4, 2]\"",
                  "c: \"f32[4, 2]\" = torch.ops.aten.clone.default(x)\n"
