@@ -8,9 +8,9 @@ new degree N or layer count L needs no hand editing:
 
     python3 examples/artifact/gen_relations.py            # rewrites examples/artifact/**.rel
 
-GPT relation files are written for every gpt/paral{N}_layer{L} folder found in
-the data (N > 1, with its paral1_layer{L} spec), so new degrees and depths of
-the same model need no edit here.
+GPT and Qwen2 relation files are written for every <model>/paral{N}_layer{L}
+folder found in the data (N > 1, with its paral1_layer{L} spec), so new degrees
+and depths of the same models need no edit here.
 
 Paths inside the files are relative to the .rel file and point at the data
 folder beside the repository (../shared/data/entangle-artifact).
@@ -75,6 +75,39 @@ def gpt(n, layers):
         "output S.div_2",
         "expect S.div_2 = D*.div_2   # the loss",
     ]
+    return "\n".join(lines) + "\n"
+
+
+def qwen2(n, layers=1):
+    """vLLM Qwen2 (12 query heads, 2 kv heads, head size 128), tensor parallel degree n."""
+    q, kv = 128 * 12 // n, 128 * max(1, 2 // n)
+    group = max(1, n // 2)  # ranks that share one kv head
+    lines = header(f"vLLM Qwen2, tensor parallel degree {n}, {layers} layer(s), against paral1_layer{layers}.", "refines",
+                   f"qwen2/paral1_layer{layers}/fw.g0.r0.py", f"qwen2/paral{n}_layer{layers}/fw.g0.r{{rank}}.py", n)
+    lines += [f"S.{a} = D*.{a}" for a in ("arg0_1", "arg2_1", "arg5_1", "arg6_1", "arg8_1", "arg11_1")]
+    lines += [
+        "S.arg1_1 = shard(D*.arg1_1, dim=0)   # vocab-parallel embedding",
+        "S.embedding = D*.all_reduce          # the embedding output, after vLLM's all-reduce",
+        "S.arg7_1 = shard(D*.arg7_1, dim=1)   # o_proj",
+        "S.arg10_1 = shard(D*.arg10_1, dim=1) # down_proj",
+    ]
+
+    def piece(name, r, start, end):
+        return f"slice(D{r}.{name}, dim=0, start={start}, end={end})"
+
+    # Fused QKV (weight and bias): each rank stores [q_r | k_r | v_r]; ranks of one kv
+    # group hold equal k and v, so any member can stand for its group: one relation per choice.
+    for name in ("arg3_1", "arg4_1"):
+        for member in range(group):
+            qs = [piece(name, r, 0, q) for r in range(n)]
+            ks = [piece(name, r, q, q + kv) for r in range(member, n, group)]
+            vs = [piece(name, r, q + kv, q + 2 * kv) for r in range(member, n, group)]
+            lines.append(f"S.{name} = concat({', '.join(qs + ks + vs)}, dim=0)")
+    half = 8960 // n  # fused gate/up: each rank stores [gate_r | up_r]
+    gates = [piece("arg9_1", r, 0, half) for r in range(n)]
+    ups = [piece("arg9_1", r, half, 2 * half) for r in range(n)]
+    lines.append(f"S.arg9_1 = concat({', '.join(gates + ups)}, dim=0)")
+    lines += ["", "output S.getitem_34", "expect S.getitem_34 = D*.getitem_34"]
     return "\n".join(lines) + "\n"
 
 
@@ -147,22 +180,24 @@ def write(rel_path, text):
         f.write(text)
 
 
-def gpt_configs():
-    """(N, L) of every gpt/paral{N}_layer{L} implementation in the data folder that has its
-    paral1_layer{L} spec; the configurations of the artifact when the data is absent."""
+def configs(model, default):
+    """(N, L) of every <model>/paral{N}_layer{L} implementation in the data folder that has its
+    paral1_layer{L} spec; `default` when the data is absent."""
     found = set()
-    folder = os.path.join(DATA_ABS, "gpt")
+    folder = os.path.join(DATA_ABS, model)
     if os.path.isdir(folder):
         for name in os.listdir(folder):
             m = re.fullmatch(r"paral(\d+)_layer(\d+)", name)
             if m and int(m.group(1)) > 1 and os.path.isdir(os.path.join(folder, f"paral1_layer{m.group(2)}")):
                 found.add((int(m.group(1)), int(m.group(2))))
-    return sorted(found) or [(n, layers) for n in (2, 4) for layers in (1, 2, 4, 8)]
+    return sorted(found) or default
 
 
 def main():
-    for n, layers in gpt_configs():
+    for n, layers in configs("gpt", [(n, layers) for n in (2, 4) for layers in (1, 2, 4, 8)]):
         write(f"gpt/paral{n}_layer{layers}.rel", gpt(n, layers))
+    for n, layers in configs("qwen2", [(2, 1)]):
+        write(f"qwen2/paral{n}_layer{layers}.rel", qwen2(n, layers))
     write("bug_grad_accumulation/2step.bug.rel", bug_grad_accumulation())
     write("bug_missing_allreduce_under_wrong_config/tp2.bug.rel", bug_missing_allreduce())
     write("bug_missing_layernorm_allreduce/tp2.bug.rel", bug_missing_layernorm_allreduce())

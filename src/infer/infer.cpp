@@ -96,6 +96,7 @@ class Inference {
   std::vector<size_t> deferredDepth_;  // > 0: carried as a non-clean expression (see InferOptions::maxDeferred)
   std::vector<int> deferredOrigin_;    // first operator of that chain
   std::unordered_set<int> inlined_;    // spec definitions already added to this operator's e-graph
+  std::vector<int> related_;           // T_rel of the current operator, in the order it grew
   bool strictOutputs_ = false;                            // no `output` statement: outputs are the graph's
   std::vector<std::vector<const RelExpr*>> inputRels_;    // user relations per spec node
   std::unordered_map<int, double> specConsts_, implConsts_;
@@ -285,6 +286,7 @@ class Inference {
     if (relStamp_[d] == epoch_) return;
     relStamp_[d] = epoch_;
     frontier.push_back(d);
+    related_.push_back(d);
   }
 
   // Merges an explored impl node's leaf with its definition (and constants).
@@ -308,14 +310,27 @@ class Inference {
   // Listing 3: the unexplored implementation nodes all of whose inputs are
   // related, reached from the newly related tensors (and, for a spec operator
   // that reads nothing, the implementation's own source operators).
-  std::vector<int> nextBatch(const std::vector<int>& frontier, bool withSources) {
+  //
+  // Beyond Listing 3: an implementation node computing the same (non-clean)
+  // operator as the spec's, with some inputs related, is explored too, and so
+  // are the definitions behind its other inputs, a few levels deep: the
+  // implementation may reach the same value by a detour the spec does not take
+  // (e.g. writing rotated heads back into a fused buffer and splitting it again).
+  std::vector<int> nextBatch(const std::vector<int>& frontier, bool withSources, eg::Symbol specOp) {
     std::vector<int> batch;
+    const ops::OpInfo* info = specOp ? ops::find(specOp) : nullptr;
+    bool matchOp = info && !info->clean;
     for (int t : frontier)
       for (int u : impl_.users[t]) {
         if (exploredStamp_[u] == epoch_ || impl_.nodes[u].aliasOf >= 0) continue;
         const auto& ops = impl_.nodes[u].operands;
         if (std::all_of(ops.begin(), ops.end(), [&](int o) { return inRel(o); })) {
           exploredStamp_[u] = epoch_;
+          batch.push_back(u);
+        } else if (matchOp && !impl_.nodes[u].def.nodes.empty() && impl_.nodes[u].def.nodes.back().op == specOp) {
+          exploredStamp_[u] = epoch_;
+          size_t budget = 32;
+          for (int o : ops) backfill(o, 6, budget, batch);
           batch.push_back(u);
         }
       }
@@ -326,6 +341,18 @@ class Inference {
           batch.push_back(d);
         }
     return batch;
+  }
+
+  // Adds the definitions behind an unrelated implementation tensor to `batch`.
+  void backfill(int d, int depth, size_t& budget, std::vector<int>& batch) {
+    d = impl_.resolve(d);
+    if (depth == 0 || budget == 0 || inRel(d) || exploredStamp_[d] == epoch_) return;
+    const LNode& n = impl_.nodes[d];
+    if (n.isInput || n.def.nodes.empty()) return;
+    exploredStamp_[d] = epoch_;
+    --budget;
+    for (int o : n.operands) backfill(o, depth - 1, budget, batch);
+    batch.push_back(d);  // after its operands: their types must be known when it is added
   }
 
   // After a round: tensors in the output's clean expressions become related
@@ -367,6 +394,7 @@ class Inference {
   std::optional<Failure> processOp(const SpecOp& op, InferStats& stats) {
     ++epoch_;
     inlined_.clear();
+    related_.clear();
     auto start = Clock::now();
     eg::EGraph g(ops::inferData);
     std::vector<int> relTensors;
@@ -397,10 +425,20 @@ class Inference {
       for (auto& [k, v] : rep.firings) stats.firings[k] += v;
       if (rep.stop != eg::StopReason::Saturated) limitHit = true;
     };
+    const auto& specDef = spec_.nodes[op.node].def.nodes;
+    eg::Symbol specRoot = specDef.empty() ? 0 : specDef.back().op;
     saturate();
+    bool detours = false;  // the second phase: same-operator nodes with unrelated inputs (see nextBatch)
     while (true) {
-      std::vector<int> batch = nextBatch(frontier, op.reads.empty() && explored.empty());
+      std::vector<int> batch = nextBatch(frontier, op.reads.empty() && explored.empty(), detours ? specRoot : 0);
       frontier.clear();
+      if (batch.empty() && !detours && cleanRelations(g, root).empty()) {
+        // Nothing clean yet: look once more, from every related tensor, allowing detours.
+        detours = true;
+        for (int d : related_) frontier.push_back(d);
+        batch = nextBatch(frontier, false, specRoot);
+        frontier.clear();
+      }
       if (batch.empty()) break;
       for (int u : batch) {
         explore(g, u);

@@ -256,11 +256,14 @@ class Dump:
                 u[o].append(name)
         return u
 
-    def live(self, roots: list[str]) -> set[str]:
+    def live(self, roots: list[str], cuts: frozenset = frozenset()) -> set[str]:
+        """Nodes the roots depend on, stopping at cut tensors: an implementation
+        intermediate that the relation file equates with a spec tensor is taken as
+        given by tangle, so edits at or above it are not checked (by design)."""
         seen, stack = set(), [r for r in roots if r in self.nodes or r in self.params]
         while stack:
             n = stack.pop()
-            if n in seen:
+            if n in seen or n in cuts:
                 continue
             seen.add(n)
             if n in self.nodes:
@@ -281,6 +284,7 @@ class RelInfo:
     impl_pattern: Path   # contains '{rank}'
     ranks: int
     roots: list[str]     # impl tensors named on expect lines
+    cuts: frozenset = frozenset()  # impl tensors named in input relations (given, not checked)
 
     def impl(self, r: int) -> Path:
         return Path(str(self.impl_pattern).replace("{rank}", str(r)))
@@ -291,6 +295,7 @@ def read_rel(path: Path) -> RelInfo:
     spec = impl = None
     ranks = 1
     roots: list[str] = []
+    cuts_found: set[str] = set()
     for line in text.splitlines():
         s = line.split("#", 1)[0].strip()
         if s.startswith("spec "):
@@ -302,9 +307,11 @@ def read_rel(path: Path) -> RelInfo:
                 ranks = int(parts[parts.index("ranks") + 1])
         elif s.startswith("expect "):
             roots += re.findall(r"\bD(?:\*|\d+)\.(\w+)", s)
+        elif s.startswith("S.") and "=" in s:
+            cuts_found.update(re.findall(r"\bD(?:\*|\d+)\.([\w.]+)", s.split("=", 1)[1]))
     if spec is None or impl is None or "{rank}" not in str(impl):
         raise SystemExit(f"{path}: need `spec` and `impl ...{{rank}}... ranks N` lines")
-    return RelInfo(path, text, spec, impl, ranks, sorted(set(roots)))
+    return RelInfo(path, text, spec, impl, ranks, sorted(set(roots)), frozenset(cuts_found))
 
 
 def mutant_rel_text(rel: RelInfo, impl_dir: Path) -> str:
@@ -354,7 +361,8 @@ class Generator:
         self.texts = {r: rel.impl(r).read_text() for r in range(rel.ranks)}
         self.dump = Dump(self.texts[rank])
         roots = rel.roots or self.dump.returns[:1]
-        self.live = self.dump.live(roots)
+        # Placeholders named in relations are ordinary inputs; only intermediates cut the graph.
+        self.live = self.dump.live(roots, frozenset(c for c in rel.cuts if c in self.dump.nodes))
         self.users = self.dump.users()
         self.out: list[Mutant] = []
 
@@ -515,8 +523,14 @@ class Generator:
             self.add("swap-inputs", f"{a}<->{b}", f"swap {a} and {b} ({d.params[a]})", edits, edited)
 
     def rank_copy(self):
+        # Device placement is not semantics: compare the live nodes without it.
+        strip = lambda line: re.sub(r"device\(type='\w+'(, index=\d+)?\)", "device", line)
+        mine = [strip(self.dump.nodes[n].render()) for n in self.dump.order if n in self.live]
         for r in range(self.rel.ranks):
-            if r != self.rank and self.texts[r] != self.texts[self.rank]:
+            other = Dump(self.texts[r])
+            theirs = [strip(other.nodes[n].render()) for n in other.order if n in self.live and n in other.nodes]
+            # Only a copy that differs where tangle checks is a semantics-changing mutant.
+            if r != self.rank and self.texts[r] != self.texts[self.rank] and theirs != mine:
                 self.out.append(Mutant("rank-copy", self.rank, f"r{r}", f"rank {self.rank} := copy of rank {r}",
                                        {self.rank: self.texts[r]}, []))
 
