@@ -1,6 +1,8 @@
 // Internal to src/interp: per-family evaluators and index helpers.
 #pragma once
 
+#include <functional>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +25,8 @@ std::vector<int64_t> viewOffsets(const Shape& shape, const std::vector<int64_t>&
 std::optional<std::vector<int64_t>> broadcastStrides(const Shape& from, const Shape& to);
 // Numpy broadcast of two shapes.
 std::optional<Shape> broadcast(const Shape& a, const Shape& b);
+// f applied elementwise to x and y broadcast together; nullopt when they do not broadcast.
+std::optional<Tensor> zipBroadcast(const Tensor& x, const Tensor& y, const std::function<double(double, double)>& f);
 
 // Families (one file each); nullopt also for an op the family does not know.
 Result evalElementwise(const eg::ENode& n, const Inputs& in);

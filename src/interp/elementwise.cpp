@@ -81,18 +81,12 @@ Result cast(const eg::AttrList& a, const Inputs& in) {
 Result binary(const std::string& op, const eg::AttrList& a, const Inputs& in) {
   auto xs = tensors(in, 2);
   if (!xs || !a.empty()) return std::nullopt;
-  const Tensor &x = *(*xs)[0], &y = *(*xs)[1];
-  auto shape = broadcast(x.shape, y.shape);
-  if (!shape) return std::nullopt;
-  auto ox = viewOffsets(*shape, *broadcastStrides(x.shape, *shape), 0);
-  auto oy = viewOffsets(*shape, *broadcastStrides(y.shape, *shape), 0);
-  Tensor out = Tensor::filled(*shape, 0);
   char k = op == "add" ? '+' : op == "sub" ? '-' : op == "mul" ? '*' : '/';
-  for (size_t i = 0; i < out.data.size(); ++i) {
-    double u = x.data[ox[i]], v = y.data[oy[i]];
-    out.data[i] = k == '+' ? u + v : k == '-' ? u - v : k == '*' ? u * v : u / v;  // true division
-  }
-  return Value::of(std::move(out));
+  auto out = zipBroadcast(*(*xs)[0], *(*xs)[1], [k](double u, double v) {
+    return k == '+' ? u + v : k == '-' ? u - v : k == '*' ? u * v : u / v;  // true division
+  });
+  if (!out) return std::nullopt;
+  return Value::of(std::move(*out));
 }
 
 }  // namespace

@@ -53,19 +53,13 @@ Result where(const Inputs& in) {
 Result compare(const std::string& op, const Inputs& in) {
   auto xs = tensors(in, 2);
   if (!xs) return std::nullopt;
-  const Tensor &x = *(*xs)[0], &y = *(*xs)[1];
-  auto shape = broadcast(x.shape, y.shape);
-  if (!shape) return std::nullopt;
-  auto ox = viewOffsets(*shape, *broadcastStrides(x.shape, *shape), 0);
-  auto oy = viewOffsets(*shape, *broadcastStrides(y.shape, *shape), 0);
-  Tensor out = Tensor::filled(*shape, 0);
-  for (size_t i = 0; i < out.data.size(); ++i) {
-    double u = x.data[ox[i]], v = y.data[oy[i]];
+  auto out = zipBroadcast(*(*xs)[0], *(*xs)[1], [&op](double u, double v) {
     bool r = op == "lt" ? u < v : op == "le" ? u <= v : op == "gt" ? u > v : op == "ge" ? u >= v
            : op == "eq" ? u == v : op == "ne" ? u != v : op == "or" ? (u != 0 || v != 0) : (u != 0 && v != 0);
-    out.data[i] = r ? 1 : 0;
-  }
-  return Value::of(std::move(out));
+    return r ? 1.0 : 0.0;
+  });
+  if (!out) return std::nullopt;
+  return Value::of(std::move(*out));
 }
 
 // An index value: integral and in [0, n) (PyTorch raises otherwise).

@@ -42,6 +42,16 @@ std::vector<int64_t> viewOffsets(const Shape& shape, const std::vector<int64_t>&
   return out;
 }
 
+std::optional<Tensor> zipBroadcast(const Tensor& x, const Tensor& y, const std::function<double(double, double)>& f) {
+  auto shape = broadcast(x.shape, y.shape);
+  if (!shape) return std::nullopt;
+  auto ox = viewOffsets(*shape, *broadcastStrides(x.shape, *shape), 0);
+  auto oy = viewOffsets(*shape, *broadcastStrides(y.shape, *shape), 0);
+  Tensor out = Tensor::filled(*shape, 0);
+  for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = f(x.data[ox[i]], y.data[oy[i]]);
+  return out;
+}
+
 std::optional<std::vector<int64_t>> broadcastStrides(const Shape& from, const Shape& to) {
   if (from.size() > to.size()) return std::nullopt;
   std::vector<int64_t> st(to.size(), 0);

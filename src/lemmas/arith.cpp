@@ -7,17 +7,6 @@ namespace tangle::lemmas::detail {
 
 namespace {
 
-const eg::Symbol& constSym() {
-  static const eg::Symbol s = eg::intern("const");
-  return s;
-}
-
-std::optional<double> constantOf(const EGraph& g, Id c) {
-  const eg::ClassData& d = g.data(c);
-  if (!d.constant || !d.tensor() || !d.tensor()->shape.empty()) return std::nullopt;  // 0-d constants only
-  return d.constant;
-}
-
 // mean_dim[dims, keep](x) = div(sum_dim[dims, keep](x), n), n = number of reduced elements
 std::optional<Id> meanAsSum(EGraph& g, const Match& m) {
   Id x = m.subst.cls("x");
@@ -33,15 +22,15 @@ std::optional<Id> meanAsSum(EGraph& g, const Match& m) {
   }
   auto s = make(g, op().sumDim, {dims, m.subst.attr("keep")}, {x});
   if (!s) return std::nullopt;
-  Id count = g.add(ENode{constSym(), eg::internAttrs({Attr::real(static_cast<double>(n))}), {}});
+  Id count = makeConstant(g, static_cast<double>(n));
   return make(g, op().div, {}, {*s, count});
 }
 
 // div(div(x, a), b) = div(x, a * b) for nonzero 0-d constants a, b
 std::optional<Id> foldDivisors(EGraph& g, const Match& m) {
-  auto a = constantOf(g, m.subst.cls("a")), b = constantOf(g, m.subst.cls("b"));
+  auto a = scalarConstant(g, m.subst.cls("a")), b = scalarConstant(g, m.subst.cls("b"));
   if (!a || !b || *a == 0 || *b == 0) return std::nullopt;
-  Id ab = g.add(ENode{constSym(), eg::internAttrs({Attr::real(*a * *b)}), {}});
+  Id ab = makeConstant(g, *a * *b);
   return make(g, op().div, {}, {m.subst.cls("x"), ab});
 }
 

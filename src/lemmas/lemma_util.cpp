@@ -102,6 +102,17 @@ std::optional<std::vector<Id>> piecesOf(EGraph& g, Id y, int64_t dim, const std:
   return out;
 }
 
+std::optional<double> scalarConstant(const EGraph& g, Id c) {
+  const eg::ClassData& d = g.data(c);
+  if (!d.constant || !d.tensor() || !d.tensor()->shape.empty()) return std::nullopt;
+  return d.constant;
+}
+
+Id makeConstant(EGraph& g, double v) {
+  static const eg::Symbol sym = eg::intern("const");
+  return g.add(ENode{sym, eg::internAttrs({Attr::real(v)}), {}});
+}
+
 std::optional<Id> zipSum(EGraph& g, eg::Symbol op, const std::vector<Id>& as, const std::vector<Id>& bs) {
   if (as.size() != bs.size()) return std::nullopt;
   std::vector<Id> parts;

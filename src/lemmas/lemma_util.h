@@ -40,7 +40,12 @@ std::vector<const ENode*> nodesOf(const EGraph& g, Id c, eg::Symbol sym);
 // Attributes of a node as a list.
 inline const AttrList& attrsOf(const ENode& n) { return eg::attrs(n.attrs); }
 
+// The value of a 0-d constant class (a python scalar or a declared constant), else nullopt.
+std::optional<double> scalarConstant(const EGraph& g, Id c);
+
 // ---- building (tryAdd: ill-typed => nullopt) -------------------------------
+// const[v]: a 0-d scalar constant.
+Id makeConstant(EGraph& g, double v);
 std::optional<Id> make(EGraph& g, eg::Symbol sym, AttrList attrs, std::vector<Id> children);
 // slice[dim, start, end, 1] x; the full range gives x itself.
 std::optional<Id> makeSlice(EGraph& g, Id x, int64_t dim, int64_t start, int64_t end);

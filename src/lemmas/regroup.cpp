@@ -111,6 +111,7 @@ std::optional<Id> reshapeInverse(EGraph& g, const Match& m) {
   return std::nullopt;
 }
 
+// A 0-d operand (its value need not be known).
 bool isScalar(const EGraph& g, Id c) {
   const TensorType* t = typeOf(g, c);
   return t && t->shape.empty();

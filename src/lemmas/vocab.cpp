@@ -20,20 +20,18 @@ namespace {
 struct Syms {
   eg::Symbol where = eg::intern("where"), lt = eg::intern("lt"), ge = eg::intern("ge"), orr = eg::intern("or"),
              indexRows = eg::intern("index_rows"), gatherRows = eg::intern("gather_rows"),
-             maxDim = eg::intern("max_dim"), rmax = eg::intern("rmax"), constant = eg::intern("const");
+             maxDim = eg::intern("max_dim"), rmax = eg::intern("rmax");
 };
 const Syms& sym() {
   static const Syms s;
   return s;
 }
 
-Id constant(EGraph& g, double v) { return g.add(ENode{sym().constant, eg::internAttrs({Attr::real(v)}), {}}); }
-std::optional<double> constantOf(const EGraph& g, Id c) { return g.data(c).constant; }
 
 // m_r = or(lt(idx, o), ge(idx, o + s))
 std::optional<Id> rangeMask(EGraph& g, Id idx, int64_t lo, int64_t hi) {
-  auto a = make(g, sym().lt, {}, {idx, constant(g, static_cast<double>(lo))});
-  auto b = make(g, sym().ge, {}, {idx, constant(g, static_cast<double>(hi))});
+  auto a = make(g, sym().lt, {}, {idx, makeConstant(g, static_cast<double>(lo))});
+  auto b = make(g, sym().ge, {}, {idx, makeConstant(g, static_cast<double>(hi))});
   if (!a || !b) return std::nullopt;
   return make(g, sym().orr, {}, {*a, *b});
 }
@@ -43,9 +41,9 @@ std::optional<std::pair<double, double>> rangeMaskBounds(const EGraph& g, Id m, 
   for (const ENode* o : nodesOf(g, m, sym().orr)) {
     std::optional<double> lo, hi;
     for (const ENode* l : nodesOf(g, o->children[0], sym().lt))
-      if (g.find(l->children[0]) == g.find(t)) lo = constantOf(g, l->children[1]);
+      if (g.find(l->children[0]) == g.find(t)) lo = scalarConstant(g, l->children[1]);
     for (const ENode* h : nodesOf(g, o->children[1], sym().ge))
-      if (g.find(h->children[0]) == g.find(t)) hi = constantOf(g, h->children[1]);
+      if (g.find(h->children[0]) == g.find(t)) hi = scalarConstant(g, h->children[1]);
     if (lo && hi) return std::make_pair(*lo, *hi);
   }
   return std::nullopt;
@@ -61,12 +59,12 @@ std::optional<Id> vocabEmbedding(EGraph& g, const Match& m) {
   const TensorType* it = typeOf(g, idx);
   const TensorType* w0 = typeOf(g, ws[0]);
   if (!sizes || !it || !w0 || ws.size() < 2) return std::nullopt;
-  Id zero = constant(g, 0);
+  Id zero = makeConstant(g, 0);
   std::vector<Id> terms;
   int64_t off = 0;
   for (size_t r = 0; r < ws.size(); ++r) {
     auto mask = rangeMask(g, idx, off, off + (*sizes)[r]);
-    auto shifted = make(g, op().sub, {}, {idx, constant(g, static_cast<double>(off))});
+    auto shifted = make(g, op().sub, {}, {idx, makeConstant(g, static_cast<double>(off))});
     if (!mask || !shifted) return std::nullopt;
     auto local = make(g, sym().where, {}, {*mask, zero, *shifted});
     if (!local) return std::nullopt;
@@ -90,10 +88,10 @@ std::optional<Id> vocabEmbedding(EGraph& g, const Match& m) {
 std::optional<Id> vocabGather(EGraph& g, const Match& m) {
   const auto& xs = m.subst.list("xs");
   Id t = m.subst.cls("t"), mask = m.subst.cls("m"), z = m.subst.cls("z"), z2 = m.subst.cls("z2");
-  auto a = constantOf(g, m.subst.cls("a"));
+  auto a = scalarConstant(g, m.subst.cls("a"));
   auto bounds = rangeMaskBounds(g, mask, t);
   auto sizes = sizesAlong(g, xs, 1);
-  if (!a || !bounds || !sizes || xs.size() < 2 || constantOf(g, z) != 0.0 || constantOf(g, z2) != 0.0) return std::nullopt;
+  if (!a || !bounds || !sizes || xs.size() < 2 || scalarConstant(g, z) != 0.0 || scalarConstant(g, z2) != 0.0) return std::nullopt;
   if (bounds->first != *a || !isIntegralValued(*a)) return std::nullopt;
   int64_t total = 0;
   for (int64_t s : *sizes) total += s;
@@ -103,7 +101,7 @@ std::optional<Id> vocabGather(EGraph& g, const Match& m) {
   int64_t off = static_cast<int64_t>(*a);
   for (size_t r = 0; r < xs.size(); ++r) {
     auto mr = rangeMask(g, t, off, off + (*sizes)[r]);
-    auto shifted = make(g, op().sub, {}, {t, constant(g, static_cast<double>(off))});
+    auto shifted = make(g, op().sub, {}, {t, makeConstant(g, static_cast<double>(off))});
     if (!mr || !shifted) return std::nullopt;
     auto local = make(g, sym().where, {}, {*mr, z2, *shifted});
     auto flat = local ? make(g, op().reshape, s2, {*local}) : std::nullopt;
