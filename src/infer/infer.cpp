@@ -360,9 +360,10 @@ class Inference {
   // the output uses (e.g. the range masks a vocab-parallel lookup is built
   // from), or that the e-graph computes from such expressions (a micro-batch
   // mean = the spec's partial sum / n). This affects completeness only.
-  void growRelated(eg::EGraph& g, eg::Id root, const std::vector<int>& explored, std::vector<int>& frontier) {
+  void growRelated(eg::EGraph& g, eg::Id root, const std::vector<eg::Term>& clean, const std::vector<int>& explored,
+                   std::vector<int>& frontier) {
     std::vector<int> used;
-    for (auto& t : cleanRelations(g, root)) collectImplTensors(t, used);
+    for (auto& t : clean) collectImplTensors(t, used);
     for (int d : used) addToRel(d, frontier);
     std::vector<char> below = descendants(g, root);
     auto usesBelow = [&](eg::Id c) {
@@ -428,11 +429,12 @@ class Inference {
     const auto& specDef = spec_.nodes[op.node].def.nodes;
     eg::Symbol specRoot = specDef.empty() ? 0 : specDef.back().op;
     saturate();
+    std::vector<eg::Term> clean = cleanRelations(g, root);  // kept current after every saturation
     bool detours = false;  // the second phase: same-operator nodes with unrelated inputs (see nextBatch)
     while (true) {
       std::vector<int> batch = nextBatch(frontier, op.reads.empty() && explored.empty(), detours ? specRoot : 0);
       frontier.clear();
-      if (batch.empty() && !detours && cleanRelations(g, root).empty()) {
+      if (batch.empty() && !detours && clean.empty()) {
         // Nothing clean yet: look once more, from every related tensor, allowing detours.
         detours = true;
         for (int d : related_) frontier.push_back(d);
@@ -449,14 +451,13 @@ class Inference {
       }
       g.rebuild();
       saturate();
+      clean = cleanRelations(g, root);
       if (g.numNodes() >= opts_.maxNodes || since(start) > opts_.operatorSeconds) {
         limitHit = true;
         break;
       }
-      growRelated(g, root, explored, frontier);
+      growRelated(g, root, clean, explored, frontier);
     }
-    g.rebuild();
-    std::vector<eg::Term> clean = cleanRelations(g, root);
     dumpIfAsked(g, root, op);
     stats.enodesMax = std::max(stats.enodesMax, g.numNodes());
     stats.enodesTotal += g.numNodes();
