@@ -42,7 +42,7 @@ std::string toString(const TensorType& t) {
   for (size_t i = 0; i < t.shape.size(); ++i) {
     if (i) out += ", ";
     Dim d = t.shape[i];
-    out += isSymbolic(d) ? "s" + std::to_string(-1 - d) : std::to_string(d);
+    out += sym::dimToString(d);
   }
   return out + "]";
 }

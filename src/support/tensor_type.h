@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "sym/expr.h"
+
 namespace tangle {
 
 enum class DType : uint8_t { Unknown, F64, F32, F16, BF16, I64, I32, I16, I8, U8, Bool, C64, C128 };
@@ -18,10 +20,10 @@ inline bool isFloating(DType t) {
   return t == DType::F64 || t == DType::F32 || t == DType::F16 || t == DType::BF16;
 }
 
-// A dimension is a concrete size (>= 0) or a symbolic size such as `s0`.
-// Symbolic sizes are encoded as negative numbers: -1 - (symbol index).
+// A dimension is a concrete size (>= 0) or a symbolic size such as `S.s0`,
+// encoded as a negative number: -1 - (its sym::ExprId); see sym/expr.h.
 using Dim = int64_t;
-inline bool isSymbolic(Dim d) { return d < 0; }
+inline bool isSymbolic(Dim d) { return sym::isSymbolicDim(d); }
 
 struct TensorType {
   DType dtype = DType::Unknown;

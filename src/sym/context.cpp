@@ -1,0 +1,239 @@
+#include "sym/context.h"
+
+#include <z3++.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace tangle::sym {
+
+struct Context::Z3State {
+  z3::context ctx;
+
+  z3::expr encode(ExprId e) {
+    const Poly p = poly(e);
+    z3::expr out = ctx.int_val(static_cast<int64_t>(p.constant));
+    for (const Term& t : p.terms) {
+      z3::expr prod = ctx.int_val(static_cast<int64_t>(t.coeff));
+      for (AtomId a : t.atoms) prod = prod * encodeAtom(a);
+      out = out + prod;
+    }
+    return out;
+  }
+  z3::expr encodeAtom(AtomId a) {
+    const Atom at = atom(a);
+    // For a positive divisor SMT-LIB's integer div is floor division.
+    if (at.kind == Atom::Kind::FloorDiv) return encode(at.arg) / ctx.int_val(static_cast<int64_t>(at.k));
+    return ctx.int_const(("a" + std::to_string(a) + "_" + at.name).c_str());
+  }
+};
+
+Context::Context() = default;
+Context::~Context() = default;
+
+void Context::invalidate() {
+  canonCache_.clear();
+  proofCache_.clear();
+}
+
+ExprId Context::canon(ExprId e) const {
+  if (subst_.empty()) return e;
+  auto it = canonCache_.find(e);
+  if (it != canonCache_.end()) return it->second;
+  ExprId out = substitute(e, [&](AtomId v) -> std::optional<ExprId> {
+    auto s = subst_.find(v);
+    if (s == subst_.end()) return std::nullopt;
+    return s->second;
+  });
+  canonCache_.emplace(e, out);
+  return out;
+}
+
+int64_t Context::canonDim(int64_t d) const {
+  if (!isSymbolicDim(d)) return d;
+  auto out = toDim(canon(fromDim(d)));
+  return out ? *out : d;  // a size cannot normalize to a negative constant unless facts contradict
+}
+
+void Context::noteSize(ExprId e) {
+  if (constantValue(e)) return;
+  if (std::find(sizes_.begin(), sizes_.end(), e) == sizes_.end()) {
+    sizes_.push_back(e);
+    proofCache_.clear();
+  }
+}
+
+bool Context::solveFor(ExprId diff) {
+  const Poly p = poly(diff);
+  int64_t g = std::abs(p.constant);
+  for (const Term& t : p.terms) g = std::gcd(g, std::abs(t.coeff));
+  // A variable that occurs once in diff, alone in a unit-coefficient term.
+  auto occurrences = [&](AtomId v) {
+    int n = 0;
+    for (const Term& t : p.terms)
+      for (AtomId a : t.atoms) {
+        if (a == v) ++n;
+        const Atom& at = atom(a);
+        if (at.kind == Atom::Kind::FloorDiv) {
+          auto inner = leaves(at.arg);
+          n += static_cast<int>(std::count(inner.begin(), inner.end(), v));
+        }
+      }
+    return n;
+  };
+  std::optional<size_t> best;
+  auto rank = [&](size_t i) {
+    const std::string& name = atom(p.terms[i].atoms[0]).name;
+    return std::make_pair(name.rfind("S.", 0) == 0, name);  // spec symbols go first, then the last name
+  };
+  for (size_t i = 0; i < p.terms.size(); ++i) {
+    const Term& t = p.terms[i];
+    if (t.atoms.size() != 1 || std::abs(t.coeff) != g || atom(t.atoms[0]).kind != Atom::Kind::Var) continue;
+    if (occurrences(t.atoms[0]) != 1) continue;
+    if (!best || rank(i) > rank(*best)) best = i;
+  }
+  if (!best) return false;
+  AtomId v = p.terms[*best].atoms[0];
+  int64_t c = p.terms[*best].coeff / g;  // +1 or -1
+  // c*v + rest == 0 (everything divided by g), so v = -c * rest.
+  ExprId rest = sub(*floorDiv(diff, g), mul(constant(c), var(atom(v).name)));
+  ExprId value = c == 1 ? neg(rest) : rest;
+  subst_[v] = value;
+  for (auto& [w, e] : subst_)
+    if (w != v)
+      e = substitute(e, [&](AtomId x) -> std::optional<ExprId> {
+        if (x == v) return value;
+        return std::nullopt;
+      });
+  invalidate();
+  return true;
+}
+
+// Can facts, sizes >= 0 and `d <kind> 0` all hold together?
+Context::Answer Context::satisfiable(ExprId d, Fact::Kind kind) {
+  if (!z3_) z3_ = std::make_unique<Z3State>();
+  z3::solver s(z3_->ctx);
+  z3::params params(z3_->ctx);
+  params.set("timeout", 2000u);
+  s.set(params);
+  auto constrain = [&](ExprId e, Fact::Kind k) {
+    z3::expr x = z3_->encode(e);
+    s.add(k == Fact::Eq ? x == 0 : k == Fact::Ge ? x >= 0 : x > 0);
+  };
+  for (ExprId e : sizes_) constrain(canon(e), Fact::Ge);
+  for (const Fact& f : facts_) constrain(canon(f.lhs), f.kind);
+  constrain(d, kind);
+  switch (s.check()) {
+    case z3::sat: return Answer::Yes;
+    case z3::unsat: return Answer::No;
+    default: return Answer::Unknown;
+  }
+}
+
+bool Context::proveNonNegative(ExprId diff, bool strict) {
+  if (auto c = constantValue(diff)) return strict ? *c > 0 : *c >= 0;
+  uint64_t key = (static_cast<uint64_t>(diff) << 1) | (strict ? 1u : 0u);
+  if (auto it = proofCache_.find(key); it != proofCache_.end()) return it->second;
+  // diff >= 0 holds when -diff > 0 cannot (diff > 0 when -diff >= 0 cannot).
+  bool proved = satisfiable(neg(diff), strict ? Fact::Ge : Fact::Gt) == Answer::No;
+  proofCache_.emplace(key, proved);
+  return proved;
+}
+
+bool Context::add(ExprId d, Fact::Kind kind, const std::string& what, std::string* why) {
+  Answer a = satisfiable(d, kind);
+  if (a != Answer::Yes) {
+    if (why)
+      *why = what + (a == Answer::No ? " contradicts what is known" : " cannot be checked against what is known");
+    return false;
+  }
+  if (kind != Fact::Eq || !solveFor(d)) facts_.push_back({d, kind});
+  proofCache_.clear();
+  return true;
+}
+
+bool Context::assumeEqual(ExprId a, ExprId b, std::string* why) {
+  ExprId d = canon(sub(a, b));
+  std::string what = toString(a) + " = " + toString(b);
+  if (auto c = constantValue(d)) {
+    if (*c == 0) return true;
+    if (why) *why = what + " is false (they differ by " + std::to_string(*c) + ")";
+    return false;
+  }
+  return add(d, Fact::Eq, what, why);
+}
+
+bool Context::assumeLE(ExprId a, ExprId b, bool strict, std::string* why) {
+  ExprId d = canon(sub(b, a));  // b - a >= 0 (> 0)
+  if (proveNonNegative(d, strict)) return true;
+  return add(d, strict ? Fact::Gt : Fact::Ge, toString(a) + (strict ? " < " : " <= ") + toString(b), why);
+}
+
+bool Context::proveEqual(ExprId a, ExprId b) {
+  if (a == b) return true;
+  ExprId d = canon(sub(a, b));
+  if (auto c = constantValue(d)) return *c == 0;
+  return proveNonNegative(d, false) && proveNonNegative(neg(d), false);
+}
+
+bool Context::proveLE(ExprId a, ExprId b) { return proveNonNegative(canon(sub(b, a)), false); }
+bool Context::proveLT(ExprId a, ExprId b) { return proveNonNegative(canon(sub(b, a)), true); }
+
+std::vector<std::string> Context::describe() const {
+  std::vector<std::string> out;
+  for (auto& [v, e] : subst_) out.push_back(atom(v).name + " = " + toString(e));
+  std::sort(out.begin(), out.end());
+  for (const Fact& f : facts_) {
+    ExprId e = canon(f.lhs);
+    if (constantValue(e)) continue;  // settled by a later substitution
+    out.push_back(toString(e) + (f.kind == Fact::Eq ? " = 0" : f.kind == Fact::Ge ? " >= 0" : " > 0"));
+  }
+  return out;
+}
+
+// ---- the current context ------------------------------------------------------
+
+namespace {
+Context& emptyContext() {
+  thread_local Context c;
+  return c;
+}
+thread_local Context* currentContext = nullptr;
+}  // namespace
+
+Context& current() { return currentContext ? *currentContext : emptyContext(); }
+
+Scope::Scope(Context& c) : saved_(currentContext) { currentContext = &c; }
+Scope::~Scope() { currentContext = saved_; }
+
+bool dimEqual(int64_t a, int64_t b) {
+  if (a == b) return true;
+  if (!isSymbolicDim(a) && !isSymbolicDim(b)) return false;
+  return current().proveEqual(fromDim(a), fromDim(b));
+}
+
+bool dimLE(int64_t a, int64_t b) {
+  if (!isSymbolicDim(a) && !isSymbolicDim(b)) return a <= b;
+  return current().proveLE(fromDim(a), fromDim(b));
+}
+
+std::optional<int64_t> dimAdd(int64_t a, int64_t b) {
+  if (!isSymbolicDim(a) && !isSymbolicDim(b)) return a + b;
+  return toDim(current().canon(add(fromDim(a), fromDim(b))));
+}
+
+std::optional<int64_t> dimSub(int64_t a, int64_t b) {
+  if (!isSymbolicDim(a) && !isSymbolicDim(b)) {
+    if (a < b) return std::nullopt;
+    return a - b;
+  }
+  if (!dimLE(b, a)) return std::nullopt;
+  return toDim(current().canon(sub(fromDim(a), fromDim(b))));
+}
+
+std::optional<int64_t> dimMul(int64_t a, int64_t b) {
+  if (!isSymbolicDim(a) && !isSymbolicDim(b)) return a * b;
+  return toDim(current().canon(mul(fromDim(a), fromDim(b))));
+}
+
+}  // namespace tangle::sym

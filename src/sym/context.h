@@ -1,0 +1,100 @@
+// What one check knows about its symbolic integers, and the questions it
+// can answer about them (the paper's section 5, "Handling Symbolic Scalars").
+//
+// Facts come from the user (`assume` statements of a relation file) and from
+// the programs themselves: a spec input rebuilt by an input relation has the
+// shape of that expression, and a collective needs equal shapes on every
+// rank. An equality that can be solved for a variable (unit coefficient,
+// linear) becomes a substitution, so afterwards canon() gives equal values
+// one ExprId and plain id comparison sees them equal; the other facts go to
+// Z3, which answers proveEqual/proveLE when the normal form cannot.
+//
+// Every symbolic tensor size is >= 0; that fact is always present.
+// A proof that Z3 does not finish counts as not proved: guards refuse.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sym/expr.h"
+
+namespace tangle::sym {
+
+class Context {
+ public:
+  Context();
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // Adds a == b. Returns false when it contradicts what is known (then
+  // nothing is added and `why` says what it contradicts).
+  bool assumeEqual(ExprId a, ExprId b, std::string* why);
+  // Adds a <= b (a < b with strict). Returns false when it contradicts.
+  bool assumeLE(ExprId a, ExprId b, bool strict, std::string* why);
+  // Every symbolic Dim of a tensor shape is >= 0; call for each one seen.
+  void noteSize(ExprId e);
+
+  // The normal form of e under the substitutions learnt so far.
+  ExprId canon(ExprId e) const;
+  int64_t canonDim(int64_t d) const;
+
+  bool proveEqual(ExprId a, ExprId b);
+  bool proveLE(ExprId a, ExprId b);  // a <= b
+  bool proveLT(ExprId a, ExprId b);  // a < b
+
+  // "S.s0 = D0.s0 + D1.s0", one line per substitution and fact, for reports.
+  std::vector<std::string> describe() const;
+  bool empty() const { return subst_.empty() && facts_.empty(); }
+
+ private:
+  struct Fact {
+    ExprId lhs;  // lhs == 0 (kind Eq), lhs >= 0 (Ge), lhs > 0 (Gt)
+    enum Kind { Eq, Ge, Gt } kind;
+  };
+  struct Z3State;
+  enum class Answer { Yes, No, Unknown };
+
+  std::unordered_map<AtomId, ExprId> subst_;  // variable -> its value (in normal form)
+  std::vector<Fact> facts_;                    // what the substitution cannot express
+  std::vector<ExprId> sizes_;                  // symbolic sizes seen (each >= 0)
+  mutable std::unordered_map<ExprId, ExprId> canonCache_;
+  std::unordered_map<uint64_t, bool> proofCache_;
+  std::unique_ptr<Z3State> z3_;
+
+  // Is `diff` (canonical) provably >= 0 (> 0 with strict)?
+  bool proveNonNegative(ExprId diff, bool strict);
+  Answer satisfiable(ExprId d, Fact::Kind kind);
+  bool add(ExprId d, Fact::Kind kind, const std::string& what, std::string* why);
+  bool solveFor(ExprId diff);  // diff == 0 as a substitution; false when no variable is solvable
+  void invalidate();
+};
+
+// The context that shape inference and lemma guards consult. A check makes
+// its own current with a Scope; outside any scope it is an empty context
+// (nothing is assumed, and only syntactically equal expressions are equal).
+Context& current();
+
+class Scope {
+ public:
+  explicit Scope(Context& c);
+  ~Scope();
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+ private:
+  Context* saved_;
+};
+
+// Dim helpers over the current context: concrete dims compare as integers,
+// symbolic ones through current().
+bool dimEqual(int64_t a, int64_t b);
+bool dimLE(int64_t a, int64_t b);
+// a + b, a - b, a * b as Dims; nullopt when the result is not provably >= 0.
+std::optional<int64_t> dimAdd(int64_t a, int64_t b);
+std::optional<int64_t> dimSub(int64_t a, int64_t b);
+std::optional<int64_t> dimMul(int64_t a, int64_t b);
+
+}  // namespace tangle::sym

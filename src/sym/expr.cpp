@@ -1,0 +1,247 @@
+#include "sym/expr.h"
+
+#include <algorithm>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+
+namespace tangle::sym {
+
+namespace {
+
+// Interning tables. Deques keep references stable while they grow.
+struct Tables {
+  std::mutex mu;
+  std::deque<Poly> polys;
+  std::unordered_map<std::string, ExprId> polyIds;
+  std::deque<Atom> atoms;
+  std::unordered_map<std::string, AtomId> atomIds;
+};
+Tables& tables() {
+  static Tables t;
+  return t;
+}
+
+std::string polyKey(const Poly& p) {
+  std::string k = std::to_string(p.constant);
+  for (const Term& t : p.terms) {
+    k += ';';
+    k += std::to_string(t.coeff);
+    for (AtomId a : t.atoms) k += ',' + std::to_string(a);
+  }
+  return k;
+}
+
+AtomId internAtom(Atom a) {
+  std::string key = std::to_string(static_cast<int>(a.kind)) + '|' + a.name + '|' + std::to_string(a.arg) + '|' +
+                    std::to_string(a.k);
+  Tables& t = tables();
+  std::lock_guard lock(t.mu);
+  auto [it, fresh] = t.atomIds.emplace(std::move(key), static_cast<AtomId>(t.atoms.size()));
+  if (fresh) t.atoms.push_back(std::move(a));
+  return it->second;
+}
+
+// Sorts the terms, merges equal monomials and drops zero coefficients.
+void normalize(Poly& p) {
+  std::sort(p.terms.begin(), p.terms.end(), [](const Term& a, const Term& b) { return a.atoms < b.atoms; });
+  std::vector<Term> out;
+  for (Term& t : p.terms) {
+    if (!out.empty() && out.back().atoms == t.atoms) out.back().coeff += t.coeff;
+    else out.push_back(std::move(t));
+    if (out.back().coeff == 0) out.pop_back();
+  }
+  p.terms = std::move(out);
+}
+
+ExprId internPoly(Poly p) {
+  normalize(p);
+  std::string key = polyKey(p);
+  Tables& t = tables();
+  std::lock_guard lock(t.mu);
+  auto [it, fresh] = t.polyIds.emplace(std::move(key), static_cast<ExprId>(t.polys.size()));
+  if (fresh) t.polys.push_back(std::move(p));
+  return it->second;
+}
+
+ExprId atomExpr(AtomId a) {
+  Poly p;
+  p.terms.push_back({{a}, 1});
+  return internPoly(std::move(p));
+}
+
+int64_t floorDivInt(int64_t a, int64_t k) {
+  int64_t q = a / k;
+  if ((a % k != 0) && ((a < 0) != (k < 0))) --q;
+  return q;
+}
+
+Poly scaled(const Poly& p, int64_t c) {
+  Poly out;
+  out.constant = p.constant * c;
+  for (const Term& t : p.terms) out.terms.push_back({t.atoms, t.coeff * c});
+  return out;
+}
+
+void appendTo(Poly& acc, const Poly& p) {
+  acc.constant += p.constant;
+  acc.terms.insert(acc.terms.end(), p.terms.begin(), p.terms.end());
+}
+
+}  // namespace
+
+const Poly& poly(ExprId e) {
+  Tables& t = tables();
+  std::lock_guard lock(t.mu);
+  return t.polys[e];
+}
+
+const Atom& atom(AtomId a) {
+  Tables& t = tables();
+  std::lock_guard lock(t.mu);
+  return t.atoms[a];
+}
+
+ExprId constant(int64_t v) {
+  Poly p;
+  p.constant = v;
+  return internPoly(std::move(p));
+}
+
+ExprId var(std::string_view name) { return atomExpr(internAtom({Atom::Kind::Var, std::string(name), 0, 1})); }
+ExprId opaque(std::string_view text) { return atomExpr(internAtom({Atom::Kind::Opaque, std::string(text), 0, 1})); }
+
+ExprId add(ExprId a, ExprId b) {
+  Poly p = poly(a);
+  appendTo(p, poly(b));
+  return internPoly(std::move(p));
+}
+
+ExprId neg(ExprId a) { return internPoly(scaled(poly(a), -1)); }
+ExprId sub(ExprId a, ExprId b) { return add(a, neg(b)); }
+
+ExprId mul(ExprId a, ExprId b) {
+  const Poly pa = poly(a), pb = poly(b);
+  Poly out = scaled(pa, pb.constant);
+  appendTo(out, scaled(Poly{pb.terms, 0}, pa.constant));
+  for (const Term& x : pa.terms)
+    for (const Term& y : pb.terms) {
+      Term t{x.atoms, x.coeff * y.coeff};
+      t.atoms.insert(t.atoms.end(), y.atoms.begin(), y.atoms.end());
+      std::sort(t.atoms.begin(), t.atoms.end());
+      out.terms.push_back(std::move(t));
+    }
+  return internPoly(std::move(out));
+}
+
+// floor((k*q + r) / k) = q + floor(r / k) for integer-valued q: the part of
+// each coefficient divisible by k leaves the division.
+std::optional<ExprId> floorDiv(ExprId a, int64_t k) {
+  if (k <= 0) return std::nullopt;
+  if (k == 1) return a;
+  const Poly p = poly(a);
+  Poly q, r;
+  q.constant = floorDivInt(p.constant, k);
+  r.constant = p.constant - q.constant * k;
+  for (const Term& t : p.terms) {
+    int64_t qc = floorDivInt(t.coeff, k);
+    if (qc != 0) q.terms.push_back({t.atoms, qc});
+    if (t.coeff - qc * k != 0) r.terms.push_back({t.atoms, t.coeff - qc * k});
+  }
+  if (r.terms.empty()) return internPoly(std::move(q));  // 0 <= r.constant < k
+  // floor(floor(b / j) / k) = floor(b / (j*k)) for positive j, k.
+  if (r.constant == 0 && r.terms.size() == 1 && r.terms[0].coeff == 1 && r.terms[0].atoms.size() == 1) {
+    const Atom& inner = atom(r.terms[0].atoms[0]);
+    if (inner.kind == Atom::Kind::FloorDiv) {
+      ExprId rest = internPoly(std::move(q));
+      return add(rest, *floorDiv(inner.arg, inner.k * k));
+    }
+  }
+  ExprId div = atomExpr(internAtom({Atom::Kind::FloorDiv, "", internPoly(std::move(r)), k}));
+  return add(internPoly(std::move(q)), div);
+}
+
+std::optional<ExprId> mod(ExprId a, int64_t k) {
+  auto q = floorDiv(a, k);
+  if (!q) return std::nullopt;
+  return sub(a, mul(constant(k), *q));
+}
+
+std::optional<int64_t> constantValue(ExprId e) {
+  const Poly& p = poly(e);
+  if (!p.terms.empty()) return std::nullopt;
+  return p.constant;
+}
+
+ExprId substitute(ExprId e, const std::function<std::optional<ExprId>(AtomId)>& f) {
+  const Poly p = poly(e);
+  ExprId out = constant(p.constant);
+  for (const Term& t : p.terms) {
+    ExprId prod = constant(t.coeff);
+    for (AtomId a : t.atoms) {
+      const Atom at = atom(a);
+      ExprId factor = atomExpr(a);
+      if (at.kind == Atom::Kind::Var) {
+        if (auto r = f(a)) factor = *r;
+      } else if (at.kind == Atom::Kind::FloorDiv) {
+        factor = *floorDiv(substitute(at.arg, f), at.k);
+      }
+      prod = mul(prod, factor);
+    }
+    out = add(out, prod);
+  }
+  return out;
+}
+
+std::vector<AtomId> leaves(ExprId e) {
+  std::vector<AtomId> out;
+  std::function<void(ExprId)> walk = [&](ExprId x) {
+    for (const Term& t : poly(x).terms)
+      for (AtomId a : t.atoms) {
+        const Atom& at = atom(a);
+        if (at.kind == Atom::Kind::FloorDiv) walk(at.arg);
+        else if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+      }
+  };
+  walk(e);
+  return out;
+}
+
+std::string toString(ExprId e) {
+  const Poly& p = poly(e);
+  std::string out;
+  for (const Term& t : p.terms) {
+    int64_t c = t.coeff;
+    if (out.empty()) {
+      if (c < 0) out += "-";
+    } else {
+      out += c < 0 ? " - " : " + ";
+    }
+    if (c < 0) c = -c;
+    if (c != 1) out += std::to_string(c) + "*";
+    for (size_t i = 0; i < t.atoms.size(); ++i) {
+      const Atom& a = atom(t.atoms[i]);
+      if (i) out += "*";
+      if (a.kind == Atom::Kind::FloorDiv) out += "(" + toString(a.arg) + "//" + std::to_string(a.k) + ")";
+      else out += a.name;
+    }
+  }
+  if (out.empty()) return std::to_string(p.constant);
+  if (p.constant > 0) out += " + " + std::to_string(p.constant);
+  if (p.constant < 0) out += " - " + std::to_string(-p.constant);
+  return out;
+}
+
+std::optional<int64_t> toDim(ExprId e) {
+  if (auto c = constantValue(e)) {
+    if (*c < 0) return std::nullopt;
+    return *c;
+  }
+  return -1 - static_cast<int64_t>(e);
+}
+
+ExprId fromDim(int64_t d) { return d >= 0 ? constant(d) : static_cast<ExprId>(-1 - d); }
+
+std::string dimToString(int64_t d) { return d >= 0 ? std::to_string(d) : toString(fromDim(d)); }
+
+}  // namespace tangle::sym

@@ -1,0 +1,90 @@
+// Symbolic integers: the sizes and scalars TorchDynamo leaves symbolic
+// (`s77`, `(s77//2)`, `2*s77`) when a graph is captured with dynamic shapes.
+//
+// An expression is kept in a normal form, a polynomial with integer
+// coefficients over atoms, and interned once per process, so two
+// expressions that normalize alike have the same ExprId and compare by
+// integer equality. Atoms are variables (named with their graph's prefix,
+// "S.s77", "D0.s77": each graph has its own symbols), floor divisions by a
+// positive constant of a polynomial, and opaque terms (calls such as
+// `Max(1, s0)` that the normal form does not model: an unknown integer per
+// distinct text). `a % k` is written `a - k*(a//k)`, so it needs no atom.
+//
+// A tensor dimension (Dim) is an int64: a concrete size when >= 0, else
+// -1 - ExprId of a non-constant expression. Everything here is pure and
+// thread-compatible; the interning tables are process-wide.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tangle::sym {
+
+using ExprId = uint32_t;
+using AtomId = uint32_t;
+
+struct Atom {
+  enum class Kind : uint8_t { Var, FloorDiv, Opaque };
+  Kind kind = Kind::Var;
+  std::string name;  // Var: qualified name; Opaque: its text
+  ExprId arg = 0;    // FloorDiv: the dividend (not constant, and with a term not divisible by k)
+  int64_t k = 1;     // FloorDiv: the positive divisor
+};
+
+struct Term {
+  std::vector<AtomId> atoms;  // a monomial: sorted, repeated for powers; never empty
+  int64_t coeff = 0;          // never 0
+  bool operator==(const Term&) const = default;
+};
+
+struct Poly {
+  std::vector<Term> terms;  // sorted by monomial, one term per monomial
+  int64_t constant = 0;
+  bool operator==(const Poly&) const = default;
+};
+
+const Poly& poly(ExprId e);
+const Atom& atom(AtomId a);
+
+ExprId constant(int64_t v);
+ExprId var(std::string_view qualifiedName);
+ExprId opaque(std::string_view text);
+ExprId add(ExprId a, ExprId b);
+ExprId sub(ExprId a, ExprId b);
+ExprId mul(ExprId a, ExprId b);
+ExprId neg(ExprId a);
+// floor(a / k) and a mod k (Python semantics, k > 0); nullopt for k <= 0.
+std::optional<ExprId> floorDiv(ExprId a, int64_t k);
+std::optional<ExprId> mod(ExprId a, int64_t k);
+
+std::optional<int64_t> constantValue(ExprId e);
+// The expression with every variable `v` that `f(v)` maps replaced (in floor
+// divisions too), renormalized.
+ExprId substitute(ExprId e, const std::function<std::optional<ExprId>(AtomId var)>& f);
+// Variables and opaque atoms the expression mentions (inside floor divisions too).
+std::vector<AtomId> leaves(ExprId e);
+
+// "2*S.s77 - (S.s77//2) + 1"
+std::string toString(ExprId e);
+
+// ---- dimensions --------------------------------------------------------------
+inline bool isSymbolicDim(int64_t d) { return d < 0; }
+// The Dim of an expression: its value when it is a constant >= 0; nullopt for
+// a negative constant (not a size).
+std::optional<int64_t> toDim(ExprId e);
+ExprId fromDim(int64_t d);
+std::string dimToString(int64_t d);
+
+// ---- parsing -------------------------------------------------------------------
+// Parses a sympy-printed size expression: integers, identifiers, + - * // %,
+// parentheses, FloorDiv(a, b), Mod(a, b), PythonMod(a, b); any other call
+// f(...) is an opaque atom. Every identifier is renamed by `qualify`.
+// nullopt (with `error` set) on a syntax error.
+std::optional<ExprId> parse(std::string_view text, const std::function<std::string(std::string_view)>& qualify,
+                            std::string* error);
+
+}  // namespace tangle::sym

@@ -1,0 +1,152 @@
+// Parser of sympy-printed size expressions (see expr.h: parse).
+#include <cctype>
+
+#include "sym/expr.h"
+
+namespace tangle::sym {
+
+namespace {
+
+struct SyntaxError {
+  std::string why;
+};
+
+class Parser {
+ public:
+  Parser(std::string_view s, const std::function<std::string(std::string_view)>& qualify) : s_(s), qualify_(qualify) {}
+
+  ExprId parseAll() {
+    ExprId e = expr();
+    skipSpace();
+    if (pos_ != s_.size()) throw SyntaxError{"unexpected '" + std::string(s_.substr(pos_)) + "'"};
+    return e;
+  }
+
+ private:
+  std::string_view s_;
+  const std::function<std::string(std::string_view)>& qualify_;
+  size_t pos_ = 0;
+
+  void skipSpace() {
+    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
+  }
+  bool eat(std::string_view tok) {
+    skipSpace();
+    if (s_.substr(pos_, tok.size()) != tok) return false;
+    pos_ += tok.size();
+    return true;
+  }
+  void expect(std::string_view tok) {
+    if (!eat(tok)) throw SyntaxError{"expected '" + std::string(tok) + "'"};
+  }
+
+  ExprId expr() {
+    ExprId e = term();
+    for (;;) {
+      if (eat("+")) e = add(e, term());
+      else if (eat("-")) e = sub(e, term());
+      else return e;
+    }
+  }
+
+  // A division or modulus by a non-constant is an unknown integer to us.
+  static ExprId divide(ExprId a, ExprId b, const char* op) {
+    auto k = constantValue(b);
+    if (k && *k > 0) {
+      if (std::string_view(op) == "//") return *floorDiv(a, *k);
+      if (std::string_view(op) == "%") return *mod(a, *k);
+      if (*mod(a, *k) == constant(0)) return *floorDiv(a, *k);  // exact true division
+    }
+    return opaque("(" + toString(a) + op + toString(b) + ")");
+  }
+
+  ExprId term() {
+    ExprId e = unary();
+    for (;;) {
+      if (eat("**")) {
+        auto n = constantValue(unary());
+        if (!n || *n < 0 || *n > 8) throw SyntaxError{"only small constant powers are supported"};
+        ExprId base = e;
+        e = constant(1);
+        for (int64_t i = 0; i < *n; ++i) e = mul(e, base);
+      } else if (eat("*")) {
+        e = mul(e, unary());
+      } else if (eat("//")) {
+        e = divide(e, unary(), "//");
+      } else if (eat("/")) {
+        e = divide(e, unary(), "/");
+      } else if (eat("%")) {
+        e = divide(e, unary(), "%");
+      } else {
+        return e;
+      }
+    }
+  }
+
+  ExprId unary() {
+    if (eat("-")) return neg(unary());
+    if (eat("+")) return unary();
+    return primary();
+  }
+
+  ExprId primary() {
+    skipSpace();
+    if (pos_ >= s_.size()) throw SyntaxError{"unexpected end"};
+    char c = s_[pos_];
+    if (eat("(")) {
+      ExprId e = expr();
+      expect(")");
+      return e;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      int64_t v = 0;
+      while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
+        if (v > (INT64_MAX - 9) / 10) throw SyntaxError{"integer too large"};
+        v = v * 10 + (s_[pos_++] - '0');
+      }
+      return constant(v);
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t start = pos_;
+      // A dot joins a graph prefix to a name ("D0.s77", as relation files write them).
+      auto identChar = [&](size_t i) {
+        unsigned char ch = static_cast<unsigned char>(s_[i]);
+        return std::isalnum(ch) || ch == '_' ||
+               (ch == '.' && i + 1 < s_.size() && std::isalpha(static_cast<unsigned char>(s_[i + 1])));
+      };
+      while (pos_ < s_.size() && identChar(pos_)) ++pos_;
+      std::string_view name = s_.substr(start, pos_ - start);
+      if (!eat("(")) return var(qualify_(name));
+      return call(name);
+    }
+    throw SyntaxError{std::string("unexpected '") + c + "'"};
+  }
+
+  ExprId call(std::string_view name) {
+    std::vector<ExprId> args;
+    if (!eat(")")) {
+      do args.push_back(expr());
+      while (eat(","));
+      expect(")");
+    }
+    if (args.size() == 2 && name == "FloorDiv") return divide(args[0], args[1], "//");
+    if (args.size() == 2 && (name == "Mod" || name == "PythonMod")) return divide(args[0], args[1], "%");
+    std::string text = std::string(name) + "(";
+    for (size_t i = 0; i < args.size(); ++i) text += (i ? ", " : "") + toString(args[i]);
+    return opaque(text + ")");
+  }
+};
+
+}  // namespace
+
+std::optional<ExprId> parse(std::string_view text, const std::function<std::string(std::string_view)>& qualify,
+                            std::string* error) {
+  try {
+    return Parser(text, qualify).parseAll();
+  } catch (const SyntaxError& e) {
+    if (error) *error = e.why + " in the size expression '" + std::string(text) + "'";
+    return std::nullopt;
+  }
+}
+
+}  // namespace tangle::sym
