@@ -9,10 +9,17 @@ AOTAutograd lowers it to ATen ops, and the forward graph is written as text.
   distributed program. Each rank runs in its own process with a *fake*
   process group (no communication happens; collectives are only traced), so a
   2-, 4- or 8-way implementation is captured on one CPU machine.
-  ``build(rank, world_size)`` returns ``(fn, args)`` for that rank; ``fn``
+  ``build(rank, world_size)`` returns ``(fn, args)`` for that rank, or
+  ``(fn, args, dynamic)`` (see below); ``fn``
   should use ``torch.distributed._functional_collectives`` (all_reduce,
   all_gather_tensor, reduce_scatter_tensor), which appear in the graph as
   ``_c10d_functional.*`` calls that tangle lowers to cross-rank expressions.
+
+Dynamic shapes: ``dynamic`` maps an argument index to the dims that stay
+symbolic (``{0: [0]}``: dim 0 of the first argument, e.g. the token count),
+marked with ``torch._dynamo.mark_dynamic``. The graph then has ``Sym(s0)``
+inputs and sizes such as ``f32[s0, 8]``; tangle reasons about them
+symbolically (relation files can add ``assume`` facts).
 
 Command line:  python -m tangle.capture MODULE:FUNCTION --ranks N --out DIR
   writes DIR/impl.r{rank}.py for N ranks (FUNCTION is ``build``), or with
@@ -35,12 +42,17 @@ def _writer(path):
     return compile_fw
 
 
-def capture(fn, args, path):
-    """Traces fn(*args) to ATen ops and writes its readable FX graph to path."""
+def capture(fn, args, path, dynamic=None):
+    """Traces fn(*args) to ATen ops and writes its readable FX graph to path.
+
+    dynamic: {argument index: [dims]} to keep symbolic (None: all static)."""
     import torch
     from torch._dynamo.backends.common import aot_autograd
 
     torch._dynamo.reset()
+    for index, dims in (dynamic or {}).items():
+        for d in dims:
+            torch._dynamo.mark_dynamic(args[index], d)
     backend = aot_autograd(fw_compiler=_writer(path))
     compiled = torch.compile(fn, backend=backend, fullgraph=True)
     with torch.no_grad():
@@ -58,8 +70,8 @@ def _capture_rank(build_ref, rank, world_size, path):
     try:
         module, name = build_ref
         build = getattr(importlib.import_module(module), name)
-        fn, args = build(rank, world_size)
-        capture(fn, args, path)
+        fn, args, *dynamic = build(rank, world_size)
+        capture(fn, args, path, dynamic[0] if dynamic else None)
     finally:
         dist.destroy_process_group()
 
@@ -90,8 +102,8 @@ def main(argv=None):
     if not name:
         ap.error("target must be MODULE:FUNCTION")
     if a.ranks <= 0:
-        fn, args = getattr(importlib.import_module(module), name)()
-        print(capture(fn, args, os.path.join(a.out, "spec.py")))
+        fn, args, *dynamic = getattr(importlib.import_module(module), name)()
+        print(capture(fn, args, os.path.join(a.out, "spec.py"), dynamic[0] if dynamic else None))
     else:
         for p in capture_ranks((module, name), a.ranks, a.out):
             print(p)

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "import/import.h"
+#include "infer/symbol_facts.h"
 #include "lemmas/lemma_file.h"
 #include "lemmas/lemmas.h"
 #include "validate/lemma_file_check.h"
@@ -55,11 +56,20 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
   run->spec = importGraph(specPath);
   for (auto& p : implPaths) run->impl.push_back(importGraph(p));
   run->info.importSeconds = secondsSince(t0);
+  // Each graph's symbolic sizes are its own ("S.s0", "D1.s0") until a fact relates them.
+  sym::Scope symbolScope(*run->symbols);
+  qualifySymbols(run->spec, "S.");
+  noteSymbolicSizes(run->spec, *run->symbols);
+  for (size_t r = 0; r < run->impl.size(); ++r) {
+    qualifySymbols(run->impl[r], "D" + std::to_string(r) + ".");
+    noteSymbolicSizes(run->impl[r], *run->symbols);
+  }
   run->info.relationPath = req.relationPath;
   run->info.specPath = specPath;
   run->info.implPaths = implPaths;
 
   run->relation = raw.expand(static_cast<int>(implPaths.size()));
+  addAssumptions(run->relation, run->spec, run->impl, *run->symbols);
   LowerOptions lo;
   lo.groups = run->relation.groups;
   for (auto& t : run->relation.cutInputs) {
@@ -68,10 +78,14 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
   }
   run->specL = std::make_unique<LGraph>(lowerSpec(run->spec, lo));
   run->implL = std::make_unique<LGraph>(lowerImpl(run->impl, lo));
+  Problem p{run->specL.get(), run->implL.get(), &run->relation};
+  addRelationShapeFacts(p, *run->symbols);
+  canonicalizeSymbols(*run->specL);
+  canonicalizeSymbols(*run->implL);
+  run->info.symbolFacts = run->symbols->describe();
   checkAnnotatedShapes(*run->specL);
   checkAnnotatedShapes(*run->implL);
 
-  Problem p{run->specL.get(), run->implL.get(), &run->relation};
   if (fileRules.empty()) {
     run->result = inferRelations(p, lemmas::allLemmas(), options);
   } else {

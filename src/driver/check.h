@@ -13,6 +13,7 @@
 #include "relation/relation.h"
 #include "replay/replay.h"
 #include "report/report.h"
+#include "sym/context.h"
 
 namespace tangle {
 
@@ -39,6 +40,8 @@ struct CheckRun {
   std::optional<replay::ReplayReport> replay;  // when requested
   std::string lemmaWarnings;             // one line per trusted unvalidated file lemma (print to stderr)
   size_t fileLemmas = 0;                 // lemmas loaded from lemma files
+  // What is known of the symbolic sizes; the verdict holds under these facts.
+  std::unique_ptr<sym::Context> symbols = std::make_unique<sym::Context>();
 };
 
 std::unique_ptr<CheckRun> runCheck(const CheckRequest& req);

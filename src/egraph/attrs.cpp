@@ -1,5 +1,7 @@
 #include "egraph/attrs.h"
 
+#include "sym/expr.h"
+
 #include <bit>
 #include <cmath>
 #include <mutex>
@@ -141,6 +143,7 @@ std::string Attr::toString() const {
   switch (kind) {
     case Kind::None: return "none";
     case Kind::Int: return std::to_string(i);
+    case Kind::SymDim: return sym::dimToString(i);
     case Kind::Float: return formatFloat(f);
     case Kind::Bool: return i ? "true" : "false";
     case Kind::Str: return quoteString(symbolName(static_cast<Symbol>(i)));

@@ -17,9 +17,12 @@ Symbol intern(std::string_view s);       // thread-safe, process-wide; intern(""
 const std::string& symbolName(Symbol s);  // lock-free read; valid forever
 
 struct Attr {
-  enum class Kind : uint8_t { None, Int, Float, Bool, Str, IntList };
+  // SymDim: a symbolic size (a negative Dim, see sym/expr.h), e.g. a slice
+  // bound `(s0//2)`. It is its own kind so that code reading integers
+  // (attrInt, Subst::integer) never mistakes it for a number.
+  enum class Kind : uint8_t { None, Int, Float, Bool, Str, IntList, SymDim };
   Kind kind = Kind::None;
-  int64_t i = 0;              // Int, Bool (0/1), Str (a Symbol)
+  int64_t i = 0;              // Int, Bool (0/1), Str (a Symbol), SymDim (the Dim)
   double f = 0;               // Float
   std::vector<int64_t> list;  // IntList
 
@@ -29,6 +32,8 @@ struct Attr {
   static Attr boolean(bool v) { Attr a; a.kind = Kind::Bool; a.i = v; return a; }
   static Attr str(std::string_view s) { Attr a; a.kind = Kind::Str; a.i = intern(s); return a; }
   static Attr ints(std::vector<int64_t> v) { Attr a; a.kind = Kind::IntList; a.list = std::move(v); return a; }
+  // A size: Int when concrete (d >= 0), else SymDim.
+  static Attr dim(int64_t d) { Attr a; a.kind = d >= 0 ? Kind::Int : Kind::SymDim; a.i = d; return a; }
   bool operator==(const Attr&) const = default;
   std::string toString() const;  // 3, 0.5, true, none, "name", [1, 2]
 };

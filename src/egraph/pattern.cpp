@@ -26,6 +26,13 @@ int64_t Subst::integer(std::string_view v) const {
   return a.i;
 }
 
+int64_t Subst::dim(std::string_view v) const {
+  const Attr& a = attr(v);
+  if (a.kind != Attr::Kind::Int && a.kind != Attr::Kind::SymDim)
+    throw std::invalid_argument("attribute variable ?" + std::string(v) + " is " + a.toString() + ", not a size");
+  return a.i;
+}
+
 // ---- Matching -------------------------------------------------------------
 
 namespace {

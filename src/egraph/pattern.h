@@ -73,6 +73,7 @@ struct Subst {
   Id cls(std::string_view v) const;              // throws std::out_of_range if unbound
   const Attr& attr(std::string_view v) const;
   int64_t integer(std::string_view v) const;     // attr(v).i, checks kind Int
+  int64_t dim(std::string_view v) const;         // attr(v).i, checks kind Int or SymDim (a Dim)
   const std::vector<Id>& list(std::string_view v) const;
 };
 

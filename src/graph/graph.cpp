@@ -72,4 +72,18 @@ void Graph::verify() const {
   }
 }
 
+void qualifySymbols(Graph& g, const std::string& prefix) {
+  auto rename = [&](sym::ExprId e) {
+    return sym::substitute(e, [&](sym::AtomId v) -> std::optional<sym::ExprId> {
+      return sym::var(prefix + sym::atom(v).name);
+    });
+  };
+  for (Node& n : g.nodes) {
+    if (n.symValue) n.symValue = rename(*n.symValue);
+    if (!n.type) continue;
+    for (Dim& d : n.type->shape)
+      if (isSymbolic(d)) d = sym::toDim(rename(sym::fromDim(d))).value_or(d);
+  }
+}
+
 }  // namespace tangle

@@ -59,6 +59,7 @@ struct Node {
   std::vector<std::pair<std::string, Value>> kwargs;
   // Type of the computed tensor; unset for tuple-valued nodes and when unannotated.
   std::optional<TensorType> type;
+  std::optional<sym::ExprId> symValue;  // a "Sym(...)" node: its symbolic integer value
   bool isTuple = false;      // the node computes a tuple; read it with getitem
   SourceLoc loc;             // where in the dump file the node is defined
   std::string source;        // the "# File: ... code: ..." comment above it, if any
@@ -76,7 +77,6 @@ class Graph {
   std::vector<Node> nodes;           // topologically ordered
   std::vector<NodeId> inputs;        // placeholder nodes, in order
   std::vector<Value> outputs;        // what the output node returns (flattened)
-  std::vector<std::string> symbols;  // names of symbolic dims
 
   // Appends (a "placeholder" node is also appended to `inputs`); throws
   // InputError on a duplicate name.
@@ -98,5 +98,10 @@ class Graph {
  private:
   std::unordered_map<std::string, NodeId> byName_;
 };
+
+// Renames every symbol of the graph's types and Sym values `s` to
+// `prefix + s` ("s77" -> "D0.s77"). Symbols of different graphs are unrelated
+// unless a fact relates them, so each graph of a check gets its own prefix.
+void qualifySymbols(Graph& g, const std::string& prefix);
 
 }  // namespace tangle

@@ -8,6 +8,7 @@
 
 #include "import/text_file.h"
 #include "import/type_annotation.h"
+#include "sym/context.h"
 
 namespace tangle {
 
@@ -177,9 +178,15 @@ std::string unquote(std::string_view lit) {
 
 // --------------------------------------------------------------- parser ----
 
+// What a type annotation says: a tensor type, or the value of a Sym(...).
+struct Annotation {
+  std::optional<TensorType> type;
+  std::optional<sym::ExprId> symValue;
+};
+
 struct Param {
   std::string name;
-  std::optional<TensorType> type;
+  Annotation ann;
   int line = 0;
 };
 
@@ -332,7 +339,7 @@ class FxParser {
       if (isOp(':')) {
         advance();
         stmtNode_ = p.name;
-        p.type = parseAnnotation(p.name);
+        p.ann = parseAnnotation(p.name);
         stmtNode_.clear();
       }
       params_.push_back(std::move(p));
@@ -345,13 +352,13 @@ class FxParser {
     expectLineEnd();
   }
 
-  std::optional<TensorType> parseAnnotation(const std::string& node) {
+  Annotation parseAnnotation(const std::string& node) {
     if (tok_.kind != Tok::String) expected("a type annotation string such as \"f32[8, 16]\"");
     std::string text = unquote(tok_.text);
-    AnnotationResult r = parseTypeAnnotation(text, g_.symbols);
+    AnnotationResult r = parseTypeAnnotation(text);
     if (!r.ok) fail("cannot parse the type annotation \"" + text + "\": " + r.error);
     advance();
-    return std::move(r.type);
+    return {std::move(r.type), r.symValue};
   }
 
   // ---- body
@@ -389,11 +396,11 @@ class FxParser {
     stmtNode_ = name;
     advance();
     if (isOp(',')) return parseTupleUnpack(std::move(name));
-    std::optional<TensorType> type;
+    Annotation ann;
     if (isOp(':')) {
       advance();
-      type = parseAnnotation(name);
-      if (isOp(';') || atLineEnd()) return parseDeclarations(std::move(name), std::move(type));
+      ann = parseAnnotation(name);
+      if (isOp(';') || atLineEnd()) return parseDeclarations(std::move(name), std::move(ann));
     }
     if (!isOp('=')) expected("':' or '=' after '" + name + "'");
     advance();
@@ -401,7 +408,8 @@ class FxParser {
 
     Node n;
     n.name = std::move(name);
-    n.type = std::move(type);
+    n.type = std::move(ann.type);
+    n.symValue = ann.symValue;
     n.loc = SourceLoc{path_, stmtLine_};
     n.source = source_;
     parseRhs(n);
@@ -411,16 +419,16 @@ class FxParser {
   }
 
   // `x: "f32[4]"; y: "i64[]"; ` — placeholder declarations of pytree-style dumps.
-  void parseDeclarations(std::string name, std::optional<TensorType> type) {
+  void parseDeclarations(std::string name, Annotation ann) {
     for (;;) {
-      declared_.push_back(Param{name, std::move(type), stmtLine_});
+      declared_.push_back(Param{name, std::move(ann), stmtLine_});
       if (!isOp(';')) break;
       advance();
       if (atLineEnd()) break;
       name = std::string(expectName("a parameter declaration after ';'"));
       stmtNode_ = name;
       expectOp(':', "in a parameter declaration");
-      type = parseAnnotation(name);
+      ann = parseAnnotation(name);
     }
     expectLineEnd();
   }
@@ -443,9 +451,9 @@ class FxParser {
     expectLineEnd();
     if (placeholdersDone_) fail("fx_pytree.tree_flatten_spec(...) after the first node: inputs are already defined");
     for (std::string& n : names) {
-      Param p{n, std::nullopt, stmtLine_};
+      Param p{n, {}, stmtLine_};
       for (const Param& d : declared_)
-        if (d.name == n) p.type = d.type;
+        if (d.name == n) p.ann = d.ann;
       addPlaceholder(std::move(p));
     }
     placeholdersDone_ = true;
@@ -455,7 +463,8 @@ class FxParser {
     Node n;
     n.name = std::move(p.name);
     n.op = "placeholder";
-    n.type = std::move(p.type);
+    n.type = std::move(p.ann.type);
+    n.symValue = p.ann.symValue;
     n.loc = SourceLoc{path_, p.line};
     g_.add(std::move(n));
   }
@@ -470,6 +479,7 @@ class FxParser {
   }
 
   void parseRhs(Node& n) {
+    if (n.symValue && isSymArithmetic()) return parseSymArithmetic(n);
     if (tok_.kind != Tok::Name) expected("a call, 'self.<attr>' or '<tuple>[<index>]'");
     if (isName("self") && peek().kind == Tok::Op && peek().op == '.') {
       advance();
@@ -504,6 +514,93 @@ class FxParser {
     constexpr std::string_view kOps = "torch.ops.";
     n.op = callee.compare(0, kOps.size(), kOps) == 0 ? callee.substr(kOps.size()) : callee;
     parseCallArgs(n.args, &n.kwargs);
+  }
+
+  // ---- Python arithmetic on symbolic ints: `floordiv: "Sym((s0//2))" = arg0_1 // 2`
+  static bool isArithOp(char c) { return c && std::string_view("+-*/%<>=!").find(c) != std::string_view::npos; }
+  bool isSymArithmetic() {
+    if (tok_.kind == Tok::Number || isOp('-') || isOp('(')) return true;
+    if (tok_.kind != Tok::Name) return false;
+    const Token& next = peek();
+    return next.kind == Tok::Newline || next.kind == Tok::End || (next.kind == Tok::Op && (isArithOp(next.op) || next.op == ';'));
+  }
+
+  // The expression's value is checked against the annotation, which is what
+  // the node means from then on. Comparisons (SymBool) are kept unchecked.
+  void parseSymArithmetic(Node& n) {
+    n.op = "sym.arith";
+    std::optional<sym::ExprId> v = symSum(n);
+    bool compare = false;
+    while (tok_.kind == Tok::Op && (tok_.op == '<' || tok_.op == '>' || tok_.op == '=' || tok_.op == '!')) {
+      compare = true;
+      advance();
+      if (isOp('=')) advance();
+      symSum(n);
+    }
+    if (compare) {
+      n.op = "sym.compare";
+      return;
+    }
+    if (v && !sym::current().proveEqual(*v, *n.symValue))
+      fail("the annotation says Sym(" + sym::toString(*n.symValue) + ") but the expression computes " +
+           sym::toString(*v));
+  }
+  // nullopt when an operand has no known symbolic value.
+  std::optional<sym::ExprId> symSum(Node& n) {
+    auto v = symProduct(n);
+    for (;;) {
+      bool plus = isOp('+');
+      if (!plus && !isOp('-')) return v;
+      advance();
+      auto r = symProduct(n);
+      v = v && r ? std::optional(plus ? sym::add(*v, *r) : sym::sub(*v, *r)) : std::nullopt;
+    }
+  }
+  std::optional<sym::ExprId> symProduct(Node& n) {
+    auto v = symUnary(n);
+    for (;;) {
+      char op = tok_.kind == Tok::Op ? tok_.op : 0;
+      if (op != '*' && op != '/' && op != '%') return v;
+      advance();
+      bool floor = op == '/' && isOp('/');
+      if (floor) advance();
+      if (op == '/' && !floor) fail("true division of symbolic integers is not supported");
+      auto r = symUnary(n);
+      std::optional<sym::ExprId> out;
+      if (v && r) {
+        auto k = sym::constantValue(*r);
+        if (op == '*') out = sym::mul(*v, *r);
+        else if (k && floor) out = sym::floorDiv(*v, *k);
+        else if (k) out = sym::mod(*v, *k);
+      }
+      v = out;
+    }
+  }
+  std::optional<sym::ExprId> symUnary(Node& n) {
+    if (isOp('-')) {
+      advance();
+      auto v = symUnary(n);
+      return v ? std::optional(sym::neg(*v)) : std::nullopt;
+    }
+    if (isOp('(')) {
+      advance();
+      auto v = symSum(n);
+      expectOp(')', "closing the parenthesis");
+      return v;
+    }
+    if (tok_.kind == Tok::Number) {
+      Value num = parseNumber(tok_.text, false);
+      advance();
+      auto i = std::get_if<int64_t>(&num.v);
+      if (!i) fail("expected an integer in symbolic arithmetic");
+      n.args.push_back(*i);
+      return sym::constant(*i);
+    }
+    if (tok_.kind != Tok::Name) expected("an operand of symbolic arithmetic");
+    NodeId id = resolve(tok_.text);
+    advance();
+    n.args.emplace_back(TensorRef{id});
+    return g_.node(id).symValue;
   }
 
   // `(a, b, k = v)`; kwargs == nullptr when keyword arguments are not expected.

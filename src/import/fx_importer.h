@@ -22,8 +22,11 @@
 //    `device(type='cuda', index=0)`, and operator references such as the
 //    first argument of higher_order.auto_functionalized, stored without the
 //    `torch.ops.` prefix ("_C.rms_norm.default", matching Node::op spelling);
-//  * "Sym(...)" annotations leave `type` unset (a symbolic int, not a tensor);
-//    symbolic dims are recorded in Graph::symbols;
+//  * "Sym(...)" annotations leave `type` unset and set Node::symValue (a
+//    symbolic int, not a tensor); Python arithmetic on them
+//    (`floordiv: "Sym((s0//2))" = arg0_1 // 2`) becomes a "sym.arith" node,
+//    checked against its annotation ("sym.compare" for comparisons);
+//    symbolic dims are sym expressions over the graph's own symbol names;
 //  * `# File: ...` comments become Node::source of the following nodes (text
 //    after "# "); any other comment clears it;
 //  * the returned values, flattened, None dropped, become Graph::outputs.

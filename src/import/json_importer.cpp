@@ -40,7 +40,7 @@ class JsonGraphReader {
       if (!it->is_array()) fail("\"symbols\" must be an array of names");
       for (const Json& s : *it) {
         if (!s.is_string()) fail("\"symbols\" must be an array of names");
-        g_.symbols.push_back(s.get<std::string>());
+        (void)s;  // informational: symbols are known from the types that use them
       }
     }
     auto nodes = doc.find("nodes");
@@ -105,9 +105,10 @@ class JsonGraphReader {
     }
     if (auto type = j.find("type"); type != j.end() && !type->is_null()) {
       if (!type->is_string()) fail("\"type\" must be a string such as \"f32[8, 16]\" or null");
-      AnnotationResult r = parseTypeAnnotation(type->get<std::string>(), g_.symbols);
+      AnnotationResult r = parseTypeAnnotation(type->get<std::string>());
       if (!r.ok) fail("cannot parse \"type\": \"" + type->get<std::string>() + "\": " + r.error);
       n.type = std::move(r.type);
+      n.symValue = r.symValue;
     }
     if (auto tuple = j.find("tuple"); tuple != j.end()) {
       if (!tuple->is_boolean()) fail("\"tuple\" must be true or false");

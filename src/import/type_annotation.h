@@ -13,13 +13,14 @@ namespace tangle {
 
 struct AnnotationResult {
   bool ok = false;
-  std::optional<TensorType> type;  // unset for "Sym(...)" (a symbolic int, not a tensor)
-  std::string error;               // what was expected, when !ok
+  std::optional<TensorType> type;         // unset for "Sym(...)" (a symbolic int, not a tensor)
+  std::optional<sym::ExprId> symValue;    // the value of a "Sym(...)" annotation
+  std::string error;                      // what was expected, when !ok
 };
 
-// Parses `text`. Symbolic dims (and the names inside "Sym(...)") are recorded
-// in `symbols` (a dim that is an expression such as "2*s0" becomes one opaque
-// symbol named by its text); a symbolic dim is encoded as -1 - index.
-AnnotationResult parseTypeAnnotation(std::string_view text, std::vector<std::string>& symbols);
+// Parses `text`. A symbolic dim ("s0", "2*s0", "(s77//2)") is a sym
+// expression over the graph's own (unqualified) symbol names; see
+// qualifySymbols in graph/graph.h for giving them a graph prefix.
+AnnotationResult parseTypeAnnotation(std::string_view text);
 
 }  // namespace tangle

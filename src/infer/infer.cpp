@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "ops/ops.h"
+#include "ops/shape.h"
 
 namespace tangle {
 
@@ -135,7 +136,7 @@ class Inference {
       eg::Id rhs = addRelExpr(scratch, r.rhs, spec_, impl_);
       const TensorType* want = spec_.nodes[s].data.tensor();
       const TensorType* got = scratch.data(rhs).tensor();
-      if (want && got && want->shape != got->shape)
+      if (want && got && !ops::sameShape(want->shape, got->shape))
         throw InputError(r.loc, "shape mismatch: " + r.lhs.toString() + " is " + toString(*want) + " but '" +
                                     r.rhs.toString() + "' is " + toString(*got));
       inputRels_[s].push_back(&r.rhs);

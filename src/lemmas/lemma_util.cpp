@@ -1,4 +1,5 @@
 #include "lemmas/lemma_util.h"
+#include "sym/context.h"
 
 #include <algorithm>
 
@@ -39,6 +40,36 @@ std::optional<std::vector<int64_t>> sizesAlong(const EGraph& g, const std::vecto
   return out;
 }
 
+std::optional<Dim> dimOf(const EGraph& g, Id c, int64_t dim) {
+  const TensorType* t = typeOf(g, c);
+  if (!t || dim < 0 || dim >= t->rank()) return std::nullopt;
+  return t->shape[dim];
+}
+
+std::optional<std::vector<Dim>> dimsAlong(const EGraph& g, const std::vector<Id>& xs, int64_t dim) {
+  std::vector<Dim> out;
+  out.reserve(xs.size());
+  for (Id x : xs) {
+    auto s = dimOf(g, x, dim);
+    if (!s) return std::nullopt;
+    out.push_back(*s);
+  }
+  return out;
+}
+
+bool sameDims(const std::vector<Dim>& a, const std::vector<Dim>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!sym::dimEqual(a[i], b[i])) return false;
+  return true;
+}
+
+Dim totalDim(const std::vector<Dim>& sizes) {
+  Dim total = 0;
+  for (Dim s : sizes) total = *sym::dimAdd(total, s);  // a sum of sizes is a size
+  return total;
+}
+
 std::vector<const ENode*> nodesOf(const EGraph& g, Id c, eg::Symbol sym) {
   std::vector<const ENode*> out;
   for (const ENode& n : g.eclass(c).nodes)
@@ -54,9 +85,10 @@ std::optional<Id> make(EGraph& g, eg::Symbol sym, AttrList attrs, std::vector<Id
   return g.tryAdd(std::move(n));
 }
 
-std::optional<Id> makeSlice(EGraph& g, Id x, int64_t dim, int64_t start, int64_t end) {
-  if (start == 0 && sizeOf(g, x, dim) == end) return g.find(x);
-  return make(g, op().slice, {Attr::integer(dim), Attr::integer(start), Attr::integer(end), Attr::integer(1)}, {x});
+std::optional<Id> makeSlice(EGraph& g, Id x, int64_t dim, Dim start, Dim end) {
+  auto size = dimOf(g, x, dim);
+  if (start == 0 && size && sym::dimEqual(*size, end)) return g.find(x);
+  return make(g, op().slice, {Attr::integer(dim), Attr::dim(start), Attr::dim(end), Attr::integer(1)}, {x});
 }
 
 std::optional<Id> makeConcat(EGraph& g, int64_t dim, const std::vector<Id>& xs) {
@@ -82,22 +114,24 @@ std::optional<std::vector<Id>> mapPieces(const std::vector<Id>& xs, const std::f
   return out;
 }
 
-std::optional<std::vector<Id>> piecesOf(EGraph& g, Id y, int64_t dim, const std::vector<int64_t>& sizes,
+std::optional<std::vector<Id>> piecesOf(EGraph& g, Id y, int64_t dim, const std::vector<Dim>& sizes,
                                         bool allowSlices) {
   for (const ENode* n : nodesOf(g, y, op().concat)) {
     auto d = ops::attrInt(attrsOf(*n), 0);
     if (!d || *d != dim) continue;
-    if (sizesAlong(g, n->children, dim) == sizes) return n->children;
+    auto have = dimsAlong(g, n->children, dim);
+    if (have && sameDims(*have, sizes)) return n->children;
   }
   if (sizes.size() == 1) return std::vector<Id>{g.find(y)};
   if (!allowSlices) return std::nullopt;
   std::vector<Id> out;
-  int64_t off = 0;
-  for (int64_t len : sizes) {
-    auto s = makeSlice(g, y, dim, off, off + len);
+  Dim off = 0;
+  for (Dim len : sizes) {
+    Dim end = *sym::dimAdd(off, len);
+    auto s = makeSlice(g, y, dim, off, end);
     if (!s) return std::nullopt;
     out.push_back(*s);
-    off += len;
+    off = end;
   }
   return out;
 }
@@ -130,11 +164,11 @@ std::optional<Id> distributeOverConcat(EGraph& g, const Match& m, eg::Symbol sym
   int64_t d = m.subst.integer("d");
   const TensorType* out = typeOf(g, m.eclass);
   const TensorType* x0 = typeOf(g, xs[0]);
-  auto sizes = sizesAlong(g, xs, d);
+  auto sizes = dimsAlong(g, xs, d);
   if (!out || !x0 || !sizes) return std::nullopt;
-  int64_t R = out->rank(), D = d + (R - x0->rank()), total = 0;
-  for (int64_t s : *sizes) total += s;
-  if (D < 0 || D >= R || out->shape[D] != total) return std::nullopt;  // the concat side is broadcast
+  int64_t R = out->rank(), D = d + (R - x0->rank());
+  Dim total = totalDim(*sizes);
+  if (D < 0 || D >= R || !sym::dimEqual(out->shape[D], total)) return std::nullopt;  // the concat side is broadcast
   std::vector<std::vector<Id>> kids(xs.size(), std::vector<Id>(args.size()));
   for (size_t k = 0; k < args.size(); ++k) {
     if (k == pos) {
@@ -149,7 +183,7 @@ std::optional<Id> distributeOverConcat(EGraph& g, const Match& m, eg::Symbol sym
       for (size_t i = 0; i < xs.size(); ++i) kids[i][k] = y;
       continue;
     }
-    if (yt->shape[yd] != total) return std::nullopt;
+    if (!sym::dimEqual(yt->shape[yd], total)) return std::nullopt;
     auto p = piecesOf(g, y, yd, *sizes);
     if (!p) return std::nullopt;
     for (size_t i = 0; i < xs.size(); ++i) kids[i][k] = (*p)[i];

@@ -35,6 +35,14 @@ const TensorType* typeOf(const EGraph& g, Id c);
 std::optional<std::vector<int64_t>> sizesAlong(const EGraph& g, const std::vector<Id>& xs, int64_t dim);
 // Concrete size of dim `dim` of class c.
 std::optional<int64_t> sizeOf(const EGraph& g, Id c, int64_t dim);
+// Dims along `dim` / of class c, symbolic ones included (sym/expr.h). Code
+// that only compares them (sym::dimEqual) or adds them (sym::dimAdd) uses
+// these; code doing other arithmetic uses the concrete sizesAlong / sizeOf.
+std::optional<std::vector<Dim>> dimsAlong(const EGraph& g, const std::vector<Id>& xs, int64_t dim);
+std::optional<Dim> dimOf(const EGraph& g, Id c, int64_t dim);
+// Elementwise sym::dimEqual of equally long lists.
+bool sameDims(const std::vector<Dim>& a, const std::vector<Dim>& b);
+Dim totalDim(const std::vector<Dim>& sizes);
 // Nodes of class c with operator `sym` (canonical children).
 std::vector<const ENode*> nodesOf(const EGraph& g, Id c, eg::Symbol sym);
 // Attributes of a node as a list.
@@ -47,8 +55,9 @@ std::optional<double> scalarConstant(const EGraph& g, Id c);
 // const[v]: a 0-d scalar constant.
 Id makeConstant(EGraph& g, double v);
 std::optional<Id> make(EGraph& g, eg::Symbol sym, AttrList attrs, std::vector<Id> children);
-// slice[dim, start, end, 1] x; the full range gives x itself.
-std::optional<Id> makeSlice(EGraph& g, Id x, int64_t dim, int64_t start, int64_t end);
+// slice[dim, start, end, 1] x; the full range gives x itself. Bounds may be
+// symbolic Dims (type inference checks they are provably in range).
+std::optional<Id> makeSlice(EGraph& g, Id x, int64_t dim, Dim start, Dim end);
 // concat[dim] xs; one piece gives the piece itself.
 std::optional<Id> makeConcat(EGraph& g, int64_t dim, const std::vector<Id>& xs);
 // sum xs; one term gives the term itself.
@@ -59,7 +68,7 @@ std::optional<Id> zipSum(EGraph& g, eg::Symbol op, const std::vector<Id>& as, co
 std::optional<std::vector<Id>> mapPieces(const std::vector<Id>& xs, const std::function<std::optional<Id>(Id)>& f);
 // The pieces of y along `dim` with the given sizes: the children of a
 // concat[dim] node of y split exactly so, else (when allowSlices) new slices.
-std::optional<std::vector<Id>> piecesOf(EGraph& g, Id y, int64_t dim, const std::vector<int64_t>& sizes,
+std::optional<std::vector<Id>> piecesOf(EGraph& g, Id y, int64_t dim, const std::vector<Dim>& sizes,
                                         bool allowSlices = true);
 // An elementwise op whose child `pos` is concat[d](xs) (list var "xs", attr
 // var "d"; the other children are the class vars `args[k]`) distributed over

@@ -1,5 +1,6 @@
 // Matrix products over concat and sum: mm, bmm, matmul.
 #include "lemmas/lemma_util.h"
+#include "sym/context.h"
 
 namespace tangle::lemmas::detail {
 
@@ -9,7 +10,7 @@ namespace {
 // P(y, concat[d](xs)) = concat[outDim](P(y_i, x_i)), where y_i = y when
 // `split` is false, else y's pieces along yDim with the same split.
 std::optional<Id> concatProduct(EGraph& g, eg::Symbol sym, const std::vector<Id>& xs, Id y, bool xsOnLeft,
-                                int64_t outDim, bool split, int64_t yDim, const std::vector<int64_t>& sizes) {
+                                int64_t outDim, bool split, int64_t yDim, const std::vector<Dim>& sizes) {
   std::vector<Id> ys(xs.size(), y);
   if (split) {
     auto p = piecesOf(g, y, yDim, sizes);
@@ -30,8 +31,8 @@ std::optional<Id> concatProduct(EGraph& g, eg::Symbol sym, const std::vector<Id>
 std::optional<Id> innerSplit(EGraph& g, eg::Symbol sym, const std::vector<Id>& as, const std::vector<Id>& bs,
                              int64_t ka, int64_t kb) {
   if (as.size() != bs.size()) return std::nullopt;
-  auto sa = sizesAlong(g, as, ka), sb = sizesAlong(g, bs, kb);
-  if (!sa || !sb || *sa != *sb) return std::nullopt;
+  auto sa = dimsAlong(g, as, ka), sb = dimsAlong(g, bs, kb);
+  if (!sa || !sb || !sameDims(*sa, *sb)) return std::nullopt;
   return zipSum(g, sym, as, bs);
 }
 
@@ -46,7 +47,7 @@ Apply fixedDim(eg::Symbol sym, bool xsOnLeft, int64_t outDim) {
 Apply bmmBatch(bool xsOnLeft) {
   return [=](EGraph& g, const Match& m) -> std::optional<Id> {
     const auto& xs = m.subst.list("xs");
-    auto sizes = sizesAlong(g, xs, 0);
+    auto sizes = dimsAlong(g, xs, 0);
     if (!sizes) return std::nullopt;
     return concatProduct(g, op().bmm, xs, m.subst.cls("y"), xsOnLeft, 0, true, 0, *sizes);
   };
@@ -78,7 +79,7 @@ Apply matmulConcat(bool xsOnLeft) {
     const TensorType* out = typeOf(g, m.eclass);
     const TensorType* x0 = typeOf(g, xs[0]);
     const TensorType* yt = typeOf(g, y);
-    auto sizes = sizesAlong(g, xs, d);
+    auto sizes = dimsAlong(g, xs, d);
     if (!out || !x0 || !yt || !sizes || x0->rank() < 2 || yt->rank() < 2) return std::nullopt;
     int64_t rx = x0->rank(), ry = yt->rank(), R = out->rank();
     const eg::Symbol mm = op().matmul;
@@ -96,12 +97,11 @@ Apply matmulConcat(bool xsOnLeft) {
     }
     // Batch dim.
     int64_t D = d + (R - rx);
-    int64_t total = 0;
-    for (int64_t s : *sizes) total += s;
-    if (D < 0 || D >= R - 2 || out->shape[D] != total) return std::nullopt;
+    Dim total = totalDim(*sizes);
+    if (D < 0 || D >= R - 2 || !sym::dimEqual(out->shape[D], total)) return std::nullopt;
     int64_t yd = D - (R - ry);
     bool whole = yd < 0 || yt->shape[yd] == 1;
-    if (!whole && yt->shape[yd] != total) return std::nullopt;
+    if (!whole && !sym::dimEqual(yt->shape[yd], total)) return std::nullopt;
     return concatProduct(g, mm, xs, y, xsOnLeft, D, !whole, yd, *sizes);
   };
 }

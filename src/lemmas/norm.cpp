@@ -109,6 +109,8 @@ void addNormLemmas(std::vector<Lemma>& out) {
                           int64_t i = s.integer("i");
                           if (sizes.kind != Attr::Kind::IntList || i < 0 || i >= static_cast<int64_t>(sizes.list.size()))
                             return false;
+                          for (int64_t k = 0; k <= i; ++k)
+                            if (sizes.list[k] < 0) return false;  // symbolic: not modelled
                           int64_t off = 0;
                           for (int64_t k = 0; k < i; ++k) off += sizes.list[k];
                           s.attrs["s"] = Attr::integer(off);

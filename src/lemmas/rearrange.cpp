@@ -3,6 +3,7 @@
 #include <map>
 
 #include "lemmas/lemma_util.h"
+#include "sym/context.h"
 
 namespace tangle::lemmas::detail {
 
@@ -40,12 +41,30 @@ std::optional<int64_t> permutedDim(const std::vector<int64_t>& p, int64_t d) {
 }
 int64_t transposedDim(int64_t a, int64_t b, int64_t d) { return d == a ? b : d == b ? a : d; }
 
+// With symbolic sizes or bounds: only bounds that are piece boundaries,
+// slice[d, off_i, off_j](concat[d](x1..xn)) = concat[d](x_i+1..x_j).
+std::optional<Id> sliceOfConcatAtBoundaries(EGraph& g, const std::vector<Id>& xs, int64_t d, Dim s, Dim e) {
+  auto sizes = dimsAlong(g, xs, d);
+  if (!sizes) return std::nullopt;
+  std::optional<size_t> first, last;
+  Dim off = 0;
+  for (size_t i = 0; i <= xs.size(); ++i) {
+    if (!first && sym::dimEqual(off, s)) first = i;
+    if (first && sym::dimEqual(off, e)) last = i;
+    if (i < xs.size()) off = *sym::dimAdd(off, (*sizes)[i]);
+  }
+  if (!first || !last || *last <= *first) return std::nullopt;
+  return makeConcat(g, d, std::vector<Id>(xs.begin() + *first, xs.begin() + *last));
+}
+
 // slice[d, s, e, 1](concat[d](x1..xn)) = the overlapped parts of the pieces.
 std::optional<Id> sliceOfConcat(EGraph& g, const Match& m) {
   const auto& xs = m.subst.list("xs");
-  int64_t d = attrI(m.subst, "d"), s = attrI(m.subst, "s"), e = attrI(m.subst, "e");
+  int64_t d = attrI(m.subst, "d");
+  Dim s = m.subst.dim("s"), e = m.subst.dim("e");
   auto sizes = sizesAlong(g, xs, d);
-  if (!sizes || s >= e) return std::nullopt;
+  if (!sizes || isSymbolic(s) || isSymbolic(e)) return sliceOfConcatAtBoundaries(g, xs, d, s, e);
+  if (s >= e) return std::nullopt;
   std::vector<Id> parts;
   int64_t off = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
@@ -80,7 +99,7 @@ std::vector<SliceOf> slicesIn(const EGraph& g, Id c, int64_t d) {
   for (const ENode* n : nodesOf(g, c, op().slice)) {
     const AttrList& a = attrsOf(*n);
     if (ops::attrInt(a, 0) != d || ops::attrInt(a, 3) != 1) continue;
-    out.push_back({g.find(n->children[0]), *ops::attrInt(a, 1), *ops::attrInt(a, 2)});
+    out.push_back({g.find(n->children[0]), *ops::attrDim(a, 1), *ops::attrDim(a, 2)});
   }
   return out;
 }
@@ -122,14 +141,15 @@ std::optional<Id> mergeAdjacentSlices(EGraph& g, const Match& m) {
 std::optional<Id> slicesTileWhole(EGraph& g, const Match& m) {
   Id x = g.find(m.subst.cls("x"));
   int64_t d = attrI(m.subst, "d");
-  auto size = sizeOf(g, x, d);
-  if (!size || attrI(m.subst, "e") >= *size) return std::nullopt;
-  std::map<int64_t, std::vector<std::pair<int64_t, Id>>> byStart;  // start -> (end, slice class)
+  auto size = dimOf(g, x, d);
+  if (!size || sym::dimEqual(m.subst.dim("e"), *size)) return std::nullopt;
+  // Bounds are Dims: equal ids are equal values, so chaining by id is exact.
+  std::map<Dim, std::vector<std::pair<Dim, Id>>> byStart;  // start -> (end, slice class)
   for (const auto& [n, cls] : g.eclass(x).parents) {
     if (n.op != op().slice || n.children.size() != 1 || g.find(n.children[0]) != x) continue;
     const AttrList& a = attrsOf(n);
-    auto dim = ops::attrInt(a, 0), s = ops::attrInt(a, 1), e = ops::attrInt(a, 2), st = ops::attrInt(a, 3);
-    if (dim != d || st != 1 || !s || !e || *s >= *e) continue;
+    auto dim = ops::attrInt(a, 0), s = ops::attrDim(a, 1), e = ops::attrDim(a, 2), st = ops::attrInt(a, 3);
+    if (dim != d || st != 1 || !s || !e || *s == *e) continue;
     auto& v = byStart[*s];
     Id c = g.find(cls);
     if (std::find(v.begin(), v.end(), std::make_pair(*e, c)) == v.end()) v.emplace_back(*e, c);
@@ -137,13 +157,13 @@ std::optional<Id> slicesTileWhole(EGraph& g, const Match& m) {
   // Depth-first search for a chain 0 -> size (bounded).
   std::vector<Id> chain;
   size_t budget = 256;
-  std::function<bool(int64_t)> dfs = [&](int64_t at) -> bool {
-    if (at == *size) return chain.size() >= 2;
+  std::function<bool(Dim)> dfs = [&](Dim at) -> bool {
+    if (sym::dimEqual(at, *size)) return chain.size() >= 2;
     if (budget-- == 0 || chain.size() >= 64) return false;
     auto it = byStart.find(at);
     if (it == byStart.end()) return false;
     for (const auto& [end, cls] : it->second) {
-      if (end > *size) continue;
+      if (!isSymbolic(end) && !isSymbolic(*size) && end > *size) continue;
       chain.push_back(cls);
       if (dfs(end)) return true;
       chain.pop_back();
@@ -201,15 +221,18 @@ std::optional<Id> reshapeOfConcat(EGraph& g, const Match& m) {
 void addRearrangeLemmas(std::vector<Lemma>& out) {
   // --- slice ---
   out.push_back(rewrite("slice-full", "slice[d, 0, size(x,d)](x) = x", "(slice[?d, 0, ?e, 1] ?x)", "?x",
-                        [](const EGraph& g, Subst& s) { return sizeOf(g, s.cls("x"), s.integer("d")) == s.integer("e"); }));
+                        [](const EGraph& g, Subst& s) {
+                          auto size = dimOf(g, s.cls("x"), s.integer("d"));
+                          return size && sym::dimEqual(*size, s.dim("e"));
+                        }));
   out.push_back(rewrite("slice-slice", "slice[d, s2, e2](slice[d, s1, e1](x)) = slice[d, s1+s2, s1+e2](x)",
                         "(slice[?d, ?s2, ?e2, 1] (slice[?d, ?s1, ?e1, 1] ?x))", "(slice[?d, ?s, ?e, 1] ?x)",
                         [](const EGraph&, Subst& s) {
-                          int64_t s1 = s.integer("s1"), e1 = s.integer("e1");
-                          int64_t lo = s1 + s.integer("s2"), hi = s1 + s.integer("e2");
-                          if (hi > e1 || lo > hi) return false;
-                          s.attrs["s"] = Attr::integer(lo);
-                          s.attrs["e"] = Attr::integer(hi);
+                          Dim s1 = s.dim("s1"), e1 = s.dim("e1");
+                          auto lo = sym::dimAdd(s1, s.dim("s2")), hi = sym::dimAdd(s1, s.dim("e2"));
+                          if (!lo || !hi || !sym::dimLE(*hi, e1) || !sym::dimLE(*lo, *hi)) return false;
+                          s.attrs["s"] = Attr::dim(*lo);
+                          s.attrs["e"] = Attr::dim(*hi);
                           return true;
                         }));
   out.push_back(applier("slice-concat",

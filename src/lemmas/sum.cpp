@@ -57,7 +57,7 @@ std::optional<Id> sumOfConcats(EGraph& g, const Match& m) {
   for (const ENode* first : nodesOf(g, xs[0], op().concat)) {
     auto d = ops::attrInt(attrsOf(*first), 0);
     if (!d || first->children.size() < 2) continue;
-    auto sizes = sizesAlong(g, first->children, *d);
+    auto sizes = dimsAlong(g, first->children, *d);
     if (!sizes) continue;
     std::vector<std::vector<Id>> cols(first->children.size());
     bool ok = true;

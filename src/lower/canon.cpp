@@ -15,6 +15,7 @@
 #include "lower/canon_model.h"
 #include "ops/ops.h"
 #include "ops/shape.h"
+#include "sym/context.h"
 
 namespace tangle {
 
@@ -68,7 +69,24 @@ struct Canon {
     }
     if (auto p = std::get_if<int64_t>(&v->v)) return *p;
     if (auto p = std::get_if<bool>(&v->v)) return *p;
+    if (auto e = symValueOf(*v)) {
+      if (auto c = sym::constantValue(*e)) return *c;
+      fail(std::string(what) + " is the symbolic " + sym::toString(*e) + ", which is not supported here");
+    }
     fail(std::string(what) + " must be an integer");
+  }
+  // The value of a reference to a Sym(...) node.
+  std::optional<sym::ExprId> symValueOf(const Value& v) const {
+    auto t = std::get_if<TensorRef>(&v.v);
+    if (!t) return std::nullopt;
+    return g.node(t->node).symValue;
+  }
+  // An integer or symbolic integer argument; nullopt for None/absent.
+  std::optional<sym::ExprId> symIntArg(size_t i, const char* kw, const char* what) const {
+    const Value* v = arg(i, kw);
+    if (isNone(v)) return std::nullopt;
+    if (auto e = symValueOf(*v)) return *e;
+    return sym::constant(intArg(i, kw, what));
   }
   // Optional integer: nullopt for None/absent.
   std::optional<int64_t> optIntArg(size_t i, const char* kw, const char* what) const {
@@ -247,6 +265,8 @@ struct Canon {
   bool permute();
   bool reshapeLike();
   bool slice();
+  bool symbolicSlice(NodeId x, int64_t dim, Dim size, std::optional<sym::ExprId> start, std::optional<sym::ExprId> end,
+                     int64_t step);
   bool cat();
   bool layerNorm();
   bool softmax(bool halfToFloatArg);
@@ -389,8 +409,8 @@ bool Canon::slice() {
   if (overload != "Tensor") return false;
   NodeId x = tensorArg(0, "self", "self");
   int64_t dim = intArg(1, "dim", "dim", 0);
-  auto start = optIntArg(2, "start", "start");
-  auto end = optIntArg(3, "end", "end");
+  auto start = symIntArg(2, "start", "start");
+  auto end = symIntArg(3, "end", "end");
   int64_t step = intArg(4, "step", "step", 1);
   if (step < 1) fail("slice step must be positive");
   const TensorType* in = typeOf(x);
@@ -398,20 +418,48 @@ bool Canon::slice() {
   dim = normDim(dim, in->rank(), "dim");
   if (in->rank() == 0) fail("slice of a 0-d tensor");
   Dim size = in->shape[dim];
-  if (isSymbolic(size)) {
-    bool full = start.value_or(0) == 0 && (!end || *end >= std::numeric_limits<int32_t>::max()) && step == 1;
-    if (full) alias(x);
-    return full;
-  }
+  auto sc = start ? sym::constantValue(*start) : std::optional<int64_t>(0);
+  auto ec = end ? sym::constantValue(*end) : std::nullopt;
+  if (isSymbolic(size) || !sc || (end && !ec)) return symbolicSlice(x, dim, size, start, end, step);
   auto clamp = [&](int64_t v) {
     if (v < 0) v += size;
     return std::clamp<int64_t>(v, 0, size);
   };
-  int64_t s = start ? clamp(*start) : 0;
-  int64_t e = end ? clamp(*end) : size;
+  int64_t s = clamp(*sc);
+  int64_t e = ec ? clamp(*ec) : size;
   if (e < s) e = s;
   if (s == 0 && e == size && step == 1) alias(x);
   else emit("slice", {Attr::integer(dim), Attr::integer(s), Attr::integer(e), Attr::integer(step)}, {tensorRef(x)});
+  return true;
+}
+
+// A slice with a symbolic size or bound. Python clamps bounds to [0, size]
+// and counts negative ones from the end; with symbols that needs proofs, so
+// a bound must be provably inside [0, size] (or a constant past the end, as
+// `x[n:]` prints its end as 2**63-1).
+bool Canon::symbolicSlice(NodeId x, int64_t dim, Dim size, std::optional<sym::ExprId> start,
+                          std::optional<sym::ExprId> end, int64_t step) {
+  sym::Context& ctx = sym::current();
+  sym::ExprId sz = sym::fromDim(size), zero = sym::constant(0);
+  auto bound = [&](std::optional<sym::ExprId> b, sym::ExprId dflt, const char* what) {
+    if (!b) return dflt;
+    auto c = sym::constantValue(*b);
+    if (c && *c >= std::numeric_limits<int32_t>::max()) return sz;
+    if (c && *c < 0) b = sym::add(sz, *b);
+    if (!ctx.proveLE(zero, *b) || !ctx.proveLE(*b, sz))
+      fail(std::string("cannot prove the slice ") + what + " " + sym::toString(*b) + " lies in [0, " +
+           sym::toString(sz) + "]; state what holds with `assume` in the relation file");
+    return ctx.canon(*b);
+  };
+  sym::ExprId s = bound(start, zero, "start"), e = bound(end, sz, "end");
+  if (!ctx.proveLE(s, e)) fail("cannot prove the slice start " + sym::toString(s) + " <= end " + sym::toString(e));
+  if (step != 1) fail("a slice of a symbolic size needs step 1");
+  if (ctx.proveEqual(s, zero) && ctx.proveEqual(e, sz)) {
+    alias(x);
+    return true;
+  }
+  emit("slice", {Attr::integer(dim), Attr::dim(*sym::toDim(s)), Attr::dim(*sym::toDim(e)), Attr::integer(1)},
+       {tensorRef(x)});
   return true;
 }
 

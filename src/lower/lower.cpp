@@ -5,6 +5,8 @@
 
 #include "lower/canon_model.h"
 #include "ops/ops.h"
+#include "ops/shape.h"
+#include "sym/context.h"
 
 namespace tangle {
 
@@ -162,6 +164,10 @@ class Lowerer {
       ln.def.nodes.push_back(std::move(t));
       return;
     }
+    if (isSymbolicScalar(n)) {  // no tensor: its value lives in the types that use it
+      ln.isInput = true;
+      return;
+    }
     Collective c = collectiveKind(n.op);
     if (c == Collective::Wait) {
       if (n.args.empty() || !n.args[0].isTensor()) throw nodeError(n, "wait_tensor expects a tensor");
@@ -182,6 +188,17 @@ class Lowerer {
       for (auto& r : tn.children)
         if (r.kind == CanonTerm::Ref::Kind::Operand) r.operand = lnodeOf(gi, r.operand);
     ln.def = std::move(term);
+  }
+
+  // Arithmetic, sizes and runtime assertions on symbolic integers.
+  static bool isSymbolicScalar(const Node& n) {
+    if (n.type || n.isTuple) return false;
+    if (n.symValue || n.op.rfind("sym.", 0) == 0) return true;
+    std::string_view op = stripDefault(n.op);
+    for (std::string_view s : {"aten.sym_size", "aten.sym_numel", "aten.sym_stride", "aten.sym_storage_offset",
+                               "aten._assert_scalar", "aten.sym_constrain_range", "aten._assert_async"})
+      if (op.rfind(s, 0) == 0) return true;
+    return false;
   }
 
   // Debug name tags (tg.inplace_log_tensor under auto_functionalized_v2, and
@@ -289,8 +306,26 @@ class Lowerer {
                                    std::to_string(members.front()));
           inputs.push_back(lnodeOf(r, std::get<TensorRef>(n.args[0].v).node));
         }
+        assumeEqualShapes(inputs, lg_.origin(byRank.at(members.front())[k].lnode));
         for (size_t pos = 0; pos < members.size(); ++pos)
           lowerOne(byRank.at(members[pos])[k], inputs, members, static_cast<int>(pos));
+      }
+    }
+  }
+
+  // A collective needs the same input shape on every member rank (NCCL
+  // fails otherwise), so symbolic sizes of those inputs are equal.
+  void assumeEqualShapes(const std::vector<int>& inputs, const Node& where) {
+    const TensorType* first = lg_.nodes[inputs.front()].data.tensor();
+    if (!first) return;
+    for (int in : inputs) {
+      const TensorType* t = lg_.nodes[in].data.tensor();
+      if (!t || t->rank() != first->rank()) continue;
+      for (size_t d = 0; d < t->shape.size(); ++d) {
+        if (!isSymbolic(t->shape[d]) && !isSymbolic(first->shape[d])) continue;
+        std::string why;
+        if (!sym::current().assumeEqual(sym::fromDim(first->shape[d]), sym::fromDim(t->shape[d]), &why))
+          throw nodeError(where, "the ranks' inputs of this collective differ in size: " + why);
       }
     }
   }
@@ -470,7 +505,7 @@ void checkAnnotatedShapes(const LGraph& lg) {
     for (size_t k = 0; k < got.types.size(); ++k) {
       const TensorType& want = n.data.types[k];
       if (want.dtype == DType::Unknown && want.shape.empty()) continue;  // unannotated tuple element
-      if (got.types[k].shape != want.shape) {
+      if (!ops::sameShape(got.types[k].shape, want.shape)) {
         const Node& o = lg.origin(static_cast<int>(i));
         throw InputError(o.loc, "node '" + o.name + "' is annotated " + toString(want) + " but " + o.op +
                                     " of its operands gives " + toString(got.types[k]));
@@ -512,6 +547,32 @@ std::optional<eg::Id> addDefinition(eg::EGraph& g, const LGraph& lg, int id) {
   }
   if (local.empty()) return std::nullopt;
   return local.back();
+}
+
+}  // namespace tangle
+
+namespace tangle {
+
+void canonicalizeSymbols(LGraph& lg) {
+  const sym::Context& ctx = sym::current();
+  if (ctx.empty()) return;
+  const ops::Syms& s = ops::syms();
+  static const eg::Symbol expand = eg::intern("expand");
+  auto canonShape = [&](std::vector<Dim>& shape) {
+    for (Dim& d : shape) d = ctx.canonDim(d);
+  };
+  for (LNode& ln : lg.nodes) {
+    for (TensorType& t : ln.data.types) canonShape(t.shape);
+    for (CanonTerm::Node& tn : ln.def.nodes) {
+      // The attributes that may hold symbolic sizes (see canon.cpp).
+      if (tn.op == s.slice && tn.attrs.size() == 4) {
+        for (size_t i : {1, 2})
+          if (tn.attrs[i].kind == eg::Attr::Kind::SymDim) tn.attrs[i] = eg::Attr::dim(ctx.canonDim(tn.attrs[i].i));
+      } else if ((tn.op == s.reshape || tn.op == expand) && tn.attrs.size() == 1) {
+        canonShape(tn.attrs[0].list);
+      }
+    }
+  }
 }
 
 }  // namespace tangle

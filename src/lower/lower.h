@@ -74,6 +74,11 @@ LGraph lowerImpl(const std::vector<Graph>& ranks, const LowerOptions& opts);
 // compared: dtype promotion is modelled loosely.)
 void checkAnnotatedShapes(const LGraph& lg);
 
+// Rewrites every symbolic size of the LGraph (types and the size attributes of
+// slice/reshape/expand) into its normal form under sym::current(), once the
+// facts of the check are known.
+void canonicalizeSymbols(LGraph& lg);
+
 // Adds the leaf of an LGraph tensor (alias-resolved) to the e-graph, with its type.
 eg::Id addLeaf(eg::EGraph& g, const LGraph& lg, int id);
 // Adds `def` of node `id` over the leaves of its operands; returns its root class.

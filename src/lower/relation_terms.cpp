@@ -72,6 +72,13 @@ class RelLowering {
       std::string where = t.side == TensorName::Side::Spec ? "the spec graph" : "rank " + std::to_string(t.rank) + " of the implementation";
       throw InputError(e.loc, "tensor '" + name + "' does not exist in " + where);
     }
+    const LNode& ln = lg.node(lg.resolve(*id));
+    if (!ln.data.tensor() && !ln.tuple()) {
+      const Node& origin = lg.origin(lg.resolve(*id));
+      if (origin.symValue)
+        throw InputError(e.loc, "'" + name + "' is not a tensor but the symbolic integer " +
+                                    sym::toString(*origin.symValue) + " (relations relate tensors)");
+    }
     return addLeaf(g_, lg, *id);
   }
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "ops/infer.h"
+#include "sym/context.h"
 
 namespace tangle::ops::detail {
 
@@ -11,20 +12,23 @@ Data inferTensorLeaf(const eg::EGraph&, const eg::ENode& n) {
 }
 
 // slice[dim, start, end, step] x: 0 <= start <= end <= size, step >= 1.
+// A bound may be a symbolic size (Attr kind SymDim); a symbolic slice needs
+// step 1 and bounds provably in order.
 Data inferSlice(const eg::EGraph& g, const eg::ENode& n) {
   const auto& a = eg::attrs(n.attrs);
   const TensorType* x = childTensor(g, n, 0);
-  auto dim = attrInt(a, 0), start = attrInt(a, 1), end = attrInt(a, 2), step = attrInt(a, 3);
+  auto dim = attrInt(a, 0), start = attrDim(a, 1), end = attrDim(a, 2), step = attrInt(a, 3);
   if (!x || n.children.size() != 1 || a.size() != 4 || !dim || !start || !end || !step) return std::nullopt;
-  if (*dim < 0 || *dim >= x->rank() || *step < 1 || *start < 0 || *end < *start) return std::nullopt;
+  if (*dim < 0 || *dim >= x->rank() || *step < 1) return std::nullopt;
   Dim size = x->shape[*dim];
   Shape out = x->shape;
-  if (isSymbolic(size)) {
-    // Only the full slice of a symbolic dim keeps it; bounded slices need the
-    // size to be known (canon clamps end to it).
-    return std::nullopt;
+  if (isSymbolic(size) || isSymbolic(*start) || isSymbolic(*end)) {
+    auto len = sym::dimSub(*end, *start);
+    if (*step != 1 || !len || !sym::dimLE(*end, size)) return std::nullopt;
+    out[*dim] = *len;
+    return tensorData(x->dtype, std::move(out), childConstant(g, n, 0));
   }
-  if (*end > size) return std::nullopt;
+  if (*end < *start || *end > size) return std::nullopt;
   out[*dim] = (*end - *start + *step - 1) / *step;
   return tensorData(x->dtype, std::move(out), childConstant(g, n, 0));
 }
@@ -46,10 +50,9 @@ Data inferConcat(const eg::EGraph& g, const eg::ENode& n) {
     if (dt == DType::Unknown) dt = t->dtype;
     for (int64_t d = 0; d < t->rank(); ++d) {
       if (d == *dim) continue;
-      if (t->shape[d] != out[d]) return std::nullopt;
+      if (!sym::dimEqual(t->shape[d], out[d])) return std::nullopt;
     }
-    if (isSymbolic(out[*dim]) || isSymbolic(t->shape[*dim])) return std::nullopt;
-    out[*dim] += t->shape[*dim];
+    out[*dim] = *sym::dimAdd(out[*dim], t->shape[*dim]);
     if (c != childConstant(g, n, i)) c.reset();
   }
   return tensorData(dt, std::move(out), c);

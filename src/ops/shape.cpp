@@ -1,4 +1,5 @@
 #include "ops/shape.h"
+#include "sym/context.h"
 
 #include <algorithm>
 
@@ -11,7 +12,7 @@ std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b) {
     // Align from the right.
     Dim da = i + a.size() >= n ? a[i + a.size() - n] : 1;
     Dim db = i + b.size() >= n ? b[i + b.size() - n] : 1;
-    if (da == db || db == 1) out[i] = da;
+    if (sym::dimEqual(da, db) || db == 1) out[i] = da;
     else if (da == 1) out[i] = db;
     else return std::nullopt;
   }
@@ -47,6 +48,13 @@ DType promote(DType a, DType b) {
   return rankOf(a) >= rankOf(b) ? a : b;
 }
 
+bool sameShape(const Shape& a, const Shape& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!sym::dimEqual(a[i], b[i])) return false;
+  return true;
+}
+
 bool allConcrete(const Shape& s) {
   return std::none_of(s.begin(), s.end(), [](Dim d) { return isSymbolic(d); });
 }
@@ -61,20 +69,24 @@ std::optional<int64_t> product(const Shape& s, size_t from, size_t to) {
 }
 
 bool sameNumel(const Shape& a, const Shape& b) {
-  int64_t pa = 1, pb = 1;
-  std::vector<Dim> sa, sb;
-  for (Dim d : a) isSymbolic(d) ? sa.push_back(d) : void(pa *= d);
-  for (Dim d : b) isSymbolic(d) ? sb.push_back(d) : void(pb *= d);
-  if (pa == 0 && pb == 0) return true;
-  std::sort(sa.begin(), sa.end());
-  std::sort(sb.begin(), sb.end());
-  return pa == pb && sa == sb;
+  if (allConcrete(a) && allConcrete(b)) return product(a, 0, a.size()) == product(b, 0, b.size());
+  auto numel = [](const Shape& s) {
+    sym::ExprId p = sym::constant(1);
+    for (Dim d : s) p = sym::mul(p, sym::fromDim(d));
+    return p;
+  };
+  return sym::current().proveEqual(numel(a), numel(b));
 }
 
 std::optional<int64_t> normDim(int64_t d, int64_t rank) {
   if (d < 0) d += rank;
   if (d < 0 || d >= rank) return std::nullopt;
   return d;
+}
+
+std::optional<Dim> attrDim(const eg::AttrList& a, size_t i) {
+  if (i >= a.size() || (a[i].kind != eg::Attr::Kind::Int && a[i].kind != eg::Attr::Kind::SymDim)) return std::nullopt;
+  return a[i].i;
 }
 
 std::optional<int64_t> attrInt(const eg::AttrList& a, size_t i) {

@@ -21,6 +21,8 @@ std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b);
 // within the same category; Unknown is a wildcard, e.g. for const scalars).
 DType promote(DType a, DType b);
 
+// Equal ranks and dims (symbolic dims compared under sym::current()).
+bool sameShape(const Shape& a, const Shape& b);
 // True when every dim is a concrete size.
 bool allConcrete(const Shape& s);
 // Product of dims [from, to); nullopt if one is symbolic.
@@ -33,6 +35,7 @@ std::optional<int64_t> normDim(int64_t d, int64_t rank);
 
 // Attribute readers (nullopt when the attribute has another kind).
 std::optional<int64_t> attrInt(const eg::AttrList& a, size_t i);   // Int only
+std::optional<Dim> attrDim(const eg::AttrList& a, size_t i);       // Int or SymDim (a size)
 std::optional<bool> attrBool(const eg::AttrList& a, size_t i);     // Bool (or Int 0/1)
 std::optional<double> attrNumber(const eg::AttrList& a, size_t i);  // Int or Float
 const std::vector<int64_t>* attrInts(const eg::AttrList& a, size_t i);

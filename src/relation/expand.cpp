@@ -129,6 +129,18 @@ RelationFile RelationFile::expand(int nranks) const {
   out.optionLocs = optionLocs;
   out.outputs = outputs;
   out.outputLocs = outputLocs;
+  // An assumption naming D* holds on every rank.
+  for (const Assumption& a : assumptions) {
+    bool perRank = (a.lhs + a.rhs).find("D*.") != std::string::npos;
+    auto rankOf = [](std::string s, int r) {
+      for (size_t p = s.find("D*."); p != std::string::npos; p = s.find("D*.", p))
+        s.replace(p, 3, "D" + std::to_string(r) + ".");
+      return s;
+    };
+    if (!perRank) out.assumptions.push_back(a);
+    else
+      for (int r = 0; r < nranks; ++r) out.assumptions.push_back({rankOf(a.lhs, r), a.op, rankOf(a.rhs, r), a.loc});
+  }
 
   // A statement is repeated for r = 0..n-1 when `perRank`, else emitted once with r = -1.
   auto forRanks = [&](bool perRank, auto&& emit) {

@@ -223,6 +223,7 @@ class FileParser {
     if (keyword == "impl") return implStatement(rest, st.line);
     if (keyword == "option") return optionStatement(rest, st.line);
     if (keyword == "lemmas") return lemmasStatement(rest, st.line);
+    if (keyword == "assume") return assumeStatement(rest, st.line);
 
     StatementParser p(out_.path, st);
     const Token first = p.next();
@@ -236,7 +237,7 @@ class FileParser {
     if (rel::looksLikeTensorName(first.text) || p.current().kind == Kind::Equals)
       return relationStatement(p, first);
     p.fail(first, "unknown statement '" + std::string(first.text) +
-                      "' (expected spec, impl, const, input, output, expect, group, option, lemmas or S.x = ...)");
+                      "' (expected spec, impl, const, input, output, expect, group, option, lemmas, assume or S.x = ...)");
   }
 
   void specStatement(std::string_view rest, int line) {
@@ -271,6 +272,20 @@ class FileParser {
     if (rest.empty()) throw InputError(at(line), "lemmas needs the path of a lemma file");
     out_.lemmaPaths.push_back(resolvePath(out_.path, rest));
     out_.lemmaLocs.push_back(at(line));
+  }
+
+  // The sides are sym expressions, parsed when the graphs' symbols are known.
+  void assumeStatement(std::string_view rest, int line) {
+    static constexpr std::string_view kOps[] = {"==", "<=", ">=", "<", ">", "="};
+    for (std::string_view op : kOps) {
+      size_t at_ = rest.find(op);
+      if (at_ == std::string_view::npos) continue;
+      std::string lhs(trim(rest.substr(0, at_))), rhs(trim(rest.substr(at_ + op.size())));
+      if (lhs.empty() || rhs.empty()) break;
+      out_.assumptions.push_back({lhs, op == "=" ? "==" : std::string(op), rhs, at(line)});
+      return;
+    }
+    throw InputError(at(line), "assume needs a comparison of symbolic sizes, e.g. `assume S.s0 == 2*D*.s0`");
   }
 
   void optionStatement(std::string_view rest, int line) {

@@ -19,6 +19,7 @@
 //   group 12 = 0 1                         # ranks of a process group (default: all ranks)
 //   option max_iterations = 30             # run options (see RunOptions in src/infer)
 //   lemmas my_ops.lemmas                   # a lemma file (docs/lemma-files.md), relative to this file
+//   assume S.s0 == 2*D*.s0                 # a fact about symbolic sizes (==, <=, <, >=, >), one per rank
 //
 // Rank wildcards (D*) are expanded by `expand` once the rank count is known.
 #pragma once
@@ -77,6 +78,11 @@ struct ConstantDecl {
   SourceLoc loc;
 };
 
+struct Assumption {      // assume <lhs> <op> <rhs> over symbolic sizes, kept as text
+  std::string lhs, op, rhs;  // op: "==", "<=", "<", ">=", ">"
+  SourceLoc loc;
+};
+
 struct RelationFile {
   std::string path;
   std::optional<std::string> specPath;           // resolved relative to the file's folder
@@ -95,6 +101,7 @@ struct RelationFile {
   std::map<std::string, SourceLoc> optionLocs;   // where each option was set (for error messages)
   std::vector<std::string> lemmaPaths;           // `lemmas PATH` statements, resolved relative to the file
   std::vector<SourceLoc> lemmaLocs;              // parallel to lemmaPaths
+  std::vector<Assumption> assumptions;           // `assume` statements
 
   // Impl paths for ranks 0..implRanks-1 (pattern with {rank} substituted).
   // A pattern without {rank} (one SPMD program, e.g. HLO) is repeated per rank.

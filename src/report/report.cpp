@@ -58,6 +58,10 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
     for (auto& o : r.outputs)
       for (auto& e : o.exprs) out << "  " << o.tensor << " = " << formatTerm(e) << "\n";
   }
+  if (!info.symbolFacts.empty()) {
+    out << "symbolic sizes: assuming\n";
+    for (auto& f : info.symbolFacts) out << "  " << f << "\n";
+  }
   if (info.allRelations) {
     out << "relations found (R, in spec order):\n";
     for (auto& t : r.all)
@@ -126,6 +130,7 @@ nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph
   j["relation_file"] = info.relationPath;
   j["spec"] = info.specPath;
   j["impl"] = info.implPaths;
+  j["symbol_facts"] = info.symbolFacts;
   json outs = json::array();
   if (!r.failure)
     for (auto& o : r.outputs)

@@ -17,6 +17,7 @@ struct RunInfo {
   std::vector<std::string> implPaths;
   double importSeconds = 0;
   bool allRelations = false;  // text report: also list the relation of every spec tensor
+  std::vector<std::string> symbolFacts;  // facts about symbolic sizes the verdict relies on
 };
 
 std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& impl, const RunInfo& info);

@@ -47,10 +47,11 @@ TEST(FxImporter, BasicDump) {
   EXPECT_EQ(g.node(g.inputs[0]).name, "x");
   EXPECT_EQ(g.node(g.inputs[0]).op, "placeholder");
   EXPECT_EQ(g.node(g.inputs[0]).type, tt(DType::F32, {8, 16}));
-  EXPECT_EQ(g.node(g.inputs[2]).type, tt(DType::I64, {-1, 8}));  // s0 is symbol 0
-  EXPECT_EQ(g.node(g.inputs[3]).type, std::nullopt);              // Sym(s0)
+  const Dim s0 = *sym::toDim(sym::var("s0"));
+  EXPECT_EQ(g.node(g.inputs[2]).type, tt(DType::I64, {s0, 8}));
+  EXPECT_EQ(g.node(g.inputs[3]).type, std::nullopt);  // Sym(s0): a symbolic int
+  EXPECT_EQ(g.node(g.inputs[3]).symValue, sym::var("s0"));
   EXPECT_EQ(g.node(g.inputs[4]).type, tt(DType::I64, {}));
-  EXPECT_EQ(g.symbols, (std::vector<std::string>{"s0"}));
 
   const Node& mm = nodeNamed(g, "mm");
   EXPECT_EQ(mm.op, "aten.mm.default");
