@@ -1,7 +1,5 @@
 #include "egraph/attrs.h"
 
-#include "sym/expr.h"
-
 #include <bit>
 #include <cmath>
 #include <mutex>
@@ -11,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "egraph/stable_table.h"
+#include "sym/expr.h"
 
 namespace tangle::eg {
 

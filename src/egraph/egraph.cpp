@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "egraph/node_index.h"
+#include "sym/context.h"
 
 namespace tangle::eg {
 
@@ -34,8 +35,18 @@ std::string dataToString(const ClassData& d) {
   return out;
 }
 
+// Symbolic sizes that differ as expressions may still be provably equal
+// (e.g. 2*(n//2) and n when n is even).
+bool sameShape(const std::vector<Dim>& a, const std::vector<Dim>& b) {
+  if (a == b) return true;
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!sym::dimEqual(a[i], b[i])) return false;
+  return true;
+}
+
 bool compatible(const TensorType& a, const TensorType& b) {
-  return a.shape == b.shape && (a.dtype == b.dtype || a.dtype == DType::Unknown || b.dtype == DType::Unknown);
+  return sameShape(a.shape, b.shape) && (a.dtype == b.dtype || a.dtype == DType::Unknown || b.dtype == DType::Unknown);
 }
 
 bool sameConstant(double a, double b) { return a == b || (a != a && b != b); }

@@ -15,6 +15,17 @@ std::string_view trim(std::string_view s) {
 
 std::string unqualified(std::string_view name) { return std::string(name); }
 
+// The first ',' outside parentheses (a symbolic dim may be `Max(1, s0)`).
+size_t topLevelComma(std::string_view s) {
+  int depth = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '(') ++depth;
+    else if (s[i] == ')') --depth;
+    else if (s[i] == ',' && depth == 0) return i;
+  }
+  return std::string_view::npos;
+}
+
 AnnotationResult failure(std::string why) {
   AnnotationResult r;
   r.error = std::move(why);
@@ -43,7 +54,7 @@ AnnotationResult parseTypeAnnotation(std::string_view text) {
     return failure("unknown element type '" + std::string(trim(s.substr(0, open))) + "'");
   std::string_view dims = trim(s.substr(open + 1, s.size() - open - 2));
   while (!dims.empty()) {
-    size_t comma = dims.find(',');
+    size_t comma = topLevelComma(dims);
     std::string_view d = trim(dims.substr(0, comma));
     if (d.empty()) return failure("expected a dimension between ',' in the shape");
     int64_t value = 0;

@@ -493,10 +493,31 @@ LGraph lowerImpl(const std::vector<Graph>& ranks, const LowerOptions& opts) {
   return Lowerer(std::move(graphs), std::move(prefixes), opts).run();
 }
 
+// A slice of a graph operand with symbolic bounds is only modelled when
+// 0 <= start <= end <= size is provable (see Canon::symbolicSlice).
+void checkSymbolicSlice(const LGraph& lg, const LNode& n) {
+  static const eg::Symbol slice = eg::intern("slice");
+  for (const CanonTerm::Node& tn : n.def.nodes) {
+    if (tn.op != slice || tn.attrs.size() != 4 || tn.children.size() != 1) continue;
+    if (tn.attrs[1].kind != eg::Attr::Kind::SymDim && tn.attrs[2].kind != eg::Attr::Kind::SymDim) continue;
+    if (tn.children[0].kind != CanonTerm::Ref::Kind::Operand) continue;
+    const TensorType* x = lg.nodes[tn.children[0].operand].data.tensor();
+    if (!x || tn.attrs[0].i >= x->rank()) continue;
+    Dim s = tn.attrs[1].i, e = tn.attrs[2].i, size = x->shape[tn.attrs[0].i];
+    sym::Context& ctx = sym::current();
+    if (ctx.proveLE(sym::constant(0), sym::fromDim(s)) && sym::dimLE(s, e) && sym::dimLE(e, size)) continue;
+    const Node& o = lg.graphs[n.graph]->node(n.origin);
+    throw InputError(o.loc, "node '" + o.name + "': cannot prove the slice bounds 0 <= " + sym::dimToString(s) +
+                                " <= " + sym::dimToString(e) + " <= " + sym::dimToString(size) +
+                                "; state what holds with `assume` in the relation file");
+  }
+}
+
 void checkAnnotatedShapes(const LGraph& lg) {
   for (size_t i = 0; i < lg.nodes.size(); ++i) {
     const LNode& n = lg.nodes[i];
     if (n.aliasOf >= 0 || n.isInput || n.def.nodes.empty() || n.data.types.empty()) continue;
+    checkSymbolicSlice(lg, n);
     eg::EGraph g(ops::inferData);
     auto root = addDefinition(g, lg, static_cast<int>(i));
     if (!root) continue;  // not inferable here (opaque parts, untyped operands): nothing to compare

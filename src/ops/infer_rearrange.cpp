@@ -23,8 +23,8 @@ Data inferSlice(const eg::EGraph& g, const eg::ENode& n) {
   Dim size = x->shape[*dim];
   Shape out = x->shape;
   if (isSymbolic(size) || isSymbolic(*start) || isSymbolic(*end)) {
-    auto len = sym::dimSub(*end, *start);
-    if (*step != 1 || !len || !sym::dimLE(*end, size)) return std::nullopt;
+    auto len = sym::dimSub(*end, *start);  // proves start <= end
+    if (*step != 1 || !len || !sym::dimLE(0, *start) || !sym::dimLE(*end, size)) return std::nullopt;
     out[*dim] = *len;
     return tensorData(x->dtype, std::move(out), childConstant(g, n, 0));
   }

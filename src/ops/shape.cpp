@@ -1,7 +1,8 @@
 #include "ops/shape.h"
-#include "sym/context.h"
 
 #include <algorithm>
+
+#include "sym/context.h"
 
 namespace tangle::ops {
 

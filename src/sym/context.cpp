@@ -24,7 +24,8 @@ struct Context::Z3State {
     const Atom at = atom(a);
     // For a positive divisor SMT-LIB's integer div is floor division.
     if (at.kind == Atom::Kind::FloorDiv) return encode(at.arg) / ctx.int_val(static_cast<int64_t>(at.k));
-    return ctx.int_const(("a" + std::to_string(a) + "_" + at.name).c_str());
+    // A variable, or an opaque call: the same atom (function and arguments) is the same value.
+    return ctx.int_const(("a" + std::to_string(a)).c_str());
   }
 };
 
@@ -63,6 +64,15 @@ void Context::noteSize(ExprId e) {
   }
 }
 
+namespace {
+ExprId atomTerm(AtomId a) {
+  const Atom at = atom(a);
+  if (at.kind == Atom::Kind::FloorDiv) return *floorDiv(at.arg, at.k);
+  if (at.kind == Atom::Kind::Opaque) return opaque(at.name, at.args);
+  return var(at.name);
+}
+}  // namespace
+
 bool Context::solveFor(ExprId diff) {
   const Poly p = poly(diff);
   int64_t g = std::abs(p.constant);
@@ -73,11 +83,9 @@ bool Context::solveFor(ExprId diff) {
     for (const Term& t : p.terms)
       for (AtomId a : t.atoms) {
         if (a == v) ++n;
-        const Atom& at = atom(a);
-        if (at.kind == Atom::Kind::FloorDiv) {
-          auto inner = leaves(at.arg);
-          n += static_cast<int>(std::count(inner.begin(), inner.end(), v));
-        }
+        if (atom(a).kind == Atom::Kind::Var) continue;
+        auto inner = leaves(atomTerm(a));  // inside a floor division or an opaque call
+        n += static_cast<int>(std::count(inner.begin(), inner.end(), v));
       }
     return n;
   };

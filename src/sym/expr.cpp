@@ -1,6 +1,7 @@
 #include "sym/expr.h"
 
 #include <algorithm>
+#include <cctype>
 #include <deque>
 #include <mutex>
 #include <unordered_map>
@@ -35,6 +36,7 @@ std::string polyKey(const Poly& p) {
 AtomId internAtom(Atom a) {
   std::string key = std::to_string(static_cast<int>(a.kind)) + '|' + a.name + '|' + std::to_string(a.arg) + '|' +
                     std::to_string(a.k);
+  for (ExprId x : a.args) key += ',' + std::to_string(x);
   Tables& t = tables();
   std::lock_guard lock(t.mu);
   auto [it, fresh] = t.atomIds.emplace(std::move(key), static_cast<AtomId>(t.atoms.size()));
@@ -108,8 +110,10 @@ ExprId constant(int64_t v) {
   return internPoly(std::move(p));
 }
 
-ExprId var(std::string_view name) { return atomExpr(internAtom({Atom::Kind::Var, std::string(name), 0, 1})); }
-ExprId opaque(std::string_view text) { return atomExpr(internAtom({Atom::Kind::Opaque, std::string(text), 0, 1})); }
+ExprId var(std::string_view name) { return atomExpr(internAtom({Atom::Kind::Var, std::string(name), 0, 1, {}})); }
+ExprId opaque(std::string_view fn, std::vector<ExprId> args) {
+  return atomExpr(internAtom({Atom::Kind::Opaque, std::string(fn), 0, 1, std::move(args)}));
+}
 
 ExprId add(ExprId a, ExprId b) {
   Poly p = poly(a);
@@ -157,7 +161,7 @@ std::optional<ExprId> floorDiv(ExprId a, int64_t k) {
       return add(rest, *floorDiv(inner.arg, inner.k * k));
     }
   }
-  ExprId div = atomExpr(internAtom({Atom::Kind::FloorDiv, "", internPoly(std::move(r)), k}));
+  ExprId div = atomExpr(internAtom({Atom::Kind::FloorDiv, "", internPoly(std::move(r)), k, {}}));
   return add(internPoly(std::move(q)), div);
 }
 
@@ -185,6 +189,10 @@ ExprId substitute(ExprId e, const std::function<std::optional<ExprId>(AtomId)>& 
         if (auto r = f(a)) factor = *r;
       } else if (at.kind == Atom::Kind::FloorDiv) {
         factor = *floorDiv(substitute(at.arg, f), at.k);
+      } else {
+        std::vector<ExprId> args;
+        for (ExprId x : at.args) args.push_back(substitute(x, f));
+        factor = opaque(at.name, std::move(args));
       }
       prod = mul(prod, factor);
     }
@@ -198,9 +206,13 @@ std::vector<AtomId> leaves(ExprId e) {
   std::function<void(ExprId)> walk = [&](ExprId x) {
     for (const Term& t : poly(x).terms)
       for (AtomId a : t.atoms) {
-        const Atom& at = atom(a);
-        if (at.kind == Atom::Kind::FloorDiv) walk(at.arg);
-        else if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+        const Atom at = atom(a);
+        if (at.kind == Atom::Kind::FloorDiv) {
+          walk(at.arg);
+          continue;
+        }
+        if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+        for (ExprId x : at.args) walk(x);
       }
   };
   walk(e);
@@ -222,8 +234,18 @@ std::string toString(ExprId e) {
     for (size_t i = 0; i < t.atoms.size(); ++i) {
       const Atom& a = atom(t.atoms[i]);
       if (i) out += "*";
-      if (a.kind == Atom::Kind::FloorDiv) out += "(" + toString(a.arg) + "//" + std::to_string(a.k) + ")";
-      else out += a.name;
+      if (a.kind == Atom::Kind::FloorDiv) {
+        out += "(" + toString(a.arg) + "//" + std::to_string(a.k) + ")";
+      } else if (a.kind == Atom::Kind::Var) {
+        out += a.name;
+      } else if (a.args.size() == 2 && !std::isalpha(static_cast<unsigned char>(a.name[0]))) {
+        std::string op = a.name == "//" || a.name == "/" || a.name == "%" ? a.name : " " + a.name + " ";
+        out += "(" + toString(a.args[0]) + op + toString(a.args[1]) + ")";
+      } else {
+        out += a.name + "(";
+        for (size_t j = 0; j < a.args.size(); ++j) out += (j ? ", " : "") + toString(a.args[j]);
+        out += ")";
+      }
     }
   }
   if (out.empty()) return std::to_string(p.constant);

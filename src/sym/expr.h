@@ -7,8 +7,9 @@
 // integer equality. Atoms are variables (named with their graph's prefix,
 // "S.s77", "D0.s77": each graph has its own symbols), floor divisions by a
 // positive constant of a polynomial, and opaque terms (calls such as
-// `Max(1, s0)` that the normal form does not model: an unknown integer per
-// distinct text). `a % k` is written `a - k*(a//k)`, so it needs no atom.
+// `Max(1, s0)`, comparisons, division by a symbol: functions the normal form
+// does not model, so one unknown integer per function and arguments).
+// `a % k` is written `a - k*(a//k)`, so it needs no atom.
 //
 // A tensor dimension (Dim) is an int64: a concrete size when >= 0, else
 // -1 - ExprId of a non-constant expression. Everything here is pure and
@@ -30,9 +31,10 @@ using AtomId = uint32_t;
 struct Atom {
   enum class Kind : uint8_t { Var, FloorDiv, Opaque };
   Kind kind = Kind::Var;
-  std::string name;  // Var: qualified name; Opaque: its text
-  ExprId arg = 0;    // FloorDiv: the dividend (not constant, and with a term not divisible by k)
-  int64_t k = 1;     // FloorDiv: the positive divisor
+  std::string name;            // Var: qualified name; Opaque: the function ("Max", or an operator "//", ">=")
+  ExprId arg = 0;              // FloorDiv: the dividend (not constant, and with a term not divisible by k)
+  int64_t k = 1;               // FloorDiv: the positive divisor
+  std::vector<ExprId> args;    // Opaque: the arguments
 };
 
 struct Term {
@@ -52,7 +54,8 @@ const Atom& atom(AtomId a);
 
 ExprId constant(int64_t v);
 ExprId var(std::string_view qualifiedName);
-ExprId opaque(std::string_view text);
+// fn(args...); an operator name ("//", ">=") prints infix.
+ExprId opaque(std::string_view fn, std::vector<ExprId> args);
 ExprId add(ExprId a, ExprId b);
 ExprId sub(ExprId a, ExprId b);
 ExprId mul(ExprId a, ExprId b);
@@ -62,10 +65,11 @@ std::optional<ExprId> floorDiv(ExprId a, int64_t k);
 std::optional<ExprId> mod(ExprId a, int64_t k);
 
 std::optional<int64_t> constantValue(ExprId e);
-// The expression with every variable `v` that `f(v)` maps replaced (in floor
-// divisions too), renormalized.
+// The expression with every variable `v` that `f(v)` maps replaced (inside
+// floor divisions and opaque arguments too), renormalized.
 ExprId substitute(ExprId e, const std::function<std::optional<ExprId>(AtomId var)>& f);
-// Variables and opaque atoms the expression mentions (inside floor divisions too).
+// Variables and opaque atoms the expression mentions (inside floor divisions
+// and opaque arguments too).
 std::vector<AtomId> leaves(ExprId e);
 
 // "2*S.s77 - (S.s77//2) + 1"

@@ -17,6 +17,13 @@ class Parser {
 
   ExprId parseAll() {
     ExprId e = expr();
+    // A comparison (a SymBool such as `s0 >= 2`) is an unknown value to us.
+    for (std::string_view op : {"==", "!=", "<=", ">=", "<", ">"})
+      if (eat(op)) {
+        ExprId rhs = expr();
+        e = opaque(op, {e, rhs});
+        break;
+      }
     skipSpace();
     if (pos_ != s_.size()) throw SyntaxError{"unexpected '" + std::string(s_.substr(pos_)) + "'"};
     return e;
@@ -57,7 +64,7 @@ class Parser {
       if (std::string_view(op) == "%") return *mod(a, *k);
       if (*mod(a, *k) == constant(0)) return *floorDiv(a, *k);  // exact true division
     }
-    return opaque("(" + toString(a) + op + toString(b) + ")");
+    return opaque(op, {a, b});
   }
 
   ExprId term() {
@@ -131,9 +138,7 @@ class Parser {
     }
     if (args.size() == 2 && name == "FloorDiv") return divide(args[0], args[1], "//");
     if (args.size() == 2 && (name == "Mod" || name == "PythonMod")) return divide(args[0], args[1], "%");
-    std::string text = std::string(name) + "(";
-    for (size_t i = 0; i < args.size(); ++i) text += (i ? ", " : "") + toString(args[i]);
-    return opaque(text + ")");
+    return opaque(name, std::move(args));
   }
 };
 

@@ -265,3 +265,55 @@ TEST(FxImporter, DeepNestingIsAnErrorNotACrash) {
 
 }  // namespace
 }  // namespace tangle
+
+namespace tangle {
+namespace {
+
+// Dynamic-shape dumps: Sym inputs, Python arithmetic on them, sym_size calls
+// and runtime assertions; symbolic dims are sym expressions.
+TEST(FxImporter, SymbolicArithmetic) {
+  Graph g = importFxText(
+      "class GraphModule(torch.nn.Module):\n"
+      "    def forward(self, n: \"Sym(s0)\", x: \"f32[s0, 8]\"):\n"
+      "        floordiv: \"Sym((s0//2))\" = n // 2\n"
+      "        mul: \"Sym(2*((s0//2)))\" = 2 * floordiv\n"
+      "        sub: \"Sym(s0 - 2*((s0//2)))\" = n - mul\n"
+      "        size: \"Sym(s0)\" = torch.ops.aten.sym_size.int(x, 0)\n"
+      "        ge: \"Sym(s0 >= 2)\" = size >= 2\n"
+      "        a = torch.ops.aten._assert_scalar.default(ge, 'Runtime assertion failed')\n"
+      "        s: \"f32[(s0//2), 8]\" = torch.ops.aten.slice.Tensor(x, 0, 0, floordiv)\n"
+      "        m: \"f32[Max(1, s0), 8]\" = torch.ops.my.op(x)\n"
+      "        return (s, m)\n",
+      "dyn.py");
+  sym::ExprId s0 = sym::var("s0");
+  EXPECT_EQ(nodeNamed(g, "n").symValue, s0);
+  EXPECT_EQ(nodeNamed(g, "floordiv").op, "sym.arith");
+  EXPECT_EQ(nodeNamed(g, "floordiv").symValue, sym::floorDiv(s0, 2));
+  EXPECT_EQ(nodeNamed(g, "floordiv").args, (std::vector<Value>{ref(g, "n"), Value(int64_t{2})}));
+  EXPECT_EQ(nodeNamed(g, "sub").symValue, sym::mod(s0, 2));
+  EXPECT_EQ(nodeNamed(g, "ge").op, "sym.compare");
+  EXPECT_EQ(nodeNamed(g, "s").type->shape, (std::vector<Dim>{*sym::toDim(*sym::floorDiv(s0, 2)), 8}));
+
+  qualifySymbols(g, "D3.");
+  EXPECT_EQ(nodeNamed(g, "floordiv").symValue, sym::floorDiv(sym::var("D3.s0"), 2));
+  EXPECT_EQ(toString(*nodeNamed(g, "s").type), "f32[(D3.s0//2), 8]");
+  EXPECT_EQ(toString(*nodeNamed(g, "m").type), "f32[Max(1, D3.s0), 8]");  // inside calls too
+}
+
+TEST(FxImporter, SymbolicArithmeticMustMatchItsAnnotation) {
+  try {
+    importFxText("class GraphModule(torch.nn.Module):\n"
+                 "    def forward(self, n: \"Sym(s0)\"):\n"
+                 "        m: \"Sym(s0 + 1)\" = n + 2\n"
+                 "        return (m,)\n",
+                 "bad.py");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.py:3:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("says Sym(s0 + 1) but the expression computes s0 + 2"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tangle

@@ -328,5 +328,22 @@ expect S.div_2 = D*.div_2
   EXPECT_EQ(e.expectations.size(), 2u);
 }
 
+TEST(RelationParse, AssumeStatements) {
+  RelationFile f = parse("assume S.s0 == 2*D*.s0\nassume D0.s1 >= 4\nassume S.s0 % 2 = 0\n");
+  ASSERT_EQ(f.assumptions.size(), 3u);
+  EXPECT_EQ(f.assumptions[0].lhs, "S.s0");
+  EXPECT_EQ(f.assumptions[0].op, "==");
+  EXPECT_EQ(f.assumptions[0].rhs, "2*D*.s0");
+  EXPECT_EQ(f.assumptions[1].op, ">=");
+  EXPECT_EQ(f.assumptions[2].op, "==");  // `=` reads as equality
+  EXPECT_EQ(f.assumptions[2].loc.line, 3);
+  RelationFile x = f.expand(2);
+  ASSERT_EQ(x.assumptions.size(), 4u);  // the D* one per rank
+  EXPECT_EQ(x.assumptions[0].rhs, "2*D0.s0");
+  EXPECT_EQ(x.assumptions[1].rhs, "2*D1.s0");
+  EXPECT_EQ(x.assumptions[2].lhs, "D0.s1");
+  EXPECT_THROW(parse("assume S.s0\n"), InputError);
+}
+
 }  // namespace
 }  // namespace tangle
