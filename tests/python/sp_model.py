@@ -50,3 +50,8 @@ def build_split_in_rank(rank, world_size):
         return funcol.all_gather_tensor(y, 0, dist.group.WORLD)
 
     return sp_mlp, (x, w1, w2), {0: [0]}
+
+
+def build_no_gather(rank, world_size):
+    """Forgets the all_gather: each rank returns only its own block."""
+    return build(rank, world_size, gather=False)
