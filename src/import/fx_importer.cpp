@@ -415,6 +415,7 @@ class FxParser {
     parseRhs(n);
     parseCleanup();
     expectLineEnd();
+    checkSymSize(n);
     g_.add(std::move(n));
   }
 
@@ -514,6 +515,20 @@ class FxParser {
     constexpr std::string_view kOps = "torch.ops.";
     n.op = callee.compare(0, kOps.size(), kOps) == 0 ? callee.substr(kOps.size()) : callee;
     parseCallArgs(n.args, &n.kwargs);
+  }
+
+  // `size: "Sym(s0)" = torch.ops.aten.sym_size.int(x, 0)` must name x's size.
+  void checkSymSize(const Node& n) {
+    if (!n.symValue || n.op.rfind("aten.sym_size", 0) != 0 || n.args.size() != 2) return;
+    auto x = std::get_if<TensorRef>(&n.args[0].v);
+    auto d = std::get_if<int64_t>(&n.args[1].v);
+    const std::optional<TensorType>& t = x ? g_.node(x->node).type : std::nullopt;
+    if (!t || !d || *d < -t->rank() || *d >= t->rank()) return;
+    Dim size = t->shape[static_cast<size_t>(*d < 0 ? *d + t->rank() : *d)];
+    if (!sym::current().proveEqual(sym::fromDim(size), *n.symValue))
+      throw InputError(n.loc, "node '" + n.name + "': the annotation says Sym(" + sym::toString(*n.symValue) +
+                                  ") but dim " + std::to_string(*d) + " of '" + g_.node(x->node).name + "' is " +
+                                  sym::dimToString(size));
   }
 
   // ---- Python arithmetic on symbolic ints: `floordiv: "Sym((s0//2))" = arg0_1 // 2`

@@ -58,11 +58,12 @@ void addAssumptions(const RelationFile& rel, const Graph& spec, const std::vecto
       return *e;
     };
     sym::ExprId l = side(a.lhs), r = side(a.rhs);
-    bool ok = a.op == "==" ? ctx.assumeEqual(l, r, &why)
-              : a.op == "<=" ? ctx.assumeLE(l, r, false, &why)
-              : a.op == "<"  ? ctx.assumeLE(l, r, true, &why)
-              : a.op == ">=" ? ctx.assumeLE(r, l, false, &why)
-                             : ctx.assumeLE(r, l, true, &why);
+    std::string origin = "assume at " + a.loc.file + ":" + std::to_string(a.loc.line);
+    bool ok = a.op == "==" ? ctx.assumeEqual(l, r, &why, origin)
+              : a.op == "<=" ? ctx.assumeLE(l, r, false, &why, origin)
+              : a.op == "<"  ? ctx.assumeLE(l, r, true, &why, origin)
+              : a.op == ">=" ? ctx.assumeLE(r, l, false, &why, origin)
+                             : ctx.assumeLE(r, l, true, &why, origin);
     if (!ok) throw InputError(a.loc, "assume: " + why);
   }
 }
@@ -79,7 +80,8 @@ void addRelationShapeFacts(const Problem& p, sym::Context& ctx) {
     for (size_t d = 0; d < want->shape.size(); ++d) {
       if (!isSymbolic(want->shape[d]) && !isSymbolic(got->shape[d])) continue;
       std::string why;
-      if (!ctx.assumeEqual(sym::fromDim(want->shape[d]), sym::fromDim(got->shape[d]), &why))
+      std::string origin = "input relation at " + r.loc.file + ":" + std::to_string(r.loc.line);
+      if (!ctx.assumeEqual(sym::fromDim(want->shape[d]), sym::fromDim(got->shape[d]), &why, origin))
         throw InputError(r.loc, "shape mismatch: " + r.lhs.toString() + " is " + toString(*want) + " but '" +
                                     r.rhs.toString() + "' is " + toString(*got) + " (" + why + ")");
     }

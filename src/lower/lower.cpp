@@ -324,7 +324,9 @@ class Lowerer {
       for (size_t d = 0; d < t->shape.size(); ++d) {
         if (!isSymbolic(t->shape[d]) && !isSymbolic(first->shape[d])) continue;
         std::string why;
-        if (!sym::current().assumeEqual(sym::fromDim(first->shape[d]), sym::fromDim(t->shape[d]), &why))
+        std::string origin = "every rank's input of " + where.name + " at " + where.loc.file + ":" +
+                             std::to_string(where.loc.line) + " has one size";
+        if (!sym::current().assumeEqual(sym::fromDim(first->shape[d]), sym::fromDim(t->shape[d]), &why, origin))
           throw nodeError(where, "the ranks' inputs of this collective differ in size: " + why);
       }
     }

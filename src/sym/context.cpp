@@ -73,7 +73,7 @@ ExprId atomTerm(AtomId a) {
 }
 }  // namespace
 
-bool Context::solveFor(ExprId diff) {
+bool Context::solveFor(ExprId diff, const std::string& origin) {
   const Poly p = poly(diff);
   int64_t g = std::abs(p.constant);
   for (const Term& t : p.terms) g = std::gcd(g, std::abs(t.coeff));
@@ -107,6 +107,7 @@ bool Context::solveFor(ExprId diff) {
   ExprId rest = sub(*floorDiv(diff, g), mul(constant(c), var(atom(v).name)));
   ExprId value = c == 1 ? neg(rest) : rest;
   subst_[v] = value;
+  substOrigin_[v] = origin;
   for (auto& [w, e] : subst_)
     if (w != v)
       e = substitute(e, [&](AtomId x) -> std::optional<ExprId> {
@@ -148,19 +149,19 @@ bool Context::proveNonNegative(ExprId diff, bool strict) {
   return proved;
 }
 
-bool Context::add(ExprId d, Fact::Kind kind, const std::string& what, std::string* why) {
+bool Context::add(ExprId d, Fact::Kind kind, const std::string& what, std::string* why, const std::string& origin) {
   Answer a = satisfiable(d, kind);
   if (a != Answer::Yes) {
     if (why)
       *why = what + (a == Answer::No ? " contradicts what is known" : " cannot be checked against what is known");
     return false;
   }
-  if (kind != Fact::Eq || !solveFor(d)) facts_.push_back({d, kind});
+  if (kind != Fact::Eq || !solveFor(d, origin)) facts_.push_back({d, kind, origin});
   proofCache_.clear();
   return true;
 }
 
-bool Context::assumeEqual(ExprId a, ExprId b, std::string* why) {
+bool Context::assumeEqual(ExprId a, ExprId b, std::string* why, const std::string& origin) {
   ExprId d = canon(sub(a, b));
   std::string what = toString(a) + " = " + toString(b);
   if (auto c = constantValue(d)) {
@@ -168,13 +169,13 @@ bool Context::assumeEqual(ExprId a, ExprId b, std::string* why) {
     if (why) *why = what + " is false (they differ by " + std::to_string(*c) + ")";
     return false;
   }
-  return add(d, Fact::Eq, what, why);
+  return add(d, Fact::Eq, what, why, origin);
 }
 
-bool Context::assumeLE(ExprId a, ExprId b, bool strict, std::string* why) {
+bool Context::assumeLE(ExprId a, ExprId b, bool strict, std::string* why, const std::string& origin) {
   ExprId d = canon(sub(b, a));  // b - a >= 0 (> 0)
   if (proveNonNegative(d, strict)) return true;
-  return add(d, strict ? Fact::Gt : Fact::Ge, toString(a) + (strict ? " < " : " <= ") + toString(b), why);
+  return add(d, strict ? Fact::Gt : Fact::Ge, toString(a) + (strict ? " < " : " <= ") + toString(b), why, origin);
 }
 
 bool Context::proveEqual(ExprId a, ExprId b) {
@@ -189,12 +190,16 @@ bool Context::proveLT(ExprId a, ExprId b) { return proveNonNegative(canon(sub(b,
 
 std::vector<std::string> Context::describe() const {
   std::vector<std::string> out;
-  for (auto& [v, e] : subst_) out.push_back(atom(v).name + " = " + toString(e));
+  auto from = [](const std::string& origin) { return origin.empty() ? std::string() : "   (" + origin + ")"; };
+  for (auto& [v, e] : subst_) {
+    auto o = substOrigin_.find(v);
+    out.push_back(atom(v).name + " = " + toString(e) + from(o == substOrigin_.end() ? "" : o->second));
+  }
   std::sort(out.begin(), out.end());
   for (const Fact& f : facts_) {
     ExprId e = canon(f.lhs);
     if (constantValue(e)) continue;  // settled by a later substitution
-    out.push_back(toString(e) + (f.kind == Fact::Eq ? " = 0" : f.kind == Fact::Ge ? " >= 0" : " > 0"));
+    out.push_back(toString(e) + (f.kind == Fact::Eq ? " = 0" : f.kind == Fact::Ge ? " >= 0" : " > 0") + from(f.origin));
   }
   return out;
 }

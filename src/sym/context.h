@@ -30,10 +30,11 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   // Adds a == b. Returns false when it contradicts what is known (then
-  // nothing is added and `why` says what it contradicts).
-  bool assumeEqual(ExprId a, ExprId b, std::string* why);
+  // nothing is added and `why` says what it contradicts). `origin` says where
+  // the fact comes from, for reports ("assume at check.rel:7").
+  bool assumeEqual(ExprId a, ExprId b, std::string* why, const std::string& origin = {});
   // Adds a <= b (a < b with strict). Returns false when it contradicts.
-  bool assumeLE(ExprId a, ExprId b, bool strict, std::string* why);
+  bool assumeLE(ExprId a, ExprId b, bool strict, std::string* why, const std::string& origin = {});
   // Every symbolic Dim of a tensor shape is >= 0; call for each one seen.
   void noteSize(ExprId e);
 
@@ -45,7 +46,8 @@ class Context {
   bool proveLE(ExprId a, ExprId b);  // a <= b
   bool proveLT(ExprId a, ExprId b);  // a < b
 
-  // "S.s0 = D0.s0 + D1.s0", one line per substitution and fact, for reports.
+  // "S.s0 = D0.s0 + D1.s0  (input relation at x.rel:3)", one line per
+  // substitution and fact, for reports.
   std::vector<std::string> describe() const;
   bool empty() const { return subst_.empty() && facts_.empty(); }
 
@@ -53,11 +55,13 @@ class Context {
   struct Fact {
     ExprId lhs;  // lhs == 0 (kind Eq), lhs >= 0 (Ge), lhs > 0 (Gt)
     enum Kind { Eq, Ge, Gt } kind;
+    std::string origin;
   };
   struct Z3State;
   enum class Answer { Yes, No, Unknown };
 
   std::unordered_map<AtomId, ExprId> subst_;  // variable -> its value (in normal form)
+  std::unordered_map<AtomId, std::string> substOrigin_;
   std::vector<Fact> facts_;                    // what the substitution cannot express
   std::vector<ExprId> sizes_;                  // symbolic sizes seen (each >= 0)
   mutable std::unordered_map<ExprId, ExprId> canonCache_;
@@ -67,8 +71,8 @@ class Context {
   // Is `diff` (canonical) provably >= 0 (> 0 with strict)?
   bool proveNonNegative(ExprId diff, bool strict);
   Answer satisfiable(ExprId d, Fact::Kind kind);
-  bool add(ExprId d, Fact::Kind kind, const std::string& what, std::string* why);
-  bool solveFor(ExprId diff);  // diff == 0 as a substitution; false when no variable is solvable
+  bool add(ExprId d, Fact::Kind kind, const std::string& what, std::string* why, const std::string& origin);
+  bool solveFor(ExprId diff, const std::string& origin);  // diff == 0 as a substitution; false when no variable is solvable
   void invalidate();
 };
 

@@ -313,6 +313,18 @@ TEST(FxImporter, SymbolicArithmeticMustMatchItsAnnotation) {
     EXPECT_NE(std::string(e.what()).find("says Sym(s0 + 1) but the expression computes s0 + 2"), std::string::npos)
         << e.what();
   }
+  try {
+    importFxText("class GraphModule(torch.nn.Module):\n"
+                 "    def forward(self, x: \"f32[s0, s1]\"):\n"
+                 "        size: \"Sym(s0)\" = torch.ops.aten.sym_size.int(x, 1)\n"
+                 "        return (size,)\n",
+                 "bad.py");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.py:3: error: node 'size': the annotation says Sym(s0) but dim 1 of 'x' is s1"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
