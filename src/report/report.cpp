@@ -95,6 +95,9 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
     } else {
       out << "  no implementation operator reads only tensors related to its inputs\n";
     }
+    if (!info.symbolFacts.empty())
+      out << "  note: sizes are symbolic; if the implementation is right only for some sizes (e.g. even ones), "
+             "say so with `assume` in the relation file\n";
   }
   if (r.failure)  // expectations are checked on the outputs' relations, which were not reached
     for (const Expectation* x : r.uncheckedExpectations)
