@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "ops/ops.h"
+#include "sym/context.h"
 
 namespace tangle::lemmas {
 
@@ -112,22 +113,40 @@ PatternNames namesOf(std::string_view p) {
 
 bool isLemmaNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; }
 
+// Integer conditions compare numbers; a symbolic size (SymDim) is compared
+// by proof under the check's facts (sym::current()), and an unprovable
+// comparison does not hold.
 bool holds(const LemmaCondition& c, const eg::Subst& s) {
-  auto value = [&](const std::string& v) -> std::optional<int64_t> {
+  auto value = [&](const std::string& v) -> std::optional<eg::Attr> {
     auto it = s.attrs.find(v);
-    if (it == s.attrs.end() || it->second.kind != eg::Attr::Kind::Int) return std::nullopt;
-    return it->second.i;
+    if (it == s.attrs.end() || (it->second.kind != eg::Attr::Kind::Int && it->second.kind != eg::Attr::Kind::SymDim))
+      return std::nullopt;
+    return it->second;
   };
   auto a = value(c.lhs);
-  auto b = c.rhsVar ? value(*c.rhsVar) : std::optional<int64_t>(c.rhsInt);
+  auto b = c.rhsVar ? value(*c.rhsVar) : std::optional<eg::Attr>(eg::Attr::integer(c.rhsInt));
   if (!a || !b) return false;  // not an integer: the condition cannot be checked, refuse
+  if (a->kind == eg::Attr::Kind::Int && b->kind == eg::Attr::Kind::Int) {
+    switch (c.cmp) {
+      case LemmaCondition::Cmp::Eq: return a->i == b->i;
+      case LemmaCondition::Cmp::Ne: return a->i != b->i;
+      case LemmaCondition::Cmp::Lt: return a->i < b->i;
+      case LemmaCondition::Cmp::Le: return a->i <= b->i;
+      case LemmaCondition::Cmp::Gt: return a->i > b->i;
+      case LemmaCondition::Cmp::Ge: return a->i >= b->i;
+    }
+    return false;
+  }
+  auto expr = [](const eg::Attr& x) { return x.kind == eg::Attr::Kind::Int ? sym::constant(x.i) : sym::fromDim(x.i); };
+  sym::ExprId x = expr(*a), y = expr(*b);
+  sym::Context& ctx = sym::current();
   switch (c.cmp) {
-    case LemmaCondition::Cmp::Eq: return *a == *b;
-    case LemmaCondition::Cmp::Ne: return *a != *b;
-    case LemmaCondition::Cmp::Lt: return *a < *b;
-    case LemmaCondition::Cmp::Le: return *a <= *b;
-    case LemmaCondition::Cmp::Gt: return *a > *b;
-    case LemmaCondition::Cmp::Ge: return *a >= *b;
+    case LemmaCondition::Cmp::Eq: return ctx.proveEqual(x, y);
+    case LemmaCondition::Cmp::Ne: return ctx.proveLT(x, y) || ctx.proveLT(y, x);
+    case LemmaCondition::Cmp::Lt: return ctx.proveLT(x, y);
+    case LemmaCondition::Cmp::Le: return ctx.proveLE(x, y);
+    case LemmaCondition::Cmp::Gt: return ctx.proveLT(y, x);
+    case LemmaCondition::Cmp::Ge: return ctx.proveLE(y, x);
   }
   return false;
 }

@@ -7,6 +7,7 @@
 #include "interp/interp.h"
 #include "lemmas/lemma_file.h"
 #include "ops/ops.h"
+#include "sym/context.h"
 #include "validate/lemma_file_check.h"
 
 namespace tangle::lemmas {
@@ -67,6 +68,26 @@ TEST(LemmaFileParse, ConditionsGuardTheRule) {
   EXPECT_FALSE(with(eg::Attr::integer(1), eg::Attr::integer(1)));
   EXPECT_FALSE(with(eg::Attr::integer(0), eg::Attr::integer(3)));
   EXPECT_FALSE(with(eg::Attr::real(0.5), eg::Attr::integer(1)));  // not an integer: refused
+}
+
+TEST(LemmaFileParse, ConditionsOnSymbolicSizesNeedAProof) {
+  LemmaFile f = parseLemmaText("lemma h: (slice[?d, ?s, ?e, 1] ?x) => ?x if ?s < ?e, ?e >= 2\n", "t.lemmas");
+  const auto& guard = f.lemmas[0].lemma.rule.guard;
+  sym::ExprId n = sym::var("L.n");
+  int64_t half = *sym::toDim(*sym::floorDiv(n, 2)), whole = *sym::toDim(n);
+  auto with = [&](int64_t s, int64_t e) {
+    eg::Subst sub;
+    sub.attrs["s"] = eg::Attr::dim(s);
+    sub.attrs["e"] = eg::Attr::dim(e);
+    return guard(eg::EGraph{}, sub);
+  };
+  sym::Context ctx;
+  sym::Scope scope(ctx);
+  ctx.noteSize(n);
+  EXPECT_FALSE(with(half, whole));  // n // 2 < n fails for n = 0
+  ASSERT_TRUE(ctx.assumeLE(sym::constant(2), n, false, nullptr));
+  EXPECT_TRUE(with(half, whole));   // proved from n >= 2
+  EXPECT_FALSE(with(whole, half));  // never n < n // 2
 }
 
 TEST(LemmaFileParse, ErrorsNameFileAndLine) {
