@@ -219,6 +219,25 @@ std::vector<AtomId> leaves(ExprId e) {
   return out;
 }
 
+std::optional<int64_t> evaluate(ExprId e, const std::function<std::optional<int64_t>(AtomId)>& value) {
+  const Poly p = poly(e);
+  int64_t sum = p.constant;
+  for (const Term& t : p.terms) {
+    int64_t prod = t.coeff;
+    for (AtomId a : t.atoms) {
+      const Atom at = atom(a);
+      std::optional<int64_t> v;
+      if (at.kind == Atom::Kind::Var) v = value(a);
+      else if (at.kind == Atom::Kind::FloorDiv)
+        if (auto x = evaluate(at.arg, value)) v = floorDivInt(*x, at.k);
+      if (!v) return std::nullopt;
+      prod *= *v;
+    }
+    sum += prod;
+  }
+  return sum;
+}
+
 std::string toString(ExprId e) {
   const Poly& p = poly(e);
   std::string out;

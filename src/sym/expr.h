@@ -75,6 +75,10 @@ std::vector<AtomId> leaves(ExprId e);
 // "2*S.s77 - (S.s77//2) + 1"
 std::string toString(ExprId e);
 
+// The value of e when each variable v has the value `value(v)`; nullopt when
+// a variable has none or e holds an opaque call.
+std::optional<int64_t> evaluate(ExprId e, const std::function<std::optional<int64_t>(AtomId var)>& value);
+
 // ---- dimensions --------------------------------------------------------------
 inline bool isSymbolicDim(int64_t d) { return d < 0; }
 // The Dim of an expression: its value when it is a constant >= 0; nullopt for

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "sym/context.h"
 #include "sym/expr.h"
 
@@ -110,6 +112,113 @@ TEST(SymContext, DimHelpersUseTheCurrentContext) {
     EXPECT_EQ(dimAdd(3, 4), 7);
   }
   EXPECT_FALSE(dimEqual(n, m));  // the scope ended
+}
+
+}  // namespace
+}  // namespace tangle::sym
+
+namespace tangle::sym {
+namespace {
+
+// The normal form is a rewriting of integer expressions (floor divisions
+// pulled apart, nested ones merged, mod expanded): checked against direct
+// evaluation of random expression trees at random points.
+struct Tree {
+  enum Kind { Var, Const, Add, Sub, Mul, Div, Mod } kind;
+  int var = 0;
+  int64_t k = 0;
+  std::vector<Tree> kids;
+
+  int64_t eval(const std::vector<int64_t>& xs) const {
+    auto fdiv = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
+    switch (kind) {
+      case Var: return xs[var];
+      case Const: return k;
+      case Add: return kids[0].eval(xs) + kids[1].eval(xs);
+      case Sub: return kids[0].eval(xs) - kids[1].eval(xs);
+      case Mul: return kids[0].eval(xs) * kids[1].eval(xs);
+      case Div: return fdiv(kids[0].eval(xs), k);
+      case Mod: {
+        int64_t a = kids[0].eval(xs);
+        return a - k * fdiv(a, k);
+      }
+    }
+    return 0;
+  }
+  ExprId build(const std::vector<ExprId>& vars) const {
+    switch (kind) {
+      case Var: return vars[var];
+      case Const: return constant(k);
+      case Add: return add(kids[0].build(vars), kids[1].build(vars));
+      case Sub: return sub(kids[0].build(vars), kids[1].build(vars));
+      case Mul: return mul(kids[0].build(vars), kids[1].build(vars));
+      case Div: return *floorDiv(kids[0].build(vars), k);
+      case Mod: return *mod(kids[0].build(vars), k);
+    }
+    return constant(0);
+  }
+};
+
+Tree randomTree(std::mt19937& rng, int depth) {
+  std::uniform_int_distribution<int> pick(0, depth <= 0 ? 1 : 6);
+  Tree t{static_cast<Tree::Kind>(pick(rng))};
+  std::uniform_int_distribution<int> var(0, 2);
+  std::uniform_int_distribution<int64_t> small(-5, 5), divisor(1, 6);
+  if (t.kind == Tree::Var) t.var = var(rng);
+  if (t.kind == Tree::Const) t.k = small(rng);
+  if (t.kind == Tree::Div || t.kind == Tree::Mod) {
+    t.k = divisor(rng);
+    t.kids.push_back(randomTree(rng, depth - 1));
+  }
+  if (t.kind == Tree::Add || t.kind == Tree::Sub || t.kind == Tree::Mul) {
+    t.kids.push_back(randomTree(rng, depth - 1));
+    t.kids.push_back(randomTree(rng, depth - 1));
+  }
+  return t;
+}
+
+TEST(SymExpr, NormalFormAgreesWithEvaluationOnRandomExpressions) {
+  std::mt19937 rng(7);
+  std::vector<ExprId> vars = {var("R.a"), var("R.b"), var("R.c")};
+  std::uniform_int_distribution<int64_t> point(-20, 20);
+  for (int i = 0; i < 2000; ++i) {
+    Tree t = randomTree(rng, 4);
+    ExprId e = t.build(vars);
+    for (int j = 0; j < 5; ++j) {
+      std::vector<int64_t> xs = {point(rng), point(rng), point(rng)};
+      auto got = evaluate(e, [&](AtomId v) -> std::optional<int64_t> {
+        for (size_t k = 0; k < vars.size(); ++k)
+          if (poly(vars[k]).terms[0].atoms[0] == v) return xs[k];
+        return std::nullopt;
+      });
+      ASSERT_EQ(got, t.eval(xs)) << toString(e) << " at " << xs[0] << ", " << xs[1] << ", " << xs[2];
+    }
+  }
+}
+
+// Substitutions learnt from equalities keep values: for points that satisfy
+// the equalities, an expression and its normal form evaluate alike.
+TEST(SymContext, SubstitutionsPreserveValuesOnSolutions) {
+  std::mt19937 rng(11);
+  ExprId a = var("Q.a"), b = var("Q.b"), c = var("Q.c");
+  Context ctx;
+  // a = 2*b + c, c = b + 3: solutions are (b, b + 3, 3b + 3).
+  ASSERT_TRUE(ctx.assumeEqual(a, add(mul(constant(2), b), c), nullptr));
+  ASSERT_TRUE(ctx.assumeEqual(c, add(b, constant(3)), nullptr));
+  std::uniform_int_distribution<int64_t> point(-20, 20);
+  for (int i = 0; i < 500; ++i) {
+    Tree t = randomTree(rng, 4);
+    ExprId e = t.build({a, b, c});
+    int64_t bv = point(rng);
+    std::vector<int64_t> xs = {3 * bv + 3, bv, bv + 3};
+    auto at = [&](AtomId v) -> std::optional<int64_t> {
+      if (v == poly(a).terms[0].atoms[0]) return xs[0];
+      if (v == poly(b).terms[0].atoms[0]) return xs[1];
+      if (v == poly(c).terms[0].atoms[0]) return xs[2];
+      return std::nullopt;
+    };
+    ASSERT_EQ(evaluate(ctx.canon(e), at), t.eval(xs)) << toString(e) << " -> " << toString(ctx.canon(e));
+  }
 }
 
 }  // namespace
