@@ -22,7 +22,9 @@ nodes would be equivalent by construction and are not generated):
               (Not 'max' -> 'sum' on the cross-entropy max: any value common
               to all ranks cancels there, so that edit is equivalent.)
   slice       aten.slice.Tensor(x, d, start, end) with finite bounds: both
-              bounds shifted by +8 and by -8 rows (length kept), when in range.
+              bounds shifted by +8 and by -8 rows (length kept), when in range;
+              with a symbolic start s (a Sym node): the window [s, e) becomes
+              [0, s).
   dim         transpose.int: second dim moved to another dim (or the identity
               transpose for 2-D); permute: first two entries swapped;
               cat: dim changed; _softmax: dim -1 <-> -2. The mutated node's
@@ -426,6 +428,11 @@ class Generator:
         if node.op != "aten.slice.Tensor":
             return
         pos = node.positional()
+        if len(pos) >= 4 and re.match(r"^[A-Za-z_]\w*$", pos[2]) and re.match(r"^-?\d+$", pos[1]):
+            # A symbolic window [s, e) (s a Sym node, dynamic shapes) moved to the front: [0, s).
+            shifted = replace_arg(dataclasses.replace(node, args=node.args[:2] + ["0"] + node.args[3:]), 3, pos[2])
+            self.edit_node("slice", node, shifted, f"slice [{pos[2]}:{pos[3]}] -> [0:{pos[2]}]")
+            return
         if len(pos) < 4 or not all(re.match(r"^-?\d+$", p) for p in pos[1:4]):
             return
         d, start, end = int(pos[1]), int(pos[2]), int(pos[3])

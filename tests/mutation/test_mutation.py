@@ -73,3 +73,18 @@ def test_mutant_does_not_refine(setup, i):
     out = mutate.run_tangle(TANGLE, rel, m.files, tmp / f"m{i}")
     assert out.status != "refines", f"semantics-changing mutant judged refines: {m.ident}\n{m.diff}"
     assert out.status in ("violation", "bad input", "inconclusive"), f"{m.ident}: {out.status}: {out.message}"
+
+
+@pytest.mark.parametrize("name", ["sp", "split_even"])
+def test_symbolic_example_mutants_do_not_refine(tmp_path, name):
+    """Dynamic-shape examples (no data folder needed): every mutant, including
+    a moved symbolic slice window, is detected and the original refines."""
+    if not TANGLE.is_file():
+        pytest.skip(f"tangle binary not found at {TANGLE} (build it, or set TANGLE_BIN)")
+    rel = mutate.read_rel(mutate.REPO / f"examples/symbolic/{name}.rel")
+    assert mutate.run_tangle(TANGLE, rel, {}, tmp_path / "baseline").status == "refines"
+    mutants = mutate.Generator(rel, 1).generate()
+    assert mutants, "the generator found nothing to mutate"
+    for i, m in enumerate(mutants):
+        out = mutate.run_tangle(TANGLE, rel, m.files, tmp_path / f"m{i}")
+        assert out.status != "refines", f"semantics-changing mutant judged refines: {m.ident}\n{m.diff}"
