@@ -1,8 +1,11 @@
 #include "replay/replay.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "ops/shape.h"
 #include "replay/candidates.h"
+#include "replay/concretize.h"
 #include "replay/trial.h"
 
 namespace tangle::replay {
@@ -244,7 +247,10 @@ class Replayer {
       for (auto& a : agreeing)
         if (std::find_if(unevaluable_.begin(), unevaluable_.end(), [&](auto& u) { return u.rfind(a + ":", 0) == 0; }) ==
             unevaluable_.end())
+        {
           rep_.notes.push_back(a + " equals " + name + " on every seed (a relation inference may have missed)");
+          ++rep_.agreeingCandidates;
+        }
       for (auto& u : unevaluable_) rep_.notes.push_back("not evaluated: " + u);
       if (candidates_.sameShape.empty()) {
         auto shape = concreteShape(spec_.node(f.tensor));
@@ -326,8 +332,65 @@ std::optional<int> ReplayReport::exitCode() const {
   return std::nullopt;
 }
 
+namespace {
+
+bool hasSymbolicSizes(const std::vector<const LGraph*>& graphs) {
+  for (const LGraph* lg : graphs)
+    for (const LNode& n : lg->nodes)
+      for (const TensorType& t : n.data.types)
+        if (!ops::allConcrete(t.shape)) return true;
+  return false;
+}
+
+// Symbolic sizes: replay at a few concrete sizes that satisfy the facts; a
+// mismatch or a counterexample at any of them is the answer.
+ReplayReport replaySampledSizes(const LGraph& spec, const LGraph& impl, const RelationFile& relation,
+                                const InferResult& result, const ReplayOptions& opts) {
+  constexpr int kSamples = 4;
+  constexpr int64_t kMaxSize = 8;
+  ReplayReport rep;
+  auto skip = [&](std::string why) {
+    rep.status = ReplayStatus::Skipped;
+    rep.summary = "replay skipped: " + why;
+    return rep;
+  };
+  auto vars = detail::sizeVariables({&spec, &impl});
+  if (!vars) return skip("a symbolic size is an opaque expression (no value can be chosen for it)");
+  auto samples = sym::current().sample(*vars, kSamples, 1, kMaxSize);
+  if (samples.empty()) return skip(fmt::format("no sizes in [1, {}] satisfy the facts about symbolic sizes", kMaxSize));
+  // For a violation the implementation may be right at some sizes (e.g. even
+  // ones): the best witness is a counterexample that no candidate explains.
+  auto strength = [](const ReplayReport& x) {
+    if (x.status != ReplayStatus::Counterexample) return 0;
+    return x.agreeingCandidates == 0 ? 2 : 1;
+  };
+  std::vector<std::string> tried;
+  std::optional<ReplayReport> best;
+  for (const auto& a : samples) {
+    auto s = detail::concretize(spec, a), i = detail::concretize(impl, a);
+    auto r = detail::concretize(result, a);
+    if (!s || !i || !r) return skip("a size has no value at " + detail::describe(a));
+    ReplayReport one;
+    Replayer(*s, *i, relation, *r, opts, one).run();
+    tried.push_back(detail::describe(a));
+    one.notes.insert(one.notes.begin(), "at sizes " + tried.back());
+    if (one.status == ReplayStatus::Mismatch || one.status == ReplayStatus::NotPossible ||
+        one.status == ReplayStatus::Skipped)
+      return one;
+    if (!best || strength(one) > strength(*best)) best = std::move(one);
+  }
+  rep = std::move(*best);
+  if (rep.status == ReplayStatus::Matched) rep.notes.erase(rep.notes.begin());  // it held at every one
+  rep.notes.push_back(fmt::format("sizes tried: {}", fmt::join(tried, "; ")));
+  return rep;
+}
+
+}  // namespace
+
 ReplayReport replayCheck(const LGraph& spec, const LGraph& impl, const RelationFile& relation,
                          const InferResult& result, const ReplayOptions& opts) {
+  if (result.verdict != Verdict::Inconclusive && hasSymbolicSizes({&spec, &impl}))
+    return replaySampledSizes(spec, impl, relation, result, opts);
   ReplayReport rep;
   Replayer(spec, impl, relation, result, opts, rep).run();
   return rep;

@@ -10,6 +10,8 @@
 //              refused expectation, its two sides.
 // Inputs come from drawInputs (src/replay/inputs.h). Only small graphs are
 // replayed: real models would need shape reduction, which is out of scope.
+// Graphs with symbolic sizes are replayed at a few small sizes that satisfy
+// the check's facts (src/replay/concretize.h).
 #pragma once
 
 #include <cstdint>
@@ -61,6 +63,7 @@ struct ReplayReport {
   std::optional<Difference> mismatch;  // Mismatch
   std::vector<Difference> counterexamples;  // Counterexample: the closest first
   std::vector<std::string> notes;      // more lines of the section
+  int agreeingCandidates = 0;          // violation: candidates equal to the failing operator on every seed
   int64_t inputElements = 0;
   std::vector<uint64_t> seeds;
 

@@ -178,6 +178,48 @@ bool Context::assumeLE(ExprId a, ExprId b, bool strict, std::string* why, const 
   return add(d, strict ? Fact::Gt : Fact::Ge, toString(a) + (strict ? " < " : " <= ") + toString(b), why, origin);
 }
 
+std::vector<Context::Assignment> Context::sample(const std::vector<AtomId>& vars, int count, int64_t lo, int64_t hi) {
+  std::vector<Assignment> out;
+  if (!z3_) z3_ = std::make_unique<Z3State>();
+  z3::context& z = z3_->ctx;
+  z3::solver s(z);
+  z3::params params(z);
+  params.set("timeout", 2000u);
+  s.set(params);
+  for (ExprId e : sizes_) s.add(z3_->encode(canon(e)) >= 0);
+  for (const Fact& f : facts_) {
+    z3::expr x = z3_->encode(canon(f.lhs));
+    s.add(f.kind == Fact::Eq ? x == 0 : f.kind == Fact::Ge ? x >= 0 : x > 0);
+  }
+  std::vector<z3::expr> xs;
+  for (AtomId v : vars) {
+    xs.push_back(z3_->encodeAtom(v));
+    s.add(xs.back() >= z.int_val(static_cast<int64_t>(lo)) && xs.back() <= z.int_val(static_cast<int64_t>(hi)));
+  }
+  while (static_cast<int>(out.size()) < count && s.check() == z3::sat) {
+    z3::model m = s.get_model();
+    Assignment a;
+    z3::expr_vector same(z);
+    for (size_t i = 0; i < vars.size(); ++i) {
+      int64_t v = m.eval(xs[i], true).get_numeral_int64();
+      a[vars[i]] = v;
+      same.push_back(xs[i] == z.int_val(static_cast<int64_t>(v)));
+    }
+    out.push_back(std::move(a));
+    if (vars.empty()) break;
+    s.add(!z3::mk_and(same));  // the next one differs somewhere
+  }
+  return out;
+}
+
+std::optional<int64_t> Context::valueOf(ExprId e, const Assignment& a) const {
+  return evaluate(canon(e), [&](AtomId v) -> std::optional<int64_t> {
+    auto it = a.find(v);
+    if (it == a.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
 bool Context::proveEqual(ExprId a, ExprId b) {
   if (a == b) return true;
   ExprId d = canon(sub(a, b));

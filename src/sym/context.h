@@ -46,6 +46,14 @@ class Context {
   bool proveLE(ExprId a, ExprId b);  // a <= b
   bool proveLT(ExprId a, ExprId b);  // a < b
 
+  // Up to `count` distinct values of `vars` (variables left after
+  // substitution) in [lo, hi] that satisfy every fact, for running graphs at
+  // concrete sizes. Fewer when fewer exist (or Z3 gives up).
+  using Assignment = std::unordered_map<AtomId, int64_t>;
+  std::vector<Assignment> sample(const std::vector<AtomId>& vars, int count, int64_t lo, int64_t hi);
+  // The value of e under `a` (e in any form: it is normalized first).
+  std::optional<int64_t> valueOf(ExprId e, const Assignment& a) const;
+
   // "S.s0 = D0.s0 + D1.s0  (input relation at x.rel:3)", one line per
   // substitution and fact, for reports.
   std::vector<std::string> describe() const;

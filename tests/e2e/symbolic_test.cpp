@@ -110,4 +110,25 @@ TEST(Symbolic, ASymAnnotationThatDisagreesWithItsArithmeticIsBadInput) {
   fs::remove_all(dir);
 }
 
+// --replay runs dynamic-shape graphs at small sizes that satisfy the facts.
+TEST(Symbolic, ReplayRunsAtSizesThatSatisfyTheFacts) {
+  auto r = runTangle({"check", examplePath("symbolic/split_even.rel"), "--replay"});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("replay: 1 outputs match"), std::string::npos) << r.out;
+  // Only even token counts: the assumption is part of what is sampled.
+  auto lines = splitLines(r.out);
+  auto tried = findLine(lines, "sizes tried:");
+  ASSERT_TRUE(tried) << r.out;
+  EXPECT_NE(lines[*tried].find("D0.s77 = "), std::string::npos);
+  for (char odd : {'1', '3', '5', '7'})
+    EXPECT_EQ(lines[*tried].find(std::string("D0.s77 = ") + odd), std::string::npos) << lines[*tried];
+}
+
+TEST(Symbolic, ReplayWitnessesAViolationAtConcreteSizes) {
+  auto r = runTangle({"check", examplePath("symbolic/shifted.rel"), "--replay"});
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("replay: counterexample for the failing operator S.mm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  at sizes D0.s77 = "), std::string::npos) << r.out;
+}
+
 }  // namespace

@@ -223,3 +223,29 @@ TEST(SymContext, SubstitutionsPreserveValuesOnSolutions) {
 
 }  // namespace
 }  // namespace tangle::sym
+
+namespace tangle::sym {
+namespace {
+
+TEST(SymContext, SamplesSatisfyTheFacts) {
+  Context c;
+  ExprId n = var("P.n"), m = var("P.m");
+  c.noteSize(n);
+  ASSERT_TRUE(c.assumeEqual(*mod(n, 3), constant(0), nullptr));   // n divisible by 3
+  ASSERT_TRUE(c.assumeEqual(m, add(n, constant(1)), nullptr));     // m is n + 1: substituted
+  // Sample the variable left after substitution (one of n, m).
+  std::vector<AtomId> free = leaves(c.canon(add(n, m)));
+  ASSERT_EQ(free.size(), 1u);
+  auto samples = c.sample(free, 10, 1, 10);
+  ASSERT_FALSE(samples.empty());
+  for (auto& a : samples) {
+    auto nv = c.valueOf(n, a), mv = c.valueOf(m, a);
+    ASSERT_TRUE(nv && mv);
+    EXPECT_EQ(*nv % 3, 0);
+    EXPECT_EQ(*mv, *nv + 1);
+  }
+  EXPECT_LE(samples.size(), 4u);  // n in {0, 3, 6, 9} at most, given m = n + 1 in [1, 10]
+}
+
+}  // namespace
+}  // namespace tangle::sym
