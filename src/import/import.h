@@ -7,7 +7,8 @@
 
 namespace tangle {
 
-// ".py" => torch.fx print_readable() dump, ".json" => tangle-graph JSON.
+// ".py" => torch.fx print_readable() dump, ".json" => tangle-graph JSON,
+// ".hlo" => XLA HLO text module (hlo_importer.h).
 // Anything else throws InputError "unsupported graph format".
 Graph importGraph(const std::string& path);
 

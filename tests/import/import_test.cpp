@@ -19,11 +19,11 @@ TEST(ImportGraph, DispatchesOnExtension) {
   EXPECT_EQ(importGraph(kData + "basic.py").node(0).name, "x");
   EXPECT_EQ(importGraph(kData + "basic.json").node(2).name, "mm");
   try {
-    importGraph(kData + "graph.hlo");
+    importGraph(kData + "graph.onnx");
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("unsupported graph format"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("graph.hlo"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("graph.onnx"), std::string::npos) << e.what();
   }
   try {
     importGraph(kData + "missing.py");
