@@ -111,6 +111,46 @@ def qwen2(n, layers=1):
     return "\n".join(lines) + "\n"
 
 
+def aws_llama(n, layers):
+    """transformers-neuronx Llama-3 (HLO, one SPMD program), tensor parallel degree n.
+
+    Instruction numbers follow the artifact README's formulas in L (layers)."""
+    lines = header(f"transformers-neuronx Llama-3 (HLO), tensor parallel degree {n}, {layers} layer(s), "
+                   f"against tp1_layer{layers}.", "refines",
+                   f"aws_llama/tp1_layer{layers}/graph.0.hlo", f"aws_llama/tp{n}_layer{layers}/graph.0.hlo", n)
+    L = layers
+    lines += [f"S.{p} = D*.{p}" for p in ("p0.1", "p1.2", "p2.3", "p3.4")]
+    lines += [f"S.constant.{13 + 9 * L} = D*.constant.{13 + 9 * L}   # inv_freq",
+              f"S.iota.{20 + 9 * L} = D*.iota.{20 + 9 * L}"]
+
+    def param(i):
+        return f"p{i}.{i + 1}"
+
+    q, kv = 2048 // n, 512 // n
+    base = 6 + 2 * L
+    for l in range(L):
+        k = base + 7 * l
+        lines.append(f"# layer {l}")
+        lines.append(f"S.{param(k)} = D*.{param(k)}   # RMSNorm weight")
+        qkv = param(k + 1)
+        cols = [f"slice(D{r}.{qkv}, dim=1, start=0, end={q})" for r in range(n)]
+        cols += [f"slice(D{r}.{qkv}, dim=1, start={q}, end={q + kv})" for r in range(n)]
+        cols += [f"slice(D{r}.{qkv}, dim=1, start={q + kv}, end={q + 2 * kv})" for r in range(n)]
+        lines.append(f"S.{qkv} = concat({', '.join(cols)}, dim=1)   # fused QKV: [q_r | k_r | v_r] per rank")
+        lines.append(f"S.{param(k + 2)} = shard(D*.{param(k + 2)}, dim=1)")
+        lines.append(f"S.{param(k + 3)} = D*.{param(k + 3)}")
+        lines += [f"S.{param(k + j)} = shard(D*.{param(k + j)}, dim=1)" for j in (4, 5, 6)]
+        lines.append(f"S.broadcast.{77 + 9 * L + 102 * l} = shard(D*.broadcast.{77 + 9 * L + 114 * l}, dim=2)")
+        lines.append(f"S.broadcast.{84 + 9 * L + 102 * l} = shard(D*.broadcast.{84 + 9 * L + 114 * l}, dim=1)")
+    last = base + 7 * L
+    lines.append(f"S.{param(last)} = D*.{param(last)}   # final RMSNorm weight")
+    lines.append(f"S.{param(last + 1)} = shard(D*.{param(last + 1)}, dim=1)   # logits weight")
+    out = f"reshape.{38 + 111 * L}"
+    lines += ["", f"output S.{out}",
+              f"expect S.{out} = concat({', '.join(f'D{r}.reshape.{38 + 123 * L}' for r in range(n))}, dim=0)"]
+    return "\n".join(lines) + "\n"
+
+
 def header(title, expect, spec, impl, ranks):
     return [
         f"# {title}",
@@ -193,11 +233,25 @@ def configs(model, default):
     return sorted(found) or default
 
 
+def llama_configs():
+    """(N, L) of every aws_llama/tp{N}_layer{L} (N > 1) with its tp1_layer{L} spec."""
+    found = set()
+    folder = os.path.join(DATA_ABS, "aws_llama")
+    if os.path.isdir(folder):
+        for name in os.listdir(folder):
+            m = re.fullmatch(r"tp(\d+)_layer(\d+)", name)
+            if m and int(m.group(1)) > 1 and os.path.isdir(os.path.join(folder, f"tp1_layer{m.group(2)}")):
+                found.add((int(m.group(1)), int(m.group(2))))
+    return sorted(found) or [(n, layers) for n in (2, 4) for layers in (1, 2)]
+
+
 def main():
     for n, layers in configs("gpt", [(n, layers) for n in (2, 4) for layers in (1, 2, 4, 8)]):
         write(f"gpt/paral{n}_layer{layers}.rel", gpt(n, layers))
     for n, layers in configs("qwen2", [(2, 1)]):
         write(f"qwen2/paral{n}_layer{layers}.rel", qwen2(n, layers))
+    for n, layers in llama_configs():
+        write(f"aws_llama/tp{n}_layer{layers}.rel", aws_llama(n, layers))
     write("bug_grad_accumulation/2step.bug.rel", bug_grad_accumulation())
     write("bug_missing_allreduce_under_wrong_config/tp2.bug.rel", bug_missing_allreduce())
     write("bug_missing_layernorm_allreduce/tp2.bug.rel", bug_missing_layernorm_allreduce())

@@ -17,7 +17,7 @@ const OpSyms& op() {
                         eg::intern("mul"),     eg::intern("div"),     eg::intern("neg"),
                         eg::intern("mm"),      eg::intern("bmm"),     eg::intern("matmul"),
                         eg::intern("softmax"), eg::intern("sum_dim"), eg::intern("mean_dim"),
-                        eg::intern("amax"),    eg::intern("native_layer_norm"), eg::intern("split")};
+                        eg::intern("amax"),    eg::intern("native_layer_norm"), eg::intern("split"), eg::intern("expand")};
   return s;
 }
 

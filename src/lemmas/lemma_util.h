@@ -24,7 +24,7 @@ using Shape = ops::Shape;
 // Symbols of the ops the lemmas talk about.
 struct OpSyms {
   eg::Symbol slice, concat, transpose, permute, reshape, sum, getitem, add, sub, mul, div, neg, mm, bmm,
-      matmul, softmax, sumDim, meanDim, amax, layerNorm, split;
+      matmul, softmax, sumDim, meanDim, amax, layerNorm, split, expand;
 };
 const OpSyms& op();
 

@@ -216,6 +216,51 @@ std::optional<Id> reshapeOfConcat(EGraph& g, const Match& m) {
   return std::nullopt;
 }
 
+// slice[d, s, e, 1](expand[S](y)) = expand[S'](y'), S' = S with e - s at d:
+// y' = y when y has no dim at d or size 1 there (the slice only narrows the
+// broadcast), else y' = slice[d - lead, s, e, 1](y).
+std::optional<Id> sliceOfExpand(EGraph& g, const Match& m) {
+  int64_t d = attrI(m.subst, "d");
+  auto s = ops::attrInt({m.subst.attr("s")}, 0), e = ops::attrInt({m.subst.attr("e")}, 0);
+  const std::vector<int64_t>* shape = attrL(m.subst, "S");
+  Id y = m.subst.cls("y");
+  const TensorType* yt = typeOf(g, y);
+  if (!s || !e || !shape || !yt || *s >= *e || d < 0 || d >= static_cast<int64_t>(shape->size())) return std::nullopt;
+  int64_t lead = static_cast<int64_t>(shape->size()) - yt->rank();
+  std::vector<int64_t> narrowed = *shape;
+  narrowed[static_cast<size_t>(d)] = *e - *s;
+  Id src = y;
+  if (d >= lead && yt->shape[static_cast<size_t>(d - lead)] != 1) {
+    auto sliced = makeSlice(g, y, d - lead, *s, *e);
+    if (!sliced) return std::nullopt;
+    src = *sliced;
+  }
+  return make(g, op().expand, {Attr::ints(narrowed)}, {src});
+}
+
+// expand[S](concat[d](xs)) = concat[d + lead](expand[S_i](x_i)) when the
+// concat dim is not broadcast (the pieces' sizes add up to S there).
+std::optional<Id> expandOfConcat(EGraph& g, const Match& m) {
+  int64_t d = attrI(m.subst, "d");
+  const std::vector<int64_t>* shape = attrL(m.subst, "S");
+  const auto& xs = m.subst.list("xs");
+  const TensorType* x0 = typeOf(g, xs[0]);
+  auto sizes = sizesAlong(g, xs, d);
+  if (!shape || !x0 || !sizes || !ops::allConcrete(*shape)) return std::nullopt;
+  int64_t lead = static_cast<int64_t>(shape->size()) - x0->rank(), D = d + lead;
+  if (lead < 0 || D < 0 || D >= static_cast<int64_t>(shape->size())) return std::nullopt;
+  int64_t total = 0;
+  for (int64_t n : *sizes) total += n;
+  if (total != (*shape)[static_cast<size_t>(D)]) return std::nullopt;
+  auto parts = mapPieces(xs, [&](Id x) -> std::optional<Id> {
+    std::vector<int64_t> si = *shape;
+    si[static_cast<size_t>(D)] = *sizeOf(g, x, d);
+    return make(g, op().expand, {Attr::ints(si)}, {x});
+  });
+  if (!parts) return std::nullopt;
+  return makeConcat(g, D, *parts);
+}
+
 }  // namespace
 
 void addRearrangeLemmas(std::vector<Lemma>& out) {
@@ -355,6 +400,15 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                         "reshape[O](concat[d](xs)) = concat[d'](reshape[O_i](x_i)) when the pieces stay contiguous "
                         "blocks along d' (equal leading products, aligned piece boundaries)",
                         "(reshape[?s] (concat[?d] ?xs...))", reshapeOfConcat));
+
+  // --- expand (broadcast) ---
+  out.push_back(applier("slice-expand",
+                        "slice[d, s, e](expand[S](y)) = expand[S with e-s at d](y) when d is broadcast, else "
+                        "expand[..](slice[d', s, e](y))",
+                        "(slice[?d, ?s, ?e, 1] (expand[?S] ?y))", sliceOfExpand));
+  out.push_back(applier("expand-concat",
+                        "expand[S](concat[d](xs)) = concat[d'](expand[S_i](x_i)) when the concat dim is not broadcast",
+                        "(expand[?S] (concat[?d] ?xs...))", expandOfConcat));
 }
 
 }  // namespace tangle::lemmas::detail

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "lower/canon_hlo.h"
 #include "lower/canon_model.h"
 #include "ops/ops.h"
 #include "ops/shape.h"
@@ -725,6 +726,7 @@ bool Canon::known() {
 void Canon::run() {
   if (known()) return;
   out = CanonTerm{};
+  if (canonicalizeHloOp(g, id, out)) return;
   if (!canonicalizeModelOp(g, id, base, overload, out)) opaque();
 }
 

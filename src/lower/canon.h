@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "egraph/attrs.h"
@@ -28,6 +29,14 @@ struct CanonTerm {
   std::vector<Node> nodes;        // root last; empty when aliasOf is set
   std::optional<NodeId> aliasOf;  // identity ops: clone, detach, wait_tensor, _to_copy (same dtype), ...
 };
+
+// Building CanonTerms (shared by the ATen and HLO canonicalizers).
+namespace canon {
+CanonTerm::Ref operand(NodeId id);
+CanonTerm::Ref scalar(double v);
+// Appends op[attrs](kids) to `out`; returns a reference to it.
+CanonTerm::Ref emit(CanonTerm& out, std::string_view op, eg::AttrList attrs, std::vector<CanonTerm::Ref> kids);
+}  // namespace canon
 
 // Canonical form of call node `id` (not placeholder/output/getitem/collectives).
 // Known ops get their canonical vocabulary; anything else becomes an opaque

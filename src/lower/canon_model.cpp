@@ -40,25 +40,9 @@ bool isIntegral(DType t) {
   return t == DType::I64 || t == DType::I32 || t == DType::I16 || t == DType::I8 || t == DType::U8;
 }
 
-Ref operand(NodeId id) {
-  Ref r;
-  r.kind = Ref::Kind::Operand;
-  r.operand = id;
-  return r;
-}
-Ref scalar(double v) {
-  Ref r;
-  r.kind = Ref::Kind::Scalar;
-  r.scalar = v;
-  return r;
-}
-Ref emit(CanonTerm& out, std::string_view op, eg::AttrList attrs, std::vector<Ref> kids) {
-  out.nodes.push_back({eg::intern(op), std::move(attrs), std::move(kids)});
-  Ref r;
-  r.kind = Ref::Kind::Local;
-  r.local = static_cast<int>(out.nodes.size()) - 1;
-  return r;
-}
+using canon::emit;
+using canon::operand;
+using canon::scalar;
 
 // Is node `id` arange(0, n) / arange(n) with unit step?
 std::optional<int64_t> arangeLength(const Graph& g, NodeId id) {
@@ -179,6 +163,28 @@ bool sliceScatter(const Graph& g, const Node& n, CanonTerm& out) {
 }
 
 }  // namespace
+
+namespace canon {
+Ref operand(NodeId id) {
+  Ref r;
+  r.kind = Ref::Kind::Operand;
+  r.operand = id;
+  return r;
+}
+Ref scalar(double v) {
+  Ref r;
+  r.kind = Ref::Kind::Scalar;
+  r.scalar = v;
+  return r;
+}
+Ref emit(CanonTerm& out, std::string_view op, eg::AttrList attrs, std::vector<Ref> kids) {
+  out.nodes.push_back({eg::intern(op), std::move(attrs), std::move(kids)});
+  Ref r;
+  r.kind = Ref::Kind::Local;
+  r.local = static_cast<int>(out.nodes.size()) - 1;
+  return r;
+}
+}  // namespace canon
 
 std::optional<CanonTerm> canonicalizeFunctionalized(const Graph& g, NodeId af, int64_t k) {
   const Node& n = g.node(af);

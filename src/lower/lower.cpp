@@ -23,7 +23,7 @@ enum class Collective { None, AllReduce, AllGather, ReduceScatter, Broadcast, Wa
 
 Collective collectiveKind(const std::string& op) {
   std::string_view o = stripDefault(op);
-  if (o == "_c10d_functional.all_reduce" || o == "vllm.all_reduce") return Collective::AllReduce;
+  if (o == "_c10d_functional.all_reduce" || o == "vllm.all_reduce" || o == "hlo.all-reduce") return Collective::AllReduce;
   if (o == "_c10d_functional.all_gather_into_tensor") return Collective::AllGather;
   if (o == "_c10d_functional.reduce_scatter_tensor") return Collective::ReduceScatter;
   if (o == "_c10d_functional.broadcast") return Collective::Broadcast;
@@ -62,6 +62,38 @@ const std::string& groupArg(const Node& n) {
   for (size_t i = n.args.size(); i-- > 0;)
     if (auto* s = std::get_if<std::string>(&n.args[i].v)) return *s;
   throw nodeError(n, "collective without a process group argument");
+}
+
+// HLO all-reduce: replica_groups={{0,1},{2,3}} (empty: all ranks). The
+// group of `rank` is named by its members.
+std::string replicaGroup(const Node& n, int rank) {
+  const Value* v = n.kwarg("replica_groups");
+  auto groups = v ? std::get_if<ValueList>(&v->v) : nullptr;
+  if (!groups || groups->empty()) return "replica_groups:all";
+  for (const Value& grp : *groups) {
+    auto members = std::get_if<ValueList>(&grp.v);
+    if (!members) break;
+    std::string name = "replica_groups:{";
+    bool mine = false;
+    for (size_t i = 0; i < members->size(); ++i) {
+      auto r = std::get_if<int64_t>(&(*members)[i].v);
+      if (!r) throw nodeError(n, "replica_groups must list ranks");
+      name += (i ? "," : "") + std::to_string(*r);
+      mine = mine || *r == rank;
+    }
+    if (mine) return name + "}";
+  }
+  throw nodeError(n, "rank " + std::to_string(rank) + " is in none of its replica_groups");
+}
+
+// The reducer of an HLO all-reduce as a c10d reduce op name.
+std::string hloReduceOp(const Node& n) {
+  const Value* v = n.kwarg("to_apply");
+  auto fn = v ? std::get_if<std::string>(&v->v) : nullptr;
+  if (fn && *fn == "add") return "sum";
+  if (fn && *fn == "maximum") return "max";
+  if (fn && *fn == "minimum") return "min";
+  throw nodeError(n, "all-reduce with reducer '" + (fn ? *fn : std::string("?")) + "' is not supported (add, maximum, minimum)");
 }
 
 CanonTerm::Ref operandRef(int lnode) {
@@ -137,7 +169,10 @@ class Lowerer {
   void define(int gi, const Graph& g, NodeId id, int lid) {
     const Node& n = g.node(id);
     LNode& ln = lg_.nodes[lid];
-    if (n.op == "placeholder" || n.op == "get_attr") {
+    // An HLO array constant (`constant({...})`, its values not in the dump)
+    // is an input like a get_attr: relation files relate it.
+    bool arrayConstant = n.op == "hlo.constant" && n.args.empty();
+    if (n.op == "placeholder" || n.op == "get_attr" || arrayConstant) {
       ln.isInput = true;
       return;
     }
@@ -176,7 +211,7 @@ class Lowerer {
     }
     if (c != Collective::None) {
       if (n.args.empty() || !n.args[0].isTensor()) throw nodeError(n, "collective expects a tensor first");
-      pending_[groupArg(n)][gi].push_back({lid, c});
+      pending_[n.op == "hlo.all-reduce" ? replicaGroup(n, gi) : groupArg(n)][gi].push_back({lid, c});
       return;
     }
     CanonTerm term = canonicalize(g, id);
@@ -344,8 +379,10 @@ class Lowerer {
     }
     switch (pc.kind) {
       case Collective::AllReduce: {
-        // vllm.all_reduce(x, group) always sums; c10d names its reduce op.
-        const std::string red = stripDefault(n.op) == "vllm.all_reduce" ? "sum" : stringArg(n, 1, "reduce op");
+        // vllm.all_reduce(x, group) always sums; c10d names its reduce op; HLO its reducer.
+        const std::string red = stripDefault(n.op) == "vllm.all_reduce" ? "sum"
+                                : n.op == "hlo.all-reduce"              ? hloReduceOp(n)
+                                                                        : stringArg(n, 1, "reduce op");
         if (red == "sum" || red == "avg") {
           root.op = s.sum;
         } else if (red == "max" || red == "min") {

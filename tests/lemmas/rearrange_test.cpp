@@ -268,5 +268,27 @@ TEST_F(Rearrange, IllKindedAttributesNeverThrow) {
   EXPECT_NO_THROW(eg::run(g, allLemmas(), limits));
 }
 
+TEST_F(Rearrange, SliceOfExpandNarrowsTheBroadcast) {
+  leaf("y", {4, 1, 8});
+  eg::Id s = term("(slice[1, 2, 5, 1] (expand[[4, 6, 8]] ?y))");
+  eg::Id kept = term("(slice[2, 0, 4, 1] (expand[[4, 6, 8]] ?y))");
+  run({"slice-expand"});
+  EXPECT_TRUE(equiv(s, "(expand[[4, 3, 8]] ?y)"));
+  EXPECT_TRUE(equiv(kept, "(expand[[4, 6, 4]] (slice[2, 0, 4, 1] ?y))"));  // not broadcast: slice y itself
+}
+
+TEST_F(Rearrange, ExpandOfConcatAlongAKeptDim) {
+  leaf("a", {2, 1, 3});
+  leaf("b", {5, 1, 3});
+  eg::Id e = term("(expand[[7, 4, 3]] (concat[0] ?a ?b))");
+  run({"expand-concat"});
+  EXPECT_TRUE(equiv(e, "(concat[0] (expand[[2, 4, 3]] ?a) (expand[[5, 4, 3]] ?b))"));
+  leaf("c", {1, 1, 3});
+  leaf("d", {1, 1, 3});
+  eg::Id f = term("(expand[[2, 2, 3]] (concat[1] ?c ?d))");  // dim 0 broadcast, the concat dim kept
+  run({"expand-concat"});
+  EXPECT_TRUE(equiv(f, "(concat[1] (expand[[2, 1, 3]] ?c) (expand[[2, 1, 3]] ?d))"));
+}
+
 }  // namespace
 }  // namespace tangle::lemmas::testing
