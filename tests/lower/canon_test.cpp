@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "import/fx_importer.h"
+#include "import/hlo_importer.h"
 #include "ops/ops.h"
 
 namespace tangle {
@@ -322,6 +323,66 @@ TEST(Canon, TotalOnRealDumps) {
   EXPECT_GT(files, 0u);
   std::printf("canon: %zu files, %zu calls, %zu to the vocabulary\n", files, calls, known);
   EXPECT_GT(known, calls / 2) << "most calls should map to the canonical vocabulary";
+}
+
+// XLA HLO instructions (src/lower/canon_hlo.cpp).
+TEST(Canon, HloInstructions) {
+  Graph g = importHloText(R"(HloModule m
+%add.r (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+%max.r (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %m = f32[] maximum(%a, %b)
+}
+ENTRY %e (x: f32[6,4], w: f32[6,5], q: f32[3,2,4,8], k: f32[3,2,4,8], v: f32[2], h: f32[6,3,2], g: f32[6]) -> f32[4,5] {
+  %x = f32[6,4]{1,0} parameter(0)
+  %w = f32[6,5]{1,0} parameter(1)
+  %q = f32[3,2,4,8]{3,2,1,0} parameter(2)
+  %k = f32[3,2,4,8]{3,2,1,0} parameter(3)
+  %v = f32[2]{0} parameter(4)
+  %h = f32[6,3,2]{2,1,0} parameter(5)
+  %g = f32[6]{0} parameter(6)
+  %dot.1 = f32[4,5]{1,0} dot(%x, %w), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  %dot.2 = f32[2,4,3,3]{3,2,1,0} dot(%q, %k), lhs_batch_dims={1,2}, lhs_contracting_dims={3}, rhs_batch_dims={1,2}, rhs_contracting_dims={3}
+  %bc.1 = f32[3,2,5]{2,1,0} broadcast(%v), dimensions={1}
+  %c.1 = f32[] constant(8)
+  %bc.2 = f32[4,5]{1,0} broadcast(%c.1), dimensions={}
+  %ninf = f32[] constant(-inf)
+  %zero = f32[] constant(0)
+  %red.1 = f32[2,4,3]{2,1,0} reduce(%dot.2, %ninf), dimensions={3}, to_apply=%max.r
+  %red.2 = f32[2,4,3]{2,1,0} reduce(%dot.2, %zero), dimensions={3}, to_apply=%add.r
+  %sl.1 = f32[6,2]{1,0} slice(%x), slice={[0:6], [1:3]}
+  %tr.1 = f32[4,6]{1,0} transpose(%x), dimensions={1,0}
+  %cmp.1 = pred[4,5]{1,0} compare(%dot.1, %bc.2), direction=GE
+  %sel.1 = f32[4,5]{1,0} select(%cmp.1, %dot.1, %bc.2)
+  %t.1 = f32[6]{0} custom-call(%g), custom_call_target="AwsNeuronTransferWithStaticRing"
+  %eps = f32[] constant(1e-05)
+  %rms.1 = f16[6,3,2]{2,1,0} custom-call(%h, %t.1, %eps), custom_call_target="AwsNeuronRmsNorm", backend_config="0"
+  %cv.1 = f16[4,5]{1,0} convert(%sel.1)
+  %arr = f32[32]{0} constant({...})
+  ROOT %out = (f32[4,5], f32[2,4,3], f32[2,4,3]) tuple(%sel.1, %red.1, %red.2)
+}
+)",
+                          "t.hlo");
+  EXPECT_EQ(canon(g, "dot.1"), "(mm (transpose[0, 1] x) w)");  // contracted dim 0 moved inside
+  EXPECT_EQ(canon(g, "dot.2"), "(matmul (permute[[1, 2, 0, 3]] q) (permute[[1, 2, 3, 0]] k))");
+  EXPECT_EQ(canon(g, "bc.1"), "(expand[[3, 2, 5]] (reshape[[1, 2, 1]] v))");
+  EXPECT_EQ(canon(g, "bc.2"), "(expand[[4, 5]] (reshape[[1, 1]] c.1))");
+  EXPECT_EQ(canon(g, "red.1"), "(amax[[3], false] dot.2)");
+  EXPECT_EQ(canon(g, "red.2"), "(sum_dim[[3], false] dot.2)");
+  EXPECT_EQ(canon(g, "sl.1"), "(slice[1, 1, 3, 1] x)");
+  EXPECT_EQ(canon(g, "tr.1"), "(transpose[0, 1] x)");
+  EXPECT_EQ(canon(g, "cmp.1"), "(ge dot.1 bc.2)");
+  EXPECT_EQ(canon(g, "sel.1"), "(where cmp.1 dot.1 bc.2)");
+  EXPECT_EQ(canon(g, "t.1"), "=g");  // a copy between memories
+  EXPECT_EQ(canon(g, "rms.1"),
+            "(cast[\"f16\"] (permute[[2, 0, 1]] (rms_norm[1e-05] (permute[[1, 2, 0]] h) t.1)))");
+  EXPECT_EQ(canon(g, "cv.1"), "(cast[\"f16\"] sel.1)");
+  EXPECT_EQ(canon(g, "c.1"), "(const[8.0])");
 }
 
 }  // namespace
