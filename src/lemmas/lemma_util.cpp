@@ -23,27 +23,16 @@ const OpSyms& op() {
 
 const TensorType* typeOf(const EGraph& g, Id c) { return g.data(c).tensor(); }
 
-std::optional<int64_t> sizeOf(const EGraph& g, Id c, int64_t dim) {
-  const TensorType* t = typeOf(g, c);
-  if (!t || dim < 0 || dim >= t->rank() || isSymbolic(t->shape[dim])) return std::nullopt;
-  return t->shape[dim];
-}
-
-std::optional<std::vector<int64_t>> sizesAlong(const EGraph& g, const std::vector<Id>& xs, int64_t dim) {
-  std::vector<int64_t> out;
-  out.reserve(xs.size());
-  for (Id x : xs) {
-    auto s = sizeOf(g, x, dim);
-    if (!s) return std::nullopt;
-    out.push_back(*s);
-  }
-  return out;
-}
-
 std::optional<Dim> dimOf(const EGraph& g, Id c, int64_t dim) {
   const TensorType* t = typeOf(g, c);
   if (!t || dim < 0 || dim >= t->rank()) return std::nullopt;
   return t->shape[dim];
+}
+
+std::optional<int64_t> sizeOf(const EGraph& g, Id c, int64_t dim) {
+  auto d = dimOf(g, c, dim);
+  if (!d || isSymbolic(*d)) return std::nullopt;
+  return *d;
 }
 
 std::optional<std::vector<Dim>> dimsAlong(const EGraph& g, const std::vector<Id>& xs, int64_t dim) {
@@ -55,6 +44,12 @@ std::optional<std::vector<Dim>> dimsAlong(const EGraph& g, const std::vector<Id>
     out.push_back(*s);
   }
   return out;
+}
+
+std::optional<std::vector<int64_t>> sizesAlong(const EGraph& g, const std::vector<Id>& xs, int64_t dim) {
+  auto dims = dimsAlong(g, xs, dim);
+  if (!dims || !ops::allConcrete(*dims)) return std::nullopt;
+  return dims;
 }
 
 bool sameDims(const std::vector<Dim>& a, const std::vector<Dim>& b) {
