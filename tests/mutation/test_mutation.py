@@ -88,3 +88,15 @@ def test_symbolic_example_mutants_do_not_refine(tmp_path, name):
     for i, m in enumerate(mutants):
         out = mutate.run_tangle(TANGLE, rel, m.files, tmp_path / f"m{i}")
         assert out.status != "refines", f"semantics-changing mutant judged refines: {m.ident}\n{m.diff}"
+
+
+def test_hlo_mutants_do_not_refine():
+    """Llama-3 HLO (tp2_layer1): two mutants per kind, none may refine."""
+    import mutate_hlo
+
+    if not TANGLE.is_file():
+        pytest.skip(f"tangle binary not found at {TANGLE} (build it, or set TANGLE_BIN)")
+    rel = mutate_hlo.Rel(mutate_hlo.DEFAULT_REL)
+    if not rel.impl.is_file() or not rel.spec.is_file():
+        pytest.skip(f"artifact data folder absent: {rel.impl} not found")
+    assert mutate_hlo.main([str(mutate_hlo.DEFAULT_REL), "--tangle", str(TANGLE), "--limit", "2"]) == 0

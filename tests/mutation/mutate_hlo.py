@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Mutation testing on HLO workloads: a semantics-changing edit of the SPMD
+implementation program must never be reported as "refines".
+
+For a relation file of examples/artifact/aws_llama (default: tp2_layer1), the
+script reads the implementation's HLO module, makes one-instruction edits of
+the live part of the ENTRY computation, checks each mutant with
+`tangle check` and prints a table. Live: instructions the checked output
+(the tensor of the `output` line, on the implementation side: the rhs of
+the `expect` line) depends on, not counting what lies behind a tensor the
+relation file names (those are inputs or cut points: editing behind them
+changes nothing the check reads, so such edits are not generated).
+
+Mutation kinds:
+  collective  all-reduce(x) -> copy(x) (the un-reduced partial value)
+  binop       add <-> subtract, multiply <-> divide (operands kept)
+  swap        operands of subtract/divide exchanged
+  slice       a narrowed dim's window moved by its own length when in range
+              (else by 1)
+  compare     direction LE<->LT, GE<->GT, EQ<->NE
+  constant    a scalar constant c -> 2c + 1
+  dims        reduce over another dim; concatenate along another dim
+              (shapes may then mismatch: rejected as bad input is fine)
+
+Outcomes: exit 0 "refines" (a soundness bug), 1 "violation", 2 "bad input",
+3 "inconclusive", or "timeout"; everything but refines counts as detected.
+The unmutated copy must refine first. Exit status 0 iff no mutant refines.
+Python 3 standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_REL = REPO / "examples/artifact/aws_llama/tp2_layer1.rel"
+STATUS = {0: "refines", 1: "violation", 2: "bad input", 3: "inconclusive"}
+INSTR = re.compile(r"^\s*(ROOT\s+)?%(?P<name>[\w.\-]+) = (?P<shape>\S+) (?P<op>[\w\-]+)\((?P<args>[^)]*)\)(?P<attrs>.*)$")
+
+
+def find_tangle() -> Path:
+    import os
+    env = os.environ.get("TANGLE_BIN")
+    return Path(env) if env else REPO / "build/bin/tangle"
+
+
+class Rel:
+    def __init__(self, path: Path):
+        self.path = path
+        self.text = path.read_text()
+        self.spec = self._path("spec")
+        self.impl = self._path("impl")
+        self.ranks = int(re.search(r"^impl .* ranks (\d+)", self.text, re.M).group(1))
+        self.named = set(re.findall(r"\bD(?:\*|\d+)\.([\w.\-]+)", self.text))
+        expect = re.search(r"^expect .*?= (.*)$", self.text, re.M)
+        self.targets = set(re.findall(r"\bD\d+\.([\w.\-]+)", expect.group(1))) if expect else set()
+
+    def _path(self, key: str) -> Path:
+        m = re.search(rf"^{key} (\S+)", self.text, re.M)
+        return (self.path.parent / m.group(1)).resolve()
+
+    def with_impl(self, impl: Path) -> str:
+        out = []
+        for line in self.text.splitlines():
+            if line.startswith("spec "):
+                line = f"spec {self.spec}"
+            elif line.startswith("impl "):
+                line = f"impl {impl} ranks {self.ranks}"
+            out.append(line)
+        return "\n".join(out) + "\n"
+
+
+def entry_instructions(lines: list[str]) -> dict[str, tuple[int, re.Match]]:
+    """name -> (line index, match) for the ENTRY computation's instructions."""
+    out, inside = {}, False
+    for i, line in enumerate(lines):
+        if line.startswith("ENTRY "):
+            inside = True
+            continue
+        if inside and line.startswith("}"):
+            break
+        if inside:
+            m = INSTR.match(line.split(", metadata=")[0])
+            if m:
+                out[m.group("name")] = (i, m)
+    return out
+
+
+def operands(m: re.Match) -> list[str]:
+    return re.findall(r"%([\w.\-]+)", m.group("args"))
+
+
+def live(instrs, rel: Rel) -> set[str]:
+    seen, stack = set(), list(rel.targets)
+    while stack:
+        n = stack.pop()
+        if n in seen or n not in instrs:
+            continue
+        seen.add(n)
+        if n in rel.named and n not in rel.targets:
+            continue  # an input or cut point: what lies behind it is not read
+        stack.extend(operands(instrs[n][1]))
+    return seen
+
+
+def mutants(lines: list[str], rel: Rel):
+    """(kind, description, line index, new line)."""
+    instrs = entry_instructions(lines)
+    for name in sorted(live(instrs, rel), key=lambda n: instrs[n][0]):
+        i, m = instrs[name]
+        line, op, args = lines[i], m.group("op"), operands(m)
+
+        def edit(kind, what, new):
+            if new != line:
+                yield kind, f"{name}: {what}", i, new
+
+        if op == "all-reduce":
+            dropped = re.sub(r"all-reduce\((%[\w.\-]+)\)(, replica_groups=\{[^ ]*?\}+)?(, to_apply=%[\w.\-]+)?",
+                             r"copy(\1)", line, count=1)
+            yield from edit("collective", "all-reduce dropped", dropped)
+        swaps = {"add": "subtract", "subtract": "add", "multiply": "divide", "divide": "multiply"}
+        if op in swaps:
+            yield from edit("binop", f"{op} -> {swaps[op]}", line.replace(f" {op}(", f" {swaps[op]}(", 1))
+        if op in ("subtract", "divide") and len(args) == 2 and args[0] != args[1]:
+            yield from edit("swap", "operands exchanged",
+                            line.replace(f"(%{args[0]}, %{args[1]})", f"(%{args[1]}, %{args[0]})", 1))
+        if op == "slice":
+            dims = re.findall(r"\[(\d+):(\d+)\]", m.group("attrs"))
+            src = instrs.get(args[0])
+            shape = src[1].group("shape") if src else ""
+            full = [int(x) for x in re.findall(r"\d+", shape[shape.find("[") + 1:].split("]")[0])] if src else []
+            for d, (s, e) in enumerate(dims):
+                s, e = int(s), int(e)
+                if d < len(full) and (s, e) != (0, full[d]):
+                    step = (e - s) if e + (e - s) <= full[d] else (1 if e + 1 <= full[d] else -(min(s, 1)))
+                    if step:
+                        new = line.replace(f"[{s}:{e}]", f"[{s + step}:{e + step}]", 1)
+                        yield from edit("slice", f"dim {d} [{s}:{e}] -> [{s + step}:{e + step}]", new)
+                    break
+        flips = {"LE": "LT", "LT": "LE", "GE": "GT", "GT": "GE", "EQ": "NE", "NE": "EQ"}
+        cm = re.search(r"direction=(\w+)", line)
+        if op == "compare" and cm and cm.group(1) in flips:
+            yield from edit("compare", f"{cm.group(1)} -> {flips[cm.group(1)]}",
+                            line.replace(f"direction={cm.group(1)}", f"direction={flips[cm.group(1)]}", 1))
+        if op == "constant":
+            cv = re.match(r"\s*(-?[\d.e+-]+)\s*$", m.group("args"))
+            if cv:
+                v = float(cv.group(1))
+                new_v = repr(2 * v + 1) if "." in cv.group(1) or "e" in cv.group(1) else str(int(2 * v + 1))
+                yield from edit("constant", f"{cv.group(1)} -> {new_v}", line.replace(f"({cv.group(1)})", f"({new_v})", 1))
+        if op in ("reduce", "concatenate"):
+            dm = re.search(r"dimensions=\{(\d+)\}", line)
+            if dm:
+                d = int(dm.group(1))
+                other = d - 1 if d > 0 else d + 1
+                yield from edit("dims", f"dimension {d} -> {other}",
+                                line.replace(f"dimensions={{{d}}}", f"dimensions={{{other}}}", 1))
+
+
+def check(tangle: Path, rel: Rel, impl_text: str, work: Path) -> str:
+    work.mkdir(parents=True, exist_ok=True)
+    impl = work / "graph.0.hlo"
+    impl.write_text(impl_text)
+    (work / "check.rel").write_text(rel.with_impl(impl))
+    try:
+        p = subprocess.run([str(tangle), "check", str(work / "check.rel")], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    return STATUS.get(p.returncode, f"error (exit {p.returncode})")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("rel", nargs="?", type=Path, default=DEFAULT_REL)
+    ap.add_argument("--tangle", type=Path, default=None)
+    ap.add_argument("--limit", type=int, default=None, help="at most N mutants per kind")
+    a = ap.parse_args(argv)
+    tangle = a.tangle or find_tangle()
+    rel = Rel(a.rel)
+    if not rel.impl.is_file():
+        print(f"skipped: {rel.impl} is absent")
+        return 0
+    lines = rel.impl.read_text().splitlines()
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = check(tangle, rel, "\n".join(lines) + "\n", Path(tmp) / "baseline")
+        if base != "refines":
+            print(f"FAIL: the unmutated program does not refine ({base})")
+            return 1
+        rows, per_kind = [], Counter()
+        for k, (kind, what, i, new) in enumerate(mutants(lines, rel)):
+            if a.limit is not None and per_kind[kind] >= a.limit:
+                continue
+            per_kind[kind] += 1
+            text = "\n".join(lines[:i] + [new] + lines[i + 1:]) + "\n"
+            rows.append((kind, what, check(tangle, rel, text, Path(tmp) / f"m{k}")))
+    table = Counter((kind, out) for kind, _, out in rows)
+    kinds = sorted({kind for kind, _, _ in rows})
+    cols = ["violation", "bad input", "inconclusive", "timeout", "refines"]
+    print(f"{'kind':12s} {'count':>5s} " + " ".join(f"{c:>12s}" for c in cols))
+    for kind in kinds:
+        print(f"{kind:12s} {sum(v for (k, _), v in table.items() if k == kind):5d} " +
+              " ".join(f"{table[(kind, c)]:12d}" for c in cols))
+    print(f"{'total':12s} {len(rows):5d} " + " ".join(f"{sum(table[(k, c)] for k in kinds):12d}" for c in cols))
+    print(f"time: {time.monotonic() - t0:.1f} s")
+    bad = [(kind, what) for kind, what, out in rows if out == "refines"]
+    for kind, what in bad:
+        print(f"REFINES (soundness bug?): {kind}: {what}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
