@@ -150,7 +150,7 @@ std::string Attr::toString() const {
       std::string out = "[";
       for (size_t k = 0; k < list.size(); ++k) {
         if (k) out += ", ";
-        out += std::to_string(list[k]);
+        out += sym::dimToString(list[k]);  // shape lists may hold symbolic sizes (negative)
       }
       return out + "]";
     }

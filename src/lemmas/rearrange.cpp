@@ -186,16 +186,25 @@ std::optional<Id> reshapeOfConcat(EGraph& g, const Match& m) {
   const std::vector<int64_t>* out = attrL(m.subst, "s");
   const TensorType* first = typeOf(g, xs[0]);
   auto sizes = sizesAlong(g, xs, d);
-  if (!out || !first || !sizes || !ops::allConcrete(first->shape) || !ops::allConcrete(*out)) return std::nullopt;
+  if (!out || !first || !sizes) return std::nullopt;
   Shape in = first->shape;
   in[d] = 0;
   for (int64_t s : *sizes) in[d] += s;
-  auto L = ops::product(in, 0, d), T = ops::product(in, d + 1, in.size());
-  if (!L || !T || *L <= 0 || *T <= 0) return std::nullopt;
+  // The leading dims may be symbolic (a token count): L and Lo are compared
+  // by proof; the block arithmetic needs the dims from d (dd) on concrete.
+  auto leading = [](const Shape& s, size_t to) {
+    sym::ExprId p = sym::constant(1);
+    for (size_t i = 0; i < to; ++i) p = sym::mul(p, sym::fromDim(s[i]));
+    return p;
+  };
+  sym::ExprId L = leading(in, d);
+  auto T = ops::product(in, d + 1, in.size());
+  if (!T || *T <= 0) return std::nullopt;
   for (size_t dd = 0; dd < out->size(); ++dd) {
-    auto Lo = ops::product(*out, 0, dd), To = ops::product(*out, dd + 1, out->size());
-    if (Lo != L || !To || *To <= 0) continue;
+    auto To = ops::product(*out, dd + 1, out->size());
+    if (!To || *To <= 0 || isSymbolic((*out)[dd])) continue;
     if ((*out)[dd] * *To != in[d] * *T) continue;
+    if (!sym::current().proveEqual(leading(*out, dd), L)) continue;
     bool aligned = true;
     int64_t off = 0;
     for (int64_t len : *sizes) {

@@ -129,7 +129,12 @@ class RelLowering {
       return build(e, s.transpose, {eg::Attr::integer(d0), eg::Attr::integer(d1)}, {x});
     }
     if (e.op == "permute") return build(e, s.permute, {eg::Attr::ints(intsArg(e, 1, "of dims"))}, {x});
-    if (e.op == "reshape") return build(e, s.reshape, {eg::Attr::ints(intsArg(e, 1, "shape"))}, {x});
+    if (e.op == "reshape") {
+      std::vector<int64_t> shape = intsArg(e, 1, "shape");
+      for (int64_t d : shape)
+        if (d < 0) throw InputError(e.loc, "reshape(...): the shape must list sizes (no -1), in '" + e.toString() + "'");
+      return build(e, s.reshape, {eg::Attr::ints(shape)}, {x});
+    }
     throw InputError(e.loc, "unknown function '" + e.op + "' in relation");
   }
 };

@@ -88,6 +88,17 @@ TEST_F(SymbolicLemma, ProductsDistributeOverSymbolicRowBlocks) {
   EXPECT_TRUE(equiv(p, "(concat[0] (relu (mm ?a ?w)) (relu (mm ?b ?w)))"));
 }
 
+TEST_F(SymbolicLemma, ReshapeOfConcatWithASymbolicLeadingDim) {
+  // [n, 8] pieces of heads x head_dim, concatenated along dim 1, viewed as [n, 4, 4].
+  leaf("a", {N, 8});
+  leaf("b", {N, 8});
+  vars.attrs["s"] = eg::Attr::ints({N, 4, 4});
+  vars.attrs["p"] = eg::Attr::ints({N, 2, 4});
+  eg::Id r = term("(reshape[?s] (concat[1] ?a ?b))");
+  run({"reshape-concat"});
+  EXPECT_TRUE(equiv(r, "(concat[1] (reshape[?p] ?a) (reshape[?p] ?b))"));
+}
+
 TEST_F(SymbolicLemma, IllTypedSymbolicSlicesAreRefused) {
   leaf("x", {N, 4});
   size("h", H);

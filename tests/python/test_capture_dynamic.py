@@ -103,3 +103,52 @@ def test_halving_needs_an_even_token_count(tmp_path, pythonpath):
     r = _check(tmp_path, rel + f"assume S.{spec['n']} % 2 == 0\n")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "verdict: refines" in r.stdout
+
+
+def _attn_roles(path):
+    """x (f32[sN, 16]), the QKV weight (f32[48|24, 16]) and the output weight (f32[16, 16|8])."""
+    roles = {}
+    for name, ann in _inputs(path).items():
+        if re.fullmatch(r"f32\[s\d+, 16\]", ann):
+            roles["x"] = name
+        elif re.fullmatch(r"f32\[16, \d+\]", ann):  # before wqkv: the spec's wo is f32[16, 16]
+            roles["wo"] = name
+        elif re.fullmatch(r"f32\[\d+, 16\]", ann):
+            roles["wqkv"] = name
+    return roles
+
+
+def _attn_relation(tmp_path, build_name):
+    import attn_model
+
+    fn, args, dynamic = attn_model.spec()
+    capture.capture(fn, args, str(tmp_path / "spec.py"), dynamic)
+    capture.capture_ranks(("attn_model", build_name), 2, str(tmp_path))
+    s = _attn_roles(tmp_path / "spec.py")
+    d = [_attn_roles(tmp_path / f"impl.r{r}.py") for r in range(2)]
+    n = attn_model.HIDDEN // 2
+    parts = [f"slice(D{r}.{d[r]['wqkv']}, dim=0, start={k * n}, end={(k + 1) * n})" for k in range(3) for r in range(2)]
+    return (f"spec spec.py\nimpl impl.r{{rank}}.py ranks 2\n"
+            f"S.{s['x']} = D0.{d[0]['x']}\nS.{s['x']} = D1.{d[1]['x']}\n"
+            f"S.{s['wqkv']} = concat({', '.join(parts)}, dim=0)\n"
+            f"S.{s['wo']} = concat(D0.{d[0]['wo']}, D1.{d[1]['wo']}, dim=1)\n")
+
+
+def test_tensor_parallel_attention_over_symbolic_tokens_refines(tmp_path, pythonpath):
+    rel = _attn_relation(tmp_path, "build")
+    out = open(tmp_path / "spec.py").read()
+    output = re.search(r"return \((\w+),\)", out).group(1)
+    r = _check(tmp_path, rel + f"expect S.{output} = D*.wait_tensor\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"expectation holds: S.{output} = D1.wait_tensor" in r.stdout
+
+
+def test_attention_without_all_reduce_holds_only_partial_sums(tmp_path, pythonpath):
+    rel = _attn_relation(tmp_path, "build_no_reduce")
+    out = open(tmp_path / "spec.py").read()
+    output = re.search(r"return \((\w+),\)", out).group(1)
+    impl_out = re.search(r"return \((\w+),\)", open(tmp_path / "impl.r0.py").read()).group(1)
+    r = _check(tmp_path, rel + f"expect S.{output} = D*.{impl_out}\n")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert f"expectation refused: S.{output} = D0.{impl_out}" in r.stdout
+    assert f"known: S.{output} = sum(D0.{impl_out}, D1.{impl_out})" in r.stdout
