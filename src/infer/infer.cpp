@@ -272,7 +272,14 @@ class Inference {
       const auto& gi = spec_.nodes[op.node].def.nodes.back();
       return g.tryAdd(eg::ENode{gi.op, eg::internAttrs(gi.attrs), {*tuple}});
     }
-    return addDefinition(g, spec_, op.node);
+    auto root = addDefinition(g, spec_, op.node);
+    // An opaque definition has no type of its own: give it the annotation, so
+    // an implementation value of another type merged with it is a conflict.
+    if (root && !g.data(*root).tensor() && spec_.nodes[op.node].data.tensor()) {
+      g.merge(*root, addLeaf(g, spec_, op.node));
+      g.rebuild();
+    }
+    return root;
   }
 
   bool inRel(int d) const {
@@ -620,6 +627,9 @@ class Inference {
     if (res.failure) return res.failure->limitReached ? Verdict::Inconclusive : Verdict::Violation;
     for (auto& e : res.expectations)
       if (!e.holds) return Verdict::Violation;
+    // Classes of different types were merged (dumps that contradict each
+    // other, or a wrong lemma): the relations found cannot be trusted.
+    if (!res.stats.conflicts.empty()) return Verdict::Inconclusive;
     return Verdict::Refines;
   }
 };

@@ -251,6 +251,10 @@ struct Canon {
                                               "aten.normal", "aten.uniform", "aten.randperm"};
     if (std::find(std::begin(kFresh), std::end(kFresh), base) != std::end(kFresh))
       attrs.push_back(Attr::str("fresh:" + n.loc.file + ":" + n.name));
+    // An HLO instruction's result shape is not among its operands and
+    // attributes (iota(), custom-call): it is part of the identity, so two
+    // calls that differ only in their result shape never meet.
+    if (target.rfind("hlo.", 0) == 0 && n.type) attrs.push_back(Attr::str("type=" + toString(*n.type)));
     emit(target, std::move(attrs), std::move(children));
   }
 

@@ -123,6 +123,8 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
     out << "\n";
   }
   for (auto& c : s.conflicts) out << "warning: type conflict in e-graph: " << c << "\n";
+  if (!s.conflicts.empty() && r.verdict == Verdict::Inconclusive && !r.failure)
+    out << "inconclusive: values of different types were found equal (inconsistent dumps or a wrong lemma)\n";
   return out.str();
 }
 
