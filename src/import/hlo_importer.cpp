@@ -366,6 +366,14 @@ class HloParser {
     }
   }
   // `%name` or `name`; returns it without '%' (empty when there is none).
+  // After a list element: true on ',' (another element follows), false on
+  // `close` (consumed); anything else fails with `expected` and what was found.
+  bool nextInList(char close, const std::string& expected) {
+    skipSpaces();
+    if (cur() == ',' || cur() == close) return s_[p_++] == ',';
+    fail(expected + ", found " + here());
+  }
+
   std::string_view readName() {
     size_t b = p_ + (cur() == '%' ? 1 : 0);
     size_t e = b;
@@ -441,19 +449,9 @@ class HloParser {
         ++p_;
         return sh;
       }
-      for (;;) {
-        parseShape(depth + 1);
-        skipSpaces();
-        if (cur() == ',') {
-          ++p_;
-          continue;
-        }
-        if (cur() == ')') {
-          ++p_;
-          return sh;
-        }
-        fail("malformed shape: expected ',' or ')' in a tuple shape, found " + here());
-      }
+      do parseShape(depth + 1);
+      while (nextInList(')', "malformed shape: expected ',' or ')' in a tuple shape"));
+      return sh;
     }
     size_t b = p_;
     while (p_ < s_.size() && isWordChar(s_[p_])) ++p_;
@@ -487,16 +485,7 @@ class HloParser {
         }
         p_ = static_cast<size_t>(ptr - s_.data());
         type.shape.push_back(d);
-        skipSpaces();
-        if (cur() == ',') {
-          ++p_;
-          continue;
-        }
-        if (cur() == ']') {
-          ++p_;
-          break;
-        }
-        fail("malformed shape: expected ',' or ']' after a dimension, found " + here());
+        if (!nextInList(']', "malformed shape: expected ',' or ']' after a dimension")) break;
       }
     }
     if (cur() == '{') scanGroup();  // layout, ignored
@@ -572,16 +561,7 @@ class HloParser {
       std::string_view name = readName();
       if (name.empty()) fail("expected an operand name ('%name'), found " + here());
       in.operands.push_back(name);
-      skipSpaces();
-      if (cur() == ',') {
-        ++p_;
-        continue;
-      }
-      if (cur() == ')') {
-        ++p_;
-        return;
-      }
-      fail("expected ',' or ')' after operand '%" + std::string(name) + "', found " + here());
+      if (!nextInList(')', "expected ',' or ')' after operand '%" + std::string(name) + "'")) return;
     }
   }
 
