@@ -270,6 +270,31 @@ std::optional<Id> expandOfConcat(EGraph& g, const Match& m) {
   return makeConcat(g, D, *parts);
 }
 
+// Constrained: expand[S](y) = concat[d](k copies of expand[S'](y)) for an
+// existing expand[S'](y) whose shape differs from S only at a dim d that y
+// broadcasts, with S[d] = k * S'[d] (a replicated value split the way a
+// rank's narrower copy is). Only the concat is new.
+std::optional<Id> expandAsTiles(EGraph& g, const Match& m) {
+  const std::vector<int64_t>* shape = attrL(m.subst, "S");
+  Id y = g.find(m.subst.cls("y"));
+  const TensorType* yt = typeOf(g, y);
+  if (!shape || !yt || !ops::allConcrete(*shape)) return std::nullopt;
+  int64_t lead = static_cast<int64_t>(shape->size()) - yt->rank();
+  for (const auto& [n, cls] : g.eclass(y).parents) {
+    if (n.op != op().expand || n.children.size() != 1 || g.find(n.children[0]) != y) continue;
+    const std::vector<int64_t>* narrow = ops::attrInts(attrsOf(n), 0);
+    if (!narrow || narrow->size() != shape->size() || *narrow == *shape) continue;
+    int64_t d = -1, differing = 0;
+    for (size_t i = 0; i < shape->size(); ++i)
+      if ((*narrow)[i] != (*shape)[i]) d = static_cast<int64_t>(i), ++differing;
+    if (differing != 1 || (d >= lead && yt->shape[static_cast<size_t>(d - lead)] != 1)) continue;
+    int64_t part = (*narrow)[static_cast<size_t>(d)], whole = (*shape)[static_cast<size_t>(d)];
+    if (part <= 0 || whole % part != 0 || whole / part < 2 || whole / part > 64) continue;
+    return makeConcat(g, d, std::vector<Id>(static_cast<size_t>(whole / part), g.find(cls)));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void addRearrangeLemmas(std::vector<Lemma>& out) {
@@ -418,6 +443,10 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
   out.push_back(applier("expand-concat",
                         "expand[S](concat[d](xs)) = concat[d'](expand[S_i](x_i)) when the concat dim is not broadcast",
                         "(expand[?S] (concat[?d] ?xs...))", expandOfConcat));
+  out.push_back(applier("expand-tiles",
+                        "constrained: expand[S](y) = concat[d](expand[S'](y), ...) with an existing expand[S'](y), "
+                        "S' = S but at a broadcast dim d, S[d] = k*S'[d]",
+                        "(expand[?S] ?y)", expandAsTiles));
 }
 
 }  // namespace tangle::lemmas::detail

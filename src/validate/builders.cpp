@@ -146,6 +146,15 @@ std::optional<eg::Id> attentionOfHeads(Gen& gen) {
   return gen.node("attention", {Attr::str("layer")}, {*q, *k, *v});
 }
 
+// expand[[a, k*p, c]](y) next to expand[[a, p, c]](y), y: [a, 1, c] (the
+// narrower copy is what expand-tiles looks for).
+std::optional<eg::Id> expandTiles(Gen& gen) {
+  int64_t a = gen.size(), c = gen.size(), p = gen.uniform(1, 3), k = gen.uniform(2, 3);
+  eg::Id y = gen.leaf({a, 1, c});
+  if (!gen.node("expand", {Attr::ints({a, p, c})}, {y})) return std::nullopt;
+  return gen.node("expand", {Attr::ints({a, k * p, c})}, {y});
+}
+
 const std::map<std::string, Builder>& builders() {
   static const std::map<std::string, Builder> m = {
       {"vocab-parallel-gather", vocabParallelGather},
@@ -156,6 +165,7 @@ const std::map<std::string, Builder>& builders() {
       {"rms_norm-concat", rmsNormOfConcat},
       {"rotary-heads", rotaryOfHeads},
       {"attention-heads", attentionOfHeads},
+      {"expand-tiles", expandTiles},
   };
   return m;
 }
