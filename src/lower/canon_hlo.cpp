@@ -10,6 +10,7 @@
 #include "lower/canon_hlo.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <numeric>
 
@@ -163,8 +164,12 @@ struct Hlo {
     Ref y = operand(arg(0));
     for (size_t d = 0; d < dims->size(); ++d) {
       auto b = std::get_if<ValueList>(&(*dims)[d].v);
-      if (!b || b->size() != 3) fail("malformed slice bounds");
-      int64_t s = std::get<int64_t>((*b)[0].v), e = std::get<int64_t>((*b)[1].v), st = std::get<int64_t>((*b)[2].v);
+      auto bound = [&](size_t k) {
+        auto v = b && b->size() == 3 ? std::get_if<int64_t>(&(*b)[k].v) : nullptr;
+        if (!v) fail("malformed slice bounds");
+        return *v;
+      };
+      int64_t s = bound(0), e = bound(1), st = bound(2);
       if (s == 0 && e == x.shape[d] && st == 1) continue;
       y = emit(out, "slice", {Attr::integer(static_cast<int64_t>(d)), Attr::integer(s), Attr::integer(e), Attr::integer(st)},
                {y});
@@ -222,7 +227,10 @@ struct Hlo {
     if (!e) return false;
     int64_t d = 0;
     std::string cfg = word("backend_config");
-    if (!cfg.empty()) d = std::stoll(cfg);
+    if (!cfg.empty()) {
+      auto [end, ec] = std::from_chars(cfg.data(), cfg.data() + cfg.size(), d);
+      if (ec != std::errc() || end != cfg.data() + cfg.size()) return false;  // another config: opaque
+    }
     if (d < 0 || d >= x.rank()) fail("RmsNorm dim out of range");
     std::vector<int64_t> perm;
     for (int64_t i = 0; i < x.rank(); ++i)
