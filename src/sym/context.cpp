@@ -20,6 +20,11 @@ struct Context::Z3State {
     }
     return out;
   }
+  // e == 0, e >= 0 or e > 0.
+  z3::expr constraint(ExprId e, Fact::Kind k) {
+    z3::expr x = encode(e);
+    return k == Fact::Eq ? x == 0 : k == Fact::Ge ? x >= 0 : x > 0;
+  }
   z3::expr encodeAtom(AtomId a) {
     const Atom at = atom(a);
     // For a positive divisor SMT-LIB's integer div is floor division.
@@ -118,20 +123,22 @@ bool Context::solveFor(ExprId diff, const std::string& origin) {
   return true;
 }
 
-// Can facts, sizes >= 0 and `d <kind> 0` all hold together?
-Context::Answer Context::satisfiable(ExprId d, Fact::Kind kind) {
+// A solver holding every fact and sizes >= 0 (2 s per check).
+z3::solver Context::solverWithFacts() {
   if (!z3_) z3_ = std::make_unique<Z3State>();
   z3::solver s(z3_->ctx);
   z3::params params(z3_->ctx);
   params.set("timeout", 2000u);
   s.set(params);
-  auto constrain = [&](ExprId e, Fact::Kind k) {
-    z3::expr x = z3_->encode(e);
-    s.add(k == Fact::Eq ? x == 0 : k == Fact::Ge ? x >= 0 : x > 0);
-  };
-  for (ExprId e : sizes_) constrain(canon(e), Fact::Ge);
-  for (const Fact& f : facts_) constrain(canon(f.lhs), f.kind);
-  constrain(d, kind);
+  for (ExprId e : sizes_) s.add(z3_->constraint(canon(e), Fact::Ge));
+  for (const Fact& f : facts_) s.add(z3_->constraint(canon(f.lhs), f.kind));
+  return s;
+}
+
+// Can facts, sizes >= 0 and `d <kind> 0` all hold together?
+Context::Answer Context::satisfiable(ExprId d, Fact::Kind kind) {
+  z3::solver s = solverWithFacts();
+  s.add(z3_->constraint(d, kind));
   switch (s.check()) {
     case z3::sat: return Answer::Yes;
     case z3::unsat: return Answer::No;
@@ -180,17 +187,8 @@ bool Context::assumeLE(ExprId a, ExprId b, bool strict, std::string* why, const 
 
 std::vector<Context::Assignment> Context::sample(const std::vector<AtomId>& vars, int count, int64_t lo, int64_t hi) {
   std::vector<Assignment> out;
-  if (!z3_) z3_ = std::make_unique<Z3State>();
+  z3::solver s = solverWithFacts();
   z3::context& z = z3_->ctx;
-  z3::solver s(z);
-  z3::params params(z);
-  params.set("timeout", 2000u);
-  s.set(params);
-  for (ExprId e : sizes_) s.add(z3_->encode(canon(e)) >= 0);
-  for (const Fact& f : facts_) {
-    z3::expr x = z3_->encode(canon(f.lhs));
-    s.add(f.kind == Fact::Eq ? x == 0 : f.kind == Fact::Ge ? x >= 0 : x > 0);
-  }
   std::vector<z3::expr> xs;
   for (AtomId v : vars) {
     xs.push_back(z3_->encodeAtom(v));

@@ -20,6 +20,10 @@
 
 #include "sym/expr.h"
 
+namespace z3 {
+class solver;
+}
+
 namespace tangle::sym {
 
 class Context {
@@ -78,6 +82,7 @@ class Context {
 
   // Is `diff` (canonical) provably >= 0 (> 0 with strict)?
   bool proveNonNegative(ExprId diff, bool strict);
+  z3::solver solverWithFacts();
   Answer satisfiable(ExprId d, Fact::Kind kind);
   bool add(ExprId d, Fact::Kind kind, const std::string& what, std::string* why, const std::string& origin);
   bool solveFor(ExprId diff, const std::string& origin);  // diff == 0 as a substitution; false when no variable is solvable
