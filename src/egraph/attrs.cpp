@@ -167,4 +167,34 @@ std::string toString(const AttrList& a) {
   return out;
 }
 
+std::optional<int64_t> attrDim(const AttrList& a, size_t i) {
+  if (i >= a.size() || (a[i].kind != Attr::Kind::Int && a[i].kind != Attr::Kind::SymDim)) return std::nullopt;
+  return a[i].i;
+}
+
+std::optional<int64_t> attrInt(const AttrList& a, size_t i) {
+  if (i >= a.size()) return std::nullopt;
+  if (a[i].kind != Attr::Kind::Int) return std::nullopt;
+  return a[i].i;
+}
+
+std::optional<bool> attrBool(const AttrList& a, size_t i) {
+  if (i >= a.size()) return std::nullopt;
+  if (a[i].kind == Attr::Kind::Bool) return a[i].i != 0;
+  if (a[i].kind == Attr::Kind::Int && (a[i].i == 0 || a[i].i == 1)) return a[i].i != 0;
+  return std::nullopt;
+}
+
+std::optional<double> attrNumber(const AttrList& a, size_t i) {
+  if (i >= a.size()) return std::nullopt;
+  if (a[i].kind == Attr::Kind::Float) return a[i].f;
+  if (a[i].kind == Attr::Kind::Int || a[i].kind == Attr::Kind::Bool) return static_cast<double>(a[i].i);
+  return std::nullopt;
+}
+
+const std::vector<int64_t>* attrInts(const AttrList& a, size_t i) {
+  if (i >= a.size() || a[i].kind != Attr::Kind::IntList) return nullptr;
+  return &a[i].list;
+}
+
 }  // namespace tangle::eg

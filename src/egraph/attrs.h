@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,5 +45,13 @@ constexpr AttrsId kNoAttrs = 0;          // the empty list is always id 0
 AttrsId internAttrs(const AttrList& a);  // thread-safe, process-wide
 const AttrList& attrs(AttrsId id);    // lock-free read; the reference stays valid forever
 std::string toString(const AttrList& a);  // "0, 2, [1, 2]" (no brackets)
+
+// Attribute readers: attribute i of a list, nullopt (nullptr) when it is
+// missing or of another kind.
+std::optional<int64_t> attrInt(const AttrList& a, size_t i);      // Int only
+std::optional<int64_t> attrDim(const AttrList& a, size_t i);      // Int or SymDim (a size, sym/expr.h)
+std::optional<bool> attrBool(const AttrList& a, size_t i);        // Bool (or Int 0/1)
+std::optional<double> attrNumber(const AttrList& a, size_t i);    // Int, Bool or Float
+const std::vector<int64_t>* attrInts(const AttrList& a, size_t i);  // IntList
 
 }  // namespace tangle::eg

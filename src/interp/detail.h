@@ -1,4 +1,4 @@
-// Internal to src/interp: per-family evaluators and index helpers.
+// Internal to src/interp: index and broadcasting helpers of the kernels.
 #pragma once
 
 #include <functional>
@@ -12,8 +12,6 @@
 
 namespace tangle::interp::detail {
 
-using Inputs = std::vector<Value>;
-using Result = std::optional<Value>;
 
 // The tensors of `in` when there are exactly `n` (n < 0: at least one) and all are tensors.
 std::optional<std::vector<const Tensor*>> tensors(const Inputs& in, int n);
@@ -27,12 +25,5 @@ std::optional<std::vector<int64_t>> broadcastStrides(const Shape& from, const Sh
 std::optional<Shape> broadcast(const Shape& a, const Shape& b);
 // f applied elementwise to x and y broadcast together; nullopt when they do not broadcast.
 std::optional<Tensor> zipBroadcast(const Tensor& x, const Tensor& y, const std::function<double(double, double)>& f);
-
-// Families (one file each); nullopt also for an op the family does not know.
-Result evalElementwise(const eg::ENode& n, const Inputs& in);
-Result evalLinalg(const eg::ENode& n, const Inputs& in);
-Result evalReduce(const eg::ENode& n, const Inputs& in);
-Result evalRearrange(const eg::ENode& n, const Inputs& in);  // gathers, sum, rmax, rmin, split, getitem
-Result evalModel(const eg::ENode& n, const Inputs& in);      // dropout, where, comparisons, lookups, max_dim, backward ops
 
 }  // namespace tangle::interp::detail

@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "interp/detail.h"
-#include "ops/shape.h"
+#include "support/dims.h"
 #include "support/tensor_type.h"
 
 namespace tangle::interp::detail {
@@ -25,45 +25,6 @@ Result mapUnary(const Inputs& in, F f) {
   return Value::of(std::move(out));
 }
 
-// The scalar function of a unary op, or nullptr-equivalent (false) when unknown.
-bool unaryFn(const std::string& op, const eg::AttrList& a, double (*&fn)(double), double& exponent) {
-  if (op == "pow_scalar") {
-    auto e = ops::attrNumber(a, 0);
-    if (a.size() != 1 || !e) return false;
-    exponent = *e;
-    fn = nullptr;  // handled by the caller
-    return true;
-  }
-  if (op == "gelu") {
-    // gelu["none"] (exact, erf) or gelu["tanh"]; no attribute = exact.
-    std::string approx = "none";
-    if (a.size() == 1 && a[0].kind == eg::Attr::Kind::Str) approx = eg::symbolName(static_cast<eg::Symbol>(a[0].i));
-    else if (!a.empty()) return false;
-    if (approx == "none") fn = gelu;
-    else if (approx == "tanh") fn = geluTanh;
-    else return false;
-    return true;
-  }
-  if (!a.empty()) return false;
-  static const std::pair<const char*, double (*)(double)> kFns[] = {
-      {"neg", [](double x) { return -x; }},
-      {"exp", [](double x) { return std::exp(x); }},
-      {"log", [](double x) { return std::log(x); }},
-      {"silu", [](double x) { return x * sigmoid(x); }},
-      {"relu", [](double x) { return x > 0 ? x : 0.0; }},
-      {"tanh", [](double x) { return std::tanh(x); }},
-      {"sigmoid", sigmoid},
-      {"rsqrt", [](double x) { return 1.0 / std::sqrt(x); }},
-      {"sqrt", [](double x) { return std::sqrt(x); }},
-  };
-  for (const auto& [name, f] : kFns)
-    if (op == name) {
-      fn = f;
-      return true;
-    }
-  return false;
-}
-
 // cast["i64"] x: integral targets truncate toward zero, bool tests != 0;
 // floating targets keep the value (no rounding to half precision is modelled).
 Result cast(const eg::AttrList& a, const Inputs& in) {
@@ -78,34 +39,66 @@ Result cast(const eg::AttrList& a, const Inputs& in) {
   }
 }
 
-Result binary(const std::string& op, const eg::AttrList& a, const Inputs& in) {
+Result binary(const eg::AttrList& a, const Inputs& in, const std::function<double(double, double)>& f) {
   auto xs = tensors(in, 2);
   if (!xs || !a.empty()) return std::nullopt;
-  char k = op == "add" ? '+' : op == "sub" ? '-' : op == "mul" ? '*' : '/';
-  auto out = zipBroadcast(*(*xs)[0], *(*xs)[1], [k](double u, double v) {
-    return k == '+' ? u + v : k == '-' ? u - v : k == '*' ? u * v : u / v;  // true division
-  });
+  auto out = zipBroadcast(*(*xs)[0], *(*xs)[1], f);
   if (!out) return std::nullopt;
   return Value::of(std::move(*out));
 }
 
 }  // namespace
 
-Result evalElementwise(const eg::ENode& n, const Inputs& in) {
-  const std::string& op = eg::symbolName(n.op);
-  const eg::AttrList& a = eg::attrs(n.attrs);
-  if (op == "const") {
-    auto v = ops::attrNumber(a, 0);
-    if (!in.empty() || a.size() != 1 || !v) return std::nullopt;
-    return Value::of(Tensor::scalar(*v));
-  }
-  if (op == "add" || op == "sub" || op == "mul" || op == "div") return binary(op, a, in);
-  if (op == "cast") return cast(a, in);
-  double (*fn)(double) = nullptr;
-  double e = 0;
-  if (!unaryFn(op, a, fn, e)) return std::nullopt;
-  if (!fn) return mapUnary(in, [e](double x) { return std::pow(x, e); });
-  return mapUnary(in, fn);
+}  // namespace tangle::interp::detail
+
+namespace tangle::interp::kernels {
+
+namespace {
+using detail::mapUnary;
+// A unary op without attributes.
+Result map(const eg::AttrList& a, const Inputs& in, double (*f)(double)) {
+  return a.empty() ? mapUnary(in, f) : std::nullopt;
+}
+}  // namespace
+
+Result constant(const eg::AttrList& a, const Inputs& in) {
+  auto v = eg::attrNumber(a, 0);
+  if (!in.empty() || a.size() != 1 || !v) return std::nullopt;
+  return Value::of(Tensor::scalar(*v));
+}
+Result add(const eg::AttrList& a, const Inputs& in) { return detail::binary(a, in, [](double u, double v) { return u + v; }); }
+Result sub(const eg::AttrList& a, const Inputs& in) { return detail::binary(a, in, [](double u, double v) { return u - v; }); }
+Result mul(const eg::AttrList& a, const Inputs& in) { return detail::binary(a, in, [](double u, double v) { return u * v; }); }
+// true division
+Result div(const eg::AttrList& a, const Inputs& in) { return detail::binary(a, in, [](double u, double v) { return u / v; }); }
+Result neg(const eg::AttrList& a, const Inputs& in) { return map(a, in, [](double x) { return -x; }); }
+Result exp(const eg::AttrList& a, const Inputs& in) { return map(a, in, [](double x) { return std::exp(x); }); }
+Result log(const eg::AttrList& a, const Inputs& in) { return map(a, in, [](double x) { return std::log(x); }); }
+Result silu(const eg::AttrList& a, const Inputs& in) { return map(a, in, [](double x) { return x * detail::sigmoid(x); }); }
+Result relu(const eg::AttrList& a, const Inputs& in) { return map(a, in, [](double x) { return x > 0 ? x : 0.0; }); }
+Result tanh(const eg::AttrList& a, const Inputs& in) { return map(a, in, [](double x) { return std::tanh(x); }); }
+Result sigmoid(const eg::AttrList& a, const Inputs& in) { return map(a, in, detail::sigmoid); }
+Result rsqrt(const eg::AttrList& a, const Inputs& in) { return map(a, in, [](double x) { return 1.0 / std::sqrt(x); }); }
+Result sqrt(const eg::AttrList& a, const Inputs& in) { return map(a, in, [](double x) { return std::sqrt(x); }); }
+
+// gelu["none"] (exact, erf) or gelu["tanh"]; no attribute = exact.
+Result gelu(const eg::AttrList& a, const Inputs& in) {
+  std::string approx = "none";
+  if (a.size() == 1 && a[0].kind == eg::Attr::Kind::Str) approx = eg::symbolName(static_cast<eg::Symbol>(a[0].i));
+  else if (!a.empty()) return std::nullopt;
+  if (approx == "none") return mapUnary(in, detail::gelu);
+  if (approx == "tanh") return mapUnary(in, detail::geluTanh);
+  return std::nullopt;
 }
 
-}  // namespace tangle::interp::detail
+// pow_scalar[e] x = x ** e
+Result powScalar(const eg::AttrList& a, const Inputs& in) {
+  auto e = eg::attrNumber(a, 0);
+  if (a.size() != 1 || !e) return std::nullopt;
+  double exponent = *e;
+  return mapUnary(in, [exponent](double x) { return std::pow(x, exponent); });
+}
+
+Result cast(const eg::AttrList& a, const Inputs& in) { return detail::cast(a, in); }
+
+}  // namespace tangle::interp::kernels

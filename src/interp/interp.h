@@ -1,32 +1,25 @@
-// The reference interpreter: ATen semantics of every canonical op of
-// src/ops on small dense float64 tensors (CPU, no speed goals beyond "small
-// tensors in microseconds"). Used to validate lemmas (src/validate) and to
-// replay certificates. Leaves ("tensor") have no semantics here: callers
-// supply their values.
+// The reference kernels: ATen semantics of every canonical op on small dense
+// float64 tensors (CPU, no speed goals beyond "small tensors in
+// microseconds"). Used to validate lemmas (src/validate) and to replay
+// certificates (src/replay). Each operator's record (src/ops/op_table.cpp)
+// names its kernel; callers evaluate a node through ops::evaluate. Tensor
+// leaves have no kernel: callers supply their values.
+//
+// A kernel returns nullopt when the inputs do not fit the op (wrong ranks,
+// mismatching shapes, bad attributes): it never crashes on a malformed node.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <vector>
 
-#include "egraph/enode.h"
+#include "egraph/attrs.h"
 #include "interp/tensor.h"
 
 namespace tangle::interp {
 
-// The value of `n` given its children's values. nullopt when the op has no
-// reference semantics (tensor leaves, opaque ATen calls) or when the inputs
-// do not fit the op (wrong ranks, mismatching shapes, bad attributes): the
-// interpreter never crashes on a malformed node.
-std::optional<Value> evalNode(const eg::ENode& n, const std::vector<Value>& children);
-
-// Semantics of a custom operator (a lemma file's `define`): evalNode and
-// supports consult these after the built-in ops. Registering again replaces.
-using CustomEval = std::function<std::optional<Value>(const eg::ENode&, const std::vector<Value>&)>;
-void registerCustomEval(eg::Symbol op, CustomEval eval);
-
-// True when evalNode knows the op.
-bool supports(eg::Symbol op);
+using Inputs = std::vector<Value>;
+using Result = std::optional<Value>;
+using Kernel = Result (*)(const eg::AttrList&, const Inputs&);
 
 // The pure rearrangements (slice, concat, transpose, permute, reshape,
 // expand) as gathers: element i of the result is element offset[i] of child
@@ -36,8 +29,77 @@ struct Gather {
   std::vector<uint32_t> child;
   std::vector<int64_t> offset;
 };
-// nullopt for other ops or inputs that do not fit.
-std::optional<Gather> gatherOf(const eg::ENode& n, const std::vector<Shape>& childShapes);
-bool isGatherOp(eg::Symbol op);
+// nullopt for inputs that do not fit.
+using GatherFn = std::optional<Gather> (*)(const eg::AttrList&, const std::vector<Shape>& childShapes);
+
+// One kernel per canonical op (ops.h lists them with their attributes).
+namespace kernels {
+// rearrangements (rearrange.cpp)
+Result slice(const eg::AttrList&, const Inputs&);
+Result concat(const eg::AttrList&, const Inputs&);
+Result transpose(const eg::AttrList&, const Inputs&);
+Result permute(const eg::AttrList&, const Inputs&);
+Result reshape(const eg::AttrList&, const Inputs&);
+Result expand(const eg::AttrList&, const Inputs&);
+Result sum(const eg::AttrList&, const Inputs&);
+Result rmax(const eg::AttrList&, const Inputs&);
+Result rmin(const eg::AttrList&, const Inputs&);
+Result split(const eg::AttrList&, const Inputs&);
+Result getitem(const eg::AttrList&, const Inputs&);
+std::optional<Gather> sliceGather(const eg::AttrList&, const std::vector<Shape>&);
+std::optional<Gather> concatGather(const eg::AttrList&, const std::vector<Shape>&);
+std::optional<Gather> transposeGather(const eg::AttrList&, const std::vector<Shape>&);
+std::optional<Gather> permuteGather(const eg::AttrList&, const std::vector<Shape>&);
+std::optional<Gather> reshapeGather(const eg::AttrList&, const std::vector<Shape>&);
+std::optional<Gather> expandGather(const eg::AttrList&, const std::vector<Shape>&);
+// elementwise (elementwise.cpp)
+Result constant(const eg::AttrList&, const Inputs&);
+Result add(const eg::AttrList&, const Inputs&);
+Result sub(const eg::AttrList&, const Inputs&);
+Result mul(const eg::AttrList&, const Inputs&);
+Result div(const eg::AttrList&, const Inputs&);
+Result neg(const eg::AttrList&, const Inputs&);
+Result exp(const eg::AttrList&, const Inputs&);
+Result log(const eg::AttrList&, const Inputs&);
+Result gelu(const eg::AttrList&, const Inputs&);
+Result silu(const eg::AttrList&, const Inputs&);
+Result relu(const eg::AttrList&, const Inputs&);
+Result tanh(const eg::AttrList&, const Inputs&);
+Result sigmoid(const eg::AttrList&, const Inputs&);
+Result rsqrt(const eg::AttrList&, const Inputs&);
+Result sqrt(const eg::AttrList&, const Inputs&);
+Result powScalar(const eg::AttrList&, const Inputs&);
+Result cast(const eg::AttrList&, const Inputs&);
+// products (linalg.cpp)
+Result mm(const eg::AttrList&, const Inputs&);
+Result bmm(const eg::AttrList&, const Inputs&);
+Result matmul(const eg::AttrList&, const Inputs&);
+// reductions and normalizations (reduce.cpp)
+Result sumDim(const eg::AttrList&, const Inputs&);
+Result meanDim(const eg::AttrList&, const Inputs&);
+Result amax(const eg::AttrList&, const Inputs&);
+Result softmax(const eg::AttrList&, const Inputs&);
+Result layerNorm(const eg::AttrList&, const Inputs&);
+Result apexLayerNorm(const eg::AttrList&, const Inputs&);
+// model-level ops (model.cpp)
+Result dropout(const eg::AttrList&, const Inputs&);
+Result where(const eg::AttrList&, const Inputs&);
+Result lt(const eg::AttrList&, const Inputs&);
+Result le(const eg::AttrList&, const Inputs&);
+Result gt(const eg::AttrList&, const Inputs&);
+Result ge(const eg::AttrList&, const Inputs&);
+Result eq(const eg::AttrList&, const Inputs&);
+Result ne(const eg::AttrList&, const Inputs&);
+Result logicalOr(const eg::AttrList&, const Inputs&);
+Result logicalAnd(const eg::AttrList&, const Inputs&);
+Result indexRows(const eg::AttrList&, const Inputs&);
+Result gatherRows(const eg::AttrList&, const Inputs&);
+Result maxDim(const eg::AttrList&, const Inputs&);
+Result geluBackward(const eg::AttrList&, const Inputs&);
+Result rmsNorm(const eg::AttrList&, const Inputs&);
+Result rotary(const eg::AttrList&, const Inputs&);
+Result attention(const eg::AttrList&, const Inputs&);
+Result apexLayerNormBwd(const eg::AttrList&, const Inputs&);
+}  // namespace kernels
 
 }  // namespace tangle::interp

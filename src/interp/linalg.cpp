@@ -39,28 +39,38 @@ std::optional<Tensor> batched(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-Result evalLinalg(const eg::ENode& n, const Inputs& in) {
-  const std::string& op = eg::symbolName(n.op);
+// mm (rank 2) and bmm (rank 3, equal batch: bmm does not broadcast).
+Result product(size_t rank, const eg::AttrList& attrs, const Inputs& in) {
   auto xs = tensors(in, 2);
-  if (!xs || n.attrs != eg::kNoAttrs) return std::nullopt;
+  if (!xs || !attrs.empty()) return std::nullopt;
+  const Tensor &a = *(*xs)[0], &b = *(*xs)[1];
+  if (a.shape.size() != rank || b.shape.size() != rank) return std::nullopt;
+  if (rank == 3 && a.shape[0] != b.shape[0]) return std::nullopt;
+  auto out = batched(a, b);
+  if (!out) return std::nullopt;
+  return Value::of(std::move(*out));
+}
+
+}  // namespace tangle::interp::detail
+
+namespace tangle::interp::kernels {
+
+Result mm(const eg::AttrList& a, const Inputs& in) { return detail::product(2, a, in); }
+Result bmm(const eg::AttrList& a, const Inputs& in) { return detail::product(3, a, in); }
+
+Result matmul(const eg::AttrList& attrs, const Inputs& in) {
+  auto xs = detail::tensors(in, 2);
+  if (!xs || !attrs.empty()) return std::nullopt;
   Tensor a = *(*xs)[0], b = *(*xs)[1];
-  if (op == "mm" || op == "bmm") {
-    size_t r = op == "mm" ? 2 : 3;
-    if (a.shape.size() != r || b.shape.size() != r) return std::nullopt;
-    if (r == 3 && a.shape[0] != b.shape[0]) return std::nullopt;  // bmm does not broadcast
-    auto out = batched(a, b);
-    if (!out) return std::nullopt;
-    return Value::of(std::move(*out));
-  }
-  if (op != "matmul" || a.shape.empty() || b.shape.empty()) return std::nullopt;
+  if (a.shape.empty() || b.shape.empty()) return std::nullopt;
   bool dropRow = a.shape.size() == 1, dropCol = b.shape.size() == 1;
   if (dropRow) a.shape.insert(a.shape.begin(), 1);
   if (dropCol) b.shape.push_back(1);
-  auto out = batched(a, b);
+  auto out = detail::batched(a, b);
   if (!out) return std::nullopt;
   if (dropCol) out->shape.erase(out->shape.end() - 1);
   if (dropRow) out->shape.erase(out->shape.end() - 1 - (dropCol ? 0 : 1));
   return Value::of(std::move(*out));
 }
 
-}  // namespace tangle::interp::detail
+}  // namespace tangle::interp::kernels

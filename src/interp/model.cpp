@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "interp/detail.h"
-#include "ops/shape.h"
+#include "support/dims.h"
 
 namespace tangle::interp::detail {
 
@@ -17,8 +17,8 @@ namespace {
 // Not training: (x, ones).
 Result dropout(const eg::AttrList& a, const Inputs& in) {
   auto xs = tensors(in, 1);
-  auto p = ops::attrNumber(a, 0);
-  auto train = ops::attrBool(a, 1);
+  auto p = eg::attrNumber(a, 0);
+  auto train = eg::attrBool(a, 1);
   if (!xs || a.size() != 2 || !p || !train || *p < 0 || *p > 1) return std::nullopt;
   Tensor out = *(*xs)[0], mask = Tensor::filled(out.shape, 1);
   if (!*train) return Value::tupleOf({std::move(out), std::move(mask)});
@@ -49,15 +49,11 @@ Result where(const Inputs& in) {
   return Value::of(std::move(out));
 }
 
-// lt/le/gt/ge/eq/ne, or/and: broadcasting, 1.0 for true and 0.0 for false.
-Result compare(const std::string& op, const Inputs& in) {
+// Comparisons and logical and/or: broadcasting, f gives 1.0 or 0.0.
+Result compare(const Inputs& in, const std::function<double(double, double)>& f) {
   auto xs = tensors(in, 2);
   if (!xs) return std::nullopt;
-  auto out = zipBroadcast(*(*xs)[0], *(*xs)[1], [&op](double u, double v) {
-    bool r = op == "lt" ? u < v : op == "le" ? u <= v : op == "gt" ? u > v : op == "ge" ? u >= v
-           : op == "eq" ? u == v : op == "ne" ? u != v : op == "or" ? (u != 0 || v != 0) : (u != 0 && v != 0);
-    return r ? 1.0 : 0.0;
-  });
+  auto out = zipBroadcast(*(*xs)[0], *(*xs)[1], f);
   if (!out) return std::nullopt;
   return Value::of(std::move(*out));
 }
@@ -103,11 +99,11 @@ Result gatherRows(const Inputs& in) {
 // max_dim[d, keep] x -> (values, indices of the first maximum).
 Result maxDim(const eg::AttrList& a, const Inputs& in) {
   auto xs = tensors(in, 1);
-  auto dim = ops::attrInt(a, 0);
-  auto keep = ops::attrBool(a, 1);
+  auto dim = eg::attrInt(a, 0);
+  auto keep = eg::attrBool(a, 1);
   if (!xs || a.size() != 2 || !dim || !keep) return std::nullopt;
   const Tensor& x = *(*xs)[0];
-  auto d = ops::normDim(*dim, x.rank());
+  auto d = normDim(*dim, x.rank());
   if (!d || x.shape[*d] == 0) return std::nullopt;
   int64_t len = x.shape[*d], inner = numelOf(Shape(x.shape.begin() + *d + 1, x.shape.end()));
   int64_t outer = x.numel() / (len * std::max<int64_t>(inner, 1));
@@ -166,8 +162,8 @@ Result geluBackward(const eg::AttrList& a, const Inputs& in) {
 // w (and b) have shape ns or are 0-d (then dw, db are total sums).
 Result layerNormBwd(const eg::AttrList& a, const Inputs& in) {
   auto xs = tensors(in, 6);
-  const auto* ns = ops::attrInts(a, 0);
-  if (!xs || a.size() != 2 || !ns || ns->empty() || !ops::attrNumber(a, 1)) return std::nullopt;
+  const auto* ns = eg::attrInts(a, 0);
+  if (!xs || a.size() != 2 || !ns || ns->empty() || !eg::attrNumber(a, 1)) return std::nullopt;
   const Tensor &g = *(*xs)[0], &mean = *(*xs)[1], &inv = *(*xs)[2], &x = *(*xs)[3], &w = *(*xs)[4], &b = *(*xs)[5];
   int64_t k = static_cast<int64_t>(ns->size()), axis = x.rank() - k;
   if (g.shape != x.shape || axis < 0 || !std::equal(ns->begin(), ns->end(), x.shape.begin() + axis)) return std::nullopt;
@@ -274,21 +270,42 @@ Result attention(const eg::AttrList& a, const Inputs& in) {
   return Value::of(std::move(out));
 }
 
-Result evalModel(const eg::ENode& n, const Inputs& in) {
-  const std::string& op = eg::symbolName(n.op);
-  const eg::AttrList& a = eg::attrs(n.attrs);
-  if (op == "dropout") return dropout(a, in);
-  if (op == "where") return a.empty() ? where(in) : std::nullopt;
-  if (op == "index_rows") return a.empty() ? indexRows(in) : std::nullopt;
-  if (op == "gather_rows") return a.empty() ? gatherRows(in) : std::nullopt;
-  if (op == "max_dim") return maxDim(a, in);
-  if (op == "gelu_backward") return geluBackward(a, in);
-  if (op == "rms_norm") return rmsNorm(a, in);
-  if (op == "rotary") return rotary(a, in);
-  if (op == "attention") return attention(a, in);
-  if (op == "apex_layer_norm_bwd") return layerNormBwd(a, in);
-  if (a.empty()) return compare(op, in);  // lt, le, gt, ge, eq, ne, or, and
-  return std::nullopt;
-}
-
 }  // namespace tangle::interp::detail
+
+namespace tangle::interp::kernels {
+
+namespace {
+// A kernel that takes no attributes.
+Result plain(Result (*f)(const Inputs&), const eg::AttrList& a, const Inputs& in) {
+  return a.empty() ? f(in) : std::nullopt;
+}
+template <class Cmp>
+Result comparison(const eg::AttrList& a, const Inputs& in, Cmp cmp) {
+  return a.empty() ? detail::compare(in, [cmp](double u, double v) { return cmp(u, v) ? 1.0 : 0.0; }) : std::nullopt;
+}
+}  // namespace
+
+Result dropout(const eg::AttrList& a, const Inputs& in) { return detail::dropout(a, in); }
+Result where(const eg::AttrList& a, const Inputs& in) { return plain(detail::where, a, in); }
+Result lt(const eg::AttrList& a, const Inputs& in) { return comparison(a, in, [](double u, double v) { return u < v; }); }
+Result le(const eg::AttrList& a, const Inputs& in) { return comparison(a, in, [](double u, double v) { return u <= v; }); }
+Result gt(const eg::AttrList& a, const Inputs& in) { return comparison(a, in, [](double u, double v) { return u > v; }); }
+Result ge(const eg::AttrList& a, const Inputs& in) { return comparison(a, in, [](double u, double v) { return u >= v; }); }
+Result eq(const eg::AttrList& a, const Inputs& in) { return comparison(a, in, [](double u, double v) { return u == v; }); }
+Result ne(const eg::AttrList& a, const Inputs& in) { return comparison(a, in, [](double u, double v) { return u != v; }); }
+Result logicalOr(const eg::AttrList& a, const Inputs& in) {
+  return comparison(a, in, [](double u, double v) { return u != 0 || v != 0; });
+}
+Result logicalAnd(const eg::AttrList& a, const Inputs& in) {
+  return comparison(a, in, [](double u, double v) { return u != 0 && v != 0; });
+}
+Result indexRows(const eg::AttrList& a, const Inputs& in) { return plain(detail::indexRows, a, in); }
+Result gatherRows(const eg::AttrList& a, const Inputs& in) { return plain(detail::gatherRows, a, in); }
+Result maxDim(const eg::AttrList& a, const Inputs& in) { return detail::maxDim(a, in); }
+Result geluBackward(const eg::AttrList& a, const Inputs& in) { return detail::geluBackward(a, in); }
+Result rmsNorm(const eg::AttrList& a, const Inputs& in) { return detail::rmsNorm(a, in); }
+Result rotary(const eg::AttrList& a, const Inputs& in) { return detail::rotary(a, in); }
+Result attention(const eg::AttrList& a, const Inputs& in) { return detail::attention(a, in); }
+Result apexLayerNormBwd(const eg::AttrList& a, const Inputs& in) { return detail::layerNormBwd(a, in); }
+
+}  // namespace tangle::interp::kernels

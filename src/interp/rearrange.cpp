@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "interp/detail.h"
-#include "ops/shape.h"
+#include "support/dims.h"
 
 namespace tangle::interp {
 
@@ -82,15 +82,6 @@ std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
 namespace {
 using namespace detail;
 
-struct GatherSyms {
-  eg::Symbol slice = eg::intern("slice"), concat = eg::intern("concat"), transpose = eg::intern("transpose"),
-             permute = eg::intern("permute"), reshape = eg::intern("reshape"), expand = eg::intern("expand");
-};
-const GatherSyms& gs() {
-  static const GatherSyms s;
-  return s;
-}
-
 Gather single(Shape shape, std::vector<int64_t> offsets) {
   Gather g;
   g.shape = std::move(shape);
@@ -100,10 +91,10 @@ Gather single(Shape shape, std::vector<int64_t> offsets) {
 }
 
 // slice[dim, start, end, step] x (end clamped to the size, as canon does).
-std::optional<Gather> sliceGather(const eg::AttrList& a, const Shape& x) {
-  auto dim = ops::attrInt(a, 0), start = ops::attrInt(a, 1), end = ops::attrInt(a, 2), step = ops::attrInt(a, 3);
+std::optional<Gather> sliceOf(const eg::AttrList& a, const Shape& x) {
+  auto dim = eg::attrInt(a, 0), start = eg::attrInt(a, 1), end = eg::attrInt(a, 2), step = eg::attrInt(a, 3);
   if (a.size() != 4 || !dim || !start || !end || !step) return std::nullopt;
-  auto d = ops::normDim(*dim, static_cast<int64_t>(x.size()));
+  auto d = normDim(*dim, static_cast<int64_t>(x.size()));
   if (!d || *step < 1 || *start < 0 || *end < *start) return std::nullopt;
   int64_t e = std::min(*end, x[*d]);
   int64_t s = std::min(*start, e);
@@ -115,10 +106,10 @@ std::optional<Gather> sliceGather(const eg::AttrList& a, const Shape& x) {
   return single(out, viewOffsets(out, st, base));
 }
 
-std::optional<Gather> concatGather(const eg::AttrList& a, const std::vector<Shape>& xs) {
-  auto dim = ops::attrInt(a, 0);
+std::optional<Gather> concatOf(const eg::AttrList& a, const std::vector<Shape>& xs) {
+  auto dim = eg::attrInt(a, 0);
   if (a.size() != 1 || !dim || xs.empty()) return std::nullopt;
-  auto d = ops::normDim(*dim, static_cast<int64_t>(xs[0].size()));
+  auto d = normDim(*dim, static_cast<int64_t>(xs[0].size()));
   if (!d) return std::nullopt;
   Shape out = xs[0];
   out[*d] = 0;
@@ -143,13 +134,13 @@ std::optional<Gather> concatGather(const eg::AttrList& a, const std::vector<Shap
   return g;
 }
 
-std::optional<Gather> permuteGather(const std::vector<int64_t>& p, const Shape& x) {
+std::optional<Gather> permuteOf(const std::vector<int64_t>& p, const Shape& x) {
   if (p.size() != x.size()) return std::nullopt;
   std::vector<bool> seen(p.size(), false);
   std::vector<int64_t> st = stridesOf(x), outSt(p.size());
   Shape out(p.size());
   for (size_t i = 0; i < p.size(); ++i) {
-    auto d = ops::normDim(p[i], static_cast<int64_t>(x.size()));
+    auto d = normDim(p[i], static_cast<int64_t>(x.size()));
     if (!d || seen[*d]) return std::nullopt;
     seen[*d] = true;
     out[i] = x[*d];
@@ -158,19 +149,19 @@ std::optional<Gather> permuteGather(const std::vector<int64_t>& p, const Shape& 
   return single(out, viewOffsets(out, outSt, 0));
 }
 
-std::optional<Gather> transposeGather(const eg::AttrList& a, const Shape& x) {
-  auto d0 = ops::attrInt(a, 0), d1 = ops::attrInt(a, 1);
+std::optional<Gather> transposeOf(const eg::AttrList& a, const Shape& x) {
+  auto d0 = eg::attrInt(a, 0), d1 = eg::attrInt(a, 1);
   int64_t r = static_cast<int64_t>(x.size());
   if (a.size() != 2 || !d0 || !d1) return std::nullopt;
   // A 0-d tensor transposes with dims 0/-1 as itself (ATen wraps dims to rank 1).
-  auto n0 = ops::normDim(*d0, std::max<int64_t>(r, 1)), n1 = ops::normDim(*d1, std::max<int64_t>(r, 1));
+  auto n0 = normDim(*d0, std::max<int64_t>(r, 1)), n1 = normDim(*d1, std::max<int64_t>(r, 1));
   if (!n0 || !n1) return std::nullopt;
   if (r == 0) return single({}, {0});
-  return permuteGather(ops::transposePerm(*n0, *n1, r), x);
+  return permuteOf(transposePerm(*n0, *n1, r), x);
 }
 
-std::optional<Gather> reshapeGather(const eg::AttrList& a, const Shape& x) {
-  const auto* s = ops::attrInts(a, 0);
+std::optional<Gather> reshapeOf(const eg::AttrList& a, const Shape& x) {
+  const auto* s = eg::attrInts(a, 0);
   if (a.size() != 1 || !s) return std::nullopt;
   Shape out = *s;
   int64_t known = 1, infer = -1;
@@ -190,8 +181,8 @@ std::optional<Gather> reshapeGather(const eg::AttrList& a, const Shape& x) {
   return single(out, std::move(offs));
 }
 
-std::optional<Gather> expandGather(const eg::AttrList& a, const Shape& x) {
-  const auto* s = ops::attrInts(a, 0);
+std::optional<Gather> expandOf(const eg::AttrList& a, const Shape& x) {
+  const auto* s = eg::attrInts(a, 0);
   if (a.size() != 1 || !s || s->size() < x.size()) return std::nullopt;
   Shape out = *s;
   size_t lead = out.size() - x.size();
@@ -225,13 +216,13 @@ Result combine(const Inputs& in, F f) {
   return Value::of(std::move(out));
 }
 
-Result split(const eg::AttrList& a, const Inputs& in) {
+Result splitOf(const eg::AttrList& a, const Inputs& in) {
   auto xs = tensors(in, 1);
-  auto dim = ops::attrInt(a, 0);
-  const auto* sizes = ops::attrInts(a, 1);
+  auto dim = eg::attrInt(a, 0);
+  const auto* sizes = eg::attrInts(a, 1);
   if (!xs || a.size() != 2 || !dim || !sizes || sizes->empty()) return std::nullopt;
   const Tensor& x = *(*xs)[0];
-  auto d = ops::normDim(*dim, x.rank());
+  auto d = normDim(*dim, x.rank());
   if (!d) return std::nullopt;
   int64_t total = 0;
   for (int64_t s : *sizes) {
@@ -242,7 +233,7 @@ Result split(const eg::AttrList& a, const Inputs& in) {
   std::vector<Tensor> parts;
   int64_t off = 0;
   for (int64_t s : *sizes) {
-    auto g = sliceGather({eg::Attr::integer(*d), eg::Attr::integer(off), eg::Attr::integer(off + s), eg::Attr::integer(1)},
+    auto g = sliceOf({eg::Attr::integer(*d), eg::Attr::integer(off), eg::Attr::integer(off + s), eg::Attr::integer(1)},
                          x.shape);
     if (!g) return std::nullopt;
     parts.push_back(applyGather(*g, {&x}));
@@ -253,53 +244,58 @@ Result split(const eg::AttrList& a, const Inputs& in) {
 
 }  // namespace
 
-bool isGatherOp(eg::Symbol op) {
-  const GatherSyms& s = gs();
-  return op == s.slice || op == s.concat || op == s.transpose || op == s.permute || op == s.reshape || op == s.expand;
+
+namespace kernels {
+
+namespace {
+// A single-input gather applied to the values.
+std::optional<Gather> one(std::optional<Gather> (*f)(const eg::AttrList&, const Shape&), const eg::AttrList& a,
+                          const std::vector<Shape>& xs) {
+  if (xs.size() != 1) return std::nullopt;
+  return f(a, xs[0]);
 }
-
-std::optional<Gather> gatherOf(const eg::ENode& n, const std::vector<Shape>& childShapes) {
-  const GatherSyms& s = gs();
-  const eg::AttrList& a = eg::attrs(n.attrs);
-  if (n.op == s.concat) return concatGather(a, childShapes);
-  if (childShapes.size() != 1) return std::nullopt;
-  const Shape& x = childShapes[0];
-  if (n.op == s.slice) return sliceGather(a, x);
-  if (n.op == s.transpose) return transposeGather(a, x);
-  if (n.op == s.permute) {
-    const auto* p = ops::attrInts(a, 0);
-    if (a.size() != 1 || !p) return std::nullopt;
-    return permuteGather(*p, x);
-  }
-  if (n.op == s.reshape) return reshapeGather(a, x);
-  if (n.op == s.expand) return expandGather(a, x);
-  return std::nullopt;
+std::optional<Gather> permuteAttr(const eg::AttrList& a, const Shape& x) {
+  const auto* p = eg::attrInts(a, 0);
+  if (a.size() != 1 || !p) return std::nullopt;
+  return permuteOf(*p, x);
 }
-
-namespace detail {
-
-Result evalRearrange(const eg::ENode& n, const Inputs& in) {
-  const std::string& op = eg::symbolName(n.op);
-  const eg::AttrList& a = eg::attrs(n.attrs);
-  if (op == "sum") return a.empty() ? combine(in, [](double x, double y) { return x + y; }) : std::nullopt;
-  if (op == "rmax") return combine(in, [](double x, double y) { return std::max(x, y); });
-  if (op == "rmin") return combine(in, [](double x, double y) { return std::min(x, y); });
-  if (op == "split") return split(a, in);
-  if (op == "getitem") {
-    auto i = ops::attrInt(a, 0);
-    if (in.size() != 1 || a.size() != 1 || !i || !in[0].tuple || *i < 0 || *i >= static_cast<int64_t>(in[0].items.size()))
-      return std::nullopt;
-    return Value::of(in[0].items[*i]);
-  }
-  // The gathers.
-  auto xs = tensors(in, -1);
+Result gathered(GatherFn f, const eg::AttrList& a, const Inputs& in) {
+  auto xs = detail::tensors(in, -1);
   if (!xs) return std::nullopt;
   std::vector<Shape> shapes;
   for (const Tensor* t : *xs) shapes.push_back(t->shape);
-  auto g = gatherOf(n, shapes);
+  auto g = f(a, shapes);
   if (!g) return std::nullopt;
   return Value::of(applyGather(*g, *xs));
 }
+}  // namespace
 
-}  // namespace detail
+std::optional<Gather> sliceGather(const eg::AttrList& a, const std::vector<Shape>& xs) { return one(sliceOf, a, xs); }
+std::optional<Gather> concatGather(const eg::AttrList& a, const std::vector<Shape>& xs) { return concatOf(a, xs); }
+std::optional<Gather> transposeGather(const eg::AttrList& a, const std::vector<Shape>& xs) { return one(transposeOf, a, xs); }
+std::optional<Gather> permuteGather(const eg::AttrList& a, const std::vector<Shape>& xs) { return one(permuteAttr, a, xs); }
+std::optional<Gather> reshapeGather(const eg::AttrList& a, const std::vector<Shape>& xs) { return one(reshapeOf, a, xs); }
+std::optional<Gather> expandGather(const eg::AttrList& a, const std::vector<Shape>& xs) { return one(expandOf, a, xs); }
+
+Result slice(const eg::AttrList& a, const Inputs& in) { return gathered(sliceGather, a, in); }
+Result concat(const eg::AttrList& a, const Inputs& in) { return gathered(concatGather, a, in); }
+Result transpose(const eg::AttrList& a, const Inputs& in) { return gathered(transposeGather, a, in); }
+Result permute(const eg::AttrList& a, const Inputs& in) { return gathered(permuteGather, a, in); }
+Result reshape(const eg::AttrList& a, const Inputs& in) { return gathered(reshapeGather, a, in); }
+Result expand(const eg::AttrList& a, const Inputs& in) { return gathered(expandGather, a, in); }
+
+Result sum(const eg::AttrList& a, const Inputs& in) {
+  return a.empty() ? combine(in, [](double x, double y) { return x + y; }) : std::nullopt;
+}
+Result rmax(const eg::AttrList&, const Inputs& in) { return combine(in, [](double x, double y) { return std::max(x, y); }); }
+Result rmin(const eg::AttrList&, const Inputs& in) { return combine(in, [](double x, double y) { return std::min(x, y); }); }
+Result split(const eg::AttrList& a, const Inputs& in) { return splitOf(a, in); }
+Result getitem(const eg::AttrList& a, const Inputs& in) {
+  auto i = eg::attrInt(a, 0);
+  if (in.size() != 1 || a.size() != 1 || !i || !in[0].tuple || *i < 0 || *i >= static_cast<int64_t>(in[0].items.size()))
+    return std::nullopt;
+  return Value::of(in[0].items[*i]);
+}
+
+}  // namespace kernels
 }  // namespace tangle::interp

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "interp/detail.h"
-#include "ops/shape.h"
+#include "support/dims.h"
 
 namespace tangle::interp::detail {
 
@@ -13,11 +13,11 @@ namespace {
 // red[[dims], keepdim] x; [] = every dim.
 Result reduce(const std::string& op, const eg::AttrList& a, const Inputs& in) {
   auto xs = tensors(in, 1);
-  const auto* dims = ops::attrInts(a, 0);
-  auto keep = ops::attrBool(a, 1);
+  const auto* dims = eg::attrInts(a, 0);
+  auto keep = eg::attrBool(a, 1);
   if (!xs || a.size() != 2 || !dims || !keep) return std::nullopt;
   const Tensor& x = *(*xs)[0];
-  auto red = ops::reducedDims(*dims, x.rank());
+  auto red = reducedDims(*dims, x.rank());
   if (!red) return std::nullopt;
   Shape kept = x.shape;  // the result with keepdim
   int64_t count = 1;
@@ -49,11 +49,11 @@ Result reduce(const std::string& op, const eg::AttrList& a, const Inputs& in) {
 // softmax[dim, half_to_float] x
 Result softmax(const eg::AttrList& a, const Inputs& in) {
   auto xs = tensors(in, 1);
-  auto dim = ops::attrInt(a, 0);
-  if (!xs || a.size() != 2 || !dim || !ops::attrBool(a, 1)) return std::nullopt;
+  auto dim = eg::attrInt(a, 0);
+  if (!xs || a.size() != 2 || !dim || !eg::attrBool(a, 1)) return std::nullopt;
   const Tensor& x = *(*xs)[0];
   if (x.rank() == 0) return (*dim == 0 || *dim == -1) ? Result(Value::of(Tensor::scalar(1.0))) : std::nullopt;
-  auto d = ops::normDim(*dim, x.rank());
+  auto d = normDim(*dim, x.rank());
   if (!d) return std::nullopt;
   int64_t len = x.shape[*d];
   int64_t inner = numelOf(Shape(x.shape.begin() + *d + 1, x.shape.end()));
@@ -75,8 +75,8 @@ Result softmax(const eg::AttrList& a, const Inputs& in) {
 // w and b have shape ns, or are 0-d (None: 1 and 0).
 Result layerNorm(bool apex, const eg::AttrList& a, const Inputs& in) {
   auto xs = tensors(in, 3);
-  const auto* ns = ops::attrInts(a, 0);
-  auto eps = ops::attrNumber(a, 1);
+  const auto* ns = eg::attrInts(a, 0);
+  auto eps = eg::attrNumber(a, 1);
   if (!xs || a.size() != 2 || !ns || !eps) return std::nullopt;
   const Tensor &x = *(*xs)[0], &w = *(*xs)[1], &b = *(*xs)[2];
   int64_t k = static_cast<int64_t>(ns->size());
@@ -113,14 +113,15 @@ Result layerNorm(bool apex, const eg::AttrList& a, const Inputs& in) {
 
 }  // namespace
 
-Result evalReduce(const eg::ENode& n, const Inputs& in) {
-  const std::string& op = eg::symbolName(n.op);
-  const eg::AttrList& a = eg::attrs(n.attrs);
-  if (op == "sum_dim" || op == "mean_dim" || op == "amax") return reduce(op, a, in);
-  if (op == "softmax") return softmax(a, in);
-  if (op == "native_layer_norm") return layerNorm(false, a, in);
-  if (op == "apex_layer_norm") return layerNorm(true, a, in);
-  return std::nullopt;
-}
-
 }  // namespace tangle::interp::detail
+
+namespace tangle::interp::kernels {
+
+Result sumDim(const eg::AttrList& a, const Inputs& in) { return detail::reduce("sum_dim", a, in); }
+Result meanDim(const eg::AttrList& a, const Inputs& in) { return detail::reduce("mean_dim", a, in); }
+Result amax(const eg::AttrList& a, const Inputs& in) { return detail::reduce("amax", a, in); }
+Result softmax(const eg::AttrList& a, const Inputs& in) { return detail::softmax(a, in); }
+Result layerNorm(const eg::AttrList& a, const Inputs& in) { return detail::layerNorm(false, a, in); }
+Result apexLayerNorm(const eg::AttrList& a, const Inputs& in) { return detail::layerNorm(true, a, in); }
+
+}  // namespace tangle::interp::kernels

@@ -72,7 +72,7 @@ Apply pairedSums(eg::Symbol sym) {
 }  // namespace
 
 void addElementwiseLemmas(std::vector<Lemma>& out) {
-  const OpSyms& o = op();
+  const ops::Syms& o = op();
   for (const Unary& u : kUnary) {
     std::string f = u.name;
     eg::Symbol sym = eg::intern(f);

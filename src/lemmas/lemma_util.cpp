@@ -10,17 +10,6 @@
 
 namespace tangle::lemmas::detail {
 
-const OpSyms& op() {
-  static const OpSyms s{eg::intern("slice"),   eg::intern("concat"),  eg::intern("transpose"),
-                        eg::intern("permute"), eg::intern("reshape"), eg::intern("sum"),
-                        eg::intern("getitem"), eg::intern("add"),     eg::intern("sub"),
-                        eg::intern("mul"),     eg::intern("div"),     eg::intern("neg"),
-                        eg::intern("mm"),      eg::intern("bmm"),     eg::intern("matmul"),
-                        eg::intern("softmax"), eg::intern("sum_dim"), eg::intern("mean_dim"),
-                        eg::intern("amax"),    eg::intern("native_layer_norm"), eg::intern("split"), eg::intern("expand")};
-  return s;
-}
-
 const TensorType* typeOf(const EGraph& g, Id c) { return g.data(c).tensor(); }
 
 std::optional<Dim> dimOf(const EGraph& g, Id c, int64_t dim) {
@@ -138,7 +127,7 @@ std::optional<double> scalarConstant(const EGraph& g, Id c) {
 }
 
 Id makeConstant(EGraph& g, double v) {
-  static const eg::Symbol sym = eg::intern("const");
+  static const eg::Symbol sym = ops::syms().constant;
   return g.add(ENode{sym, eg::internAttrs({Attr::real(v)}), {}});
 }
 

@@ -8,6 +8,7 @@
 
 #include "egraph/rewrite.h"
 #include "lemmas/lemmas.h"
+#include "ops/ops.h"
 #include "ops/shape.h"
 
 namespace tangle::lemmas::detail {
@@ -21,12 +22,8 @@ using eg::Match;
 using eg::Subst;
 using Shape = ops::Shape;
 
-// Symbols of the ops the lemmas talk about.
-struct OpSyms {
-  eg::Symbol slice, concat, transpose, permute, reshape, sum, getitem, add, sub, mul, div, neg, mm, bmm,
-      matmul, softmax, sumDim, meanDim, amax, layerNorm, split, expand;
-};
-const OpSyms& op();
+// Symbols of the ops the lemmas talk about (one set for every layer).
+inline const ops::Syms& op() { return ops::syms(); }
 
 // ---- reading the e-graph --------------------------------------------------
 const TensorType* typeOf(const EGraph& g, Id c);

@@ -122,7 +122,7 @@ std::optional<Id> transposeProduct(EGraph& g, const Match& m, eg::Symbol sym) {
 }  // namespace
 
 void addMatmulLemmas(std::vector<Lemma>& out) {
-  const OpSyms& o = op();
+  const ops::Syms& o = op();
   // mm: [n,k] x [k,m]
   out.push_back(applier("mm-concat-rows", "mm(concat[0](xs), y) = concat[0](mm(x_i, y))", "(mm (concat[0] ?xs...) ?y)",
                         fixedDim(o.mm, true, 0)));

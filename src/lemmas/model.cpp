@@ -10,7 +10,7 @@ namespace tangle::lemmas::detail {
 namespace {
 
 const eg::Symbol& dropoutSym() {
-  static const eg::Symbol s = eg::intern("dropout");
+  static const eg::Symbol s = ops::syms().dropout;
   return s;
 }
 
@@ -31,7 +31,7 @@ std::optional<Id> dropoutOfConcat(EGraph& g, const Match& m) {
 //   k = 1, 2: sum of the pieces' weight/bias gradients (they reduce over rows).
 // Rows split along the outermost dim keep the flattened statistics split alike.
 std::optional<Id> layerNormBwdOfRows(EGraph& g, const Match& m) {
-  static const eg::Symbol bwd = eg::intern("apex_layer_norm_bwd");
+  static const eg::Symbol bwd = ops::syms().apexLayerNormBwd;
   const auto& gs = m.subst.list("gs");
   const auto& ms = m.subst.list("ms");
   const auto& vs = m.subst.list("vs");
@@ -65,7 +65,7 @@ std::optional<Id> layerNormBwdOfRows(EGraph& g, const Match& m) {
 
 // rms_norm(concat[d](xs), w) = concat[d](rms_norm(x_i, w)) when d is not the normalized (last) dim.
 std::optional<Id> rmsNormOfConcat(EGraph& g, const Match& m) {
-  static const eg::Symbol rms = eg::intern("rms_norm");
+  static const eg::Symbol rms = ops::syms().rmsNorm;
   const auto& xs = m.subst.list("xs");
   const TensorType* x0 = typeOf(g, xs[0]);
   int64_t d = m.subst.integer("d");
@@ -80,7 +80,7 @@ std::optional<Id> rmsNormOfConcat(EGraph& g, const Match& m) {
 // rotary(pos, concat[1](x_i), cache) = concat[1](rotary(pos, x_i, cache)) when no
 // head straddles two pieces (each piece is whole heads).
 std::optional<Id> rotaryOfHeads(EGraph& g, const Match& m) {
-  static const eg::Symbol rot = eg::intern("rotary");
+  static const eg::Symbol rot = ops::syms().rotary;
   const auto& xs = m.subst.list("xs");
   int64_t hs = m.subst.integer("hs");
   auto widths = sizesAlong(g, xs, 1);
@@ -96,7 +96,7 @@ std::optional<Id> rotaryOfHeads(EGraph& g, const Match& m) {
 // attention(concat[1](q_i), concat[1](k_i), concat[1](v_i)) = concat[1](attention(q_i, k_i, v_i))
 // when every piece keeps the grouping: Hq_i / Hkv_i = Hq / Hkv (heads are independent).
 std::optional<Id> attentionOfHeads(EGraph& g, const Match& m) {
-  static const eg::Symbol att = eg::intern("attention");
+  static const eg::Symbol att = ops::syms().attention;
   const auto& qs = m.subst.list("qs");
   const auto& ks = m.subst.list("ks");
   const auto& vs = m.subst.list("vs");
@@ -126,7 +126,7 @@ void addModelLemmas(std::vector<Lemma>& out) {
                         "(attention[?layer] (concat[1] ?qs...) (concat[1] ?ks...) (concat[1] ?vs...))", attentionOfHeads));
   out.push_back(applier("rms_norm-concat", "rms_norm(concat[d](xs), w) = concat[d](rms_norm(x_i, w)), d not the last dim",
                         "(rms_norm[?eps] (concat[?d] ?xs...) ?w)", rmsNormOfConcat));
-  static const eg::Symbol geluBwd = eg::intern("gelu_backward");
+  static const eg::Symbol geluBwd = ops::syms().geluBackward;
   out.push_back(applier("gelu_backward-concat-grad", "gelu_backward(concat[d](gs), x) = concat[d](gelu_backward(g_i, x_i))",
                         "(gelu_backward[?ap] (concat[?d] ?xs...) ?x)", [](EGraph& g, const Match& m) {
                           return distributeOverConcat(g, m, geluBwd, {m.subst.attr("ap")}, {"g", "x"}, 0);

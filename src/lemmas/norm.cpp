@@ -78,7 +78,7 @@ Apply reductionOfSum(eg::Symbol sym) {
 }  // namespace
 
 void addNormLemmas(std::vector<Lemma>& out) {
-  const OpSyms& o = op();
+  const ops::Syms& o = op();
   out.push_back(applier("layernorm-concat",
                         "getitem[k](layer_norm[ns](concat[d](xs), w, b)) = concat[d](getitem[k](layer_norm[ns](x_i, w, b))), "
                         "d outside the normalized trailing dims",
@@ -88,7 +88,7 @@ void addNormLemmas(std::vector<Lemma>& out) {
                         "getitem[k](apex_layer_norm[ns](concat[d](xs), w, b)) = concat[d](getitem[k](apex_layer_norm(x_i, w, b))), "
                         "d a leading dim; for the flattened mean/invvar (k = 1, 2) only d = 0",
                         "(getitem[?k] (apex_layer_norm[?ns, ?eps] (concat[?d] ?xs...) ?w ?b))",
-                        [](EGraph& g, const Match& m) { return layerNormOfConcat(g, m, eg::intern("apex_layer_norm")); }));
+                        [](EGraph& g, const Match& m) { return layerNormOfConcat(g, m, ops::syms().apexLayerNorm); }));
   out.push_back(applier("softmax-concat", "softmax[dim](concat[d](xs)) = concat[d](softmax[dim](x_i)), dim != d",
                         "(softmax[?dim, ?h] (concat[?d] ?xs...))", softmaxOfConcat,
                         [](const EGraph&, Subst& s) { return s.integer("dim") != s.integer("d"); }));

@@ -82,7 +82,7 @@ std::optional<Id> sumOfConcats(EGraph& g, const Match& m) {
 }  // namespace
 
 void addSumLemmas(std::vector<Lemma>& out) {
-  const OpSyms& o = op();
+  const ops::Syms& o = op();
   out.push_back(rewrite("sum-single", "sum(x) = x", "(sum ?x)", "?x"));
   out.push_back(applier("sum-flatten", "sum(.., sum(ys..), ..) = sum(.., ys.., ..)", "(sum ?xs...)", flattenSum));
   out.push_back(applier("slice-sum", "slice[..](sum(xs)) = sum(slice[..](x_i))", opPattern("slice", 4, "(sum ?xs...)"),

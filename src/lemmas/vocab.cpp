@@ -17,15 +17,7 @@ namespace tangle::lemmas::detail {
 
 namespace {
 
-struct Syms {
-  eg::Symbol where = eg::intern("where"), lt = eg::intern("lt"), ge = eg::intern("ge"), orr = eg::intern("or"),
-             indexRows = eg::intern("index_rows"), gatherRows = eg::intern("gather_rows"),
-             maxDim = eg::intern("max_dim"), rmax = eg::intern("rmax");
-};
-const Syms& sym() {
-  static const Syms s;
-  return s;
-}
+const ops::Syms& sym() { return ops::syms(); }
 
 
 // m_r = or(lt(idx, o), ge(idx, o + s))
@@ -33,12 +25,12 @@ std::optional<Id> rangeMask(EGraph& g, Id idx, int64_t lo, int64_t hi) {
   auto a = make(g, sym().lt, {}, {idx, makeConstant(g, static_cast<double>(lo))});
   auto b = make(g, sym().ge, {}, {idx, makeConstant(g, static_cast<double>(hi))});
   if (!a || !b) return std::nullopt;
-  return make(g, sym().orr, {}, {*a, *b});
+  return make(g, sym().logicalOr, {}, {*a, *b});
 }
 
 // Does class m hold or(lt(t, lo), ge(t, hi)) with constant bounds? Returns (lo, hi).
 std::optional<std::pair<double, double>> rangeMaskBounds(const EGraph& g, Id m, Id t) {
-  for (const ENode* o : nodesOf(g, m, sym().orr)) {
+  for (const ENode* o : nodesOf(g, m, sym().logicalOr)) {
     std::optional<double> lo, hi;
     for (const ENode* l : nodesOf(g, o->children[0], sym().lt))
       if (g.find(l->children[0]) == g.find(t)) lo = scalarConstant(g, l->children[1]);

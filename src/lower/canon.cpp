@@ -265,6 +265,7 @@ struct Canon {
   bool rsub();
   bool addmm(std::string_view product);
   bool unary(std::string_view op);
+  bool direct(const char* op);
   bool t();
   bool transpose();
   bool permute();
@@ -333,6 +334,16 @@ bool Canon::unary(std::string_view op) {
   } else {
     emit(op, {}, {x});
   }
+  return true;
+}
+
+// op(x1, ..., xn): the tensor operands in order, no attributes (the default overload).
+bool Canon::direct(const char* op) {
+  if (overload != "default") return false;
+  std::vector<Ref> kids;
+  for (size_t i = 0; i < std::max<size_t>(n.args.size(), 1); ++i)
+    kids.push_back(tensorRef(tensorArg(i, i == 0 ? "self" : nullptr, i == 0 ? "self" : "operand")));
+  emit(op, {}, std::move(kids));
   return true;
 }
 
@@ -654,12 +665,17 @@ bool Canon::known() {
     m.emplace("aten.addmm", [](Canon& c) { return c.addmm("mm"); });
     m.emplace("aten.baddbmm", [](Canon& c) { return c.addmm("bmm"); });
     m.emplace("aten.gelu", [](Canon& c) { return c.unary("gelu"); });
-    static const char* const kUnary[] = {"silu", "relu", "exp", "log", "neg", "tanh", "sigmoid", "rsqrt", "sqrt"};
-    static const char* const kUnaryAten[] = {"aten.silu", "aten.relu", "aten.exp",     "aten.log",  "aten.neg",
-                                             "aten.tanh", "aten.sigmoid", "aten.rsqrt", "aten.sqrt"};
-    for (size_t i = 0; i < std::size(kUnary); ++i) {
-      const char* op = kUnary[i];
-      m.emplace(kUnaryAten[i], [op](Canon& c) { return c.unary(op); });
+    // Ops whose record lists ATen names lowered one-to-one.
+    for (const ops::OpDef* def : ops::allOps()) {
+      std::string_view names = def->aten;
+      while (!names.empty()) {
+        size_t end = names.find(' ');
+        std::string_view aten = names.substr(0, end);
+        names = end == std::string_view::npos ? std::string_view() : names.substr(end + 1);
+        if (aten.empty()) continue;
+        const char* op = def->name;
+        m.emplace(aten, [op](Canon& c) { return c.direct(op); });
+      }
     }
     m.emplace("aten.pow", [](Canon& c) {
       if (c.overload != "Tensor_Scalar") return false;

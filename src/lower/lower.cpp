@@ -394,7 +394,7 @@ class Lowerer {
         ln.def.nodes = {root};
         if (red == "avg") {  // avg = sum / group size
           CanonTerm::Node div;
-          div.op = eg::intern("div");
+          div.op = ops::syms().div;
           CanonTerm::Ref scale;
           scale.kind = CanonTerm::Ref::Kind::Scalar;
           scale.scalar = static_cast<double>(members.size());
@@ -535,7 +535,7 @@ LGraph lowerImpl(const std::vector<Graph>& ranks, const LowerOptions& opts) {
 // A slice of a graph operand with symbolic bounds is only modelled when
 // 0 <= start <= end <= size is provable (see Canon::symbolicSlice).
 void checkSymbolicSlice(const LGraph& lg, const LNode& n) {
-  static const eg::Symbol slice = eg::intern("slice");
+  static const eg::Symbol slice = ops::syms().slice;
   for (const CanonTerm::Node& tn : n.def.nodes) {
     if (tn.op != slice || tn.attrs.size() != 4 || tn.children.size() != 1) continue;
     if (tn.attrs[1].kind != eg::Attr::Kind::SymDim && tn.attrs[2].kind != eg::Attr::Kind::SymDim) continue;
@@ -617,7 +617,7 @@ void canonicalizeSymbols(LGraph& lg) {
   const sym::Context& ctx = sym::current();
   if (ctx.empty()) return;
   const ops::Syms& s = ops::syms();
-  static const eg::Symbol expand = eg::intern("expand");
+  static const eg::Symbol expand = ops::syms().expand;
   auto canonShape = [&](std::vector<Dim>& shape) {
     for (Dim& d : shape) d = ctx.canonDim(d);
   };

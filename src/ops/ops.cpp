@@ -1,94 +1,39 @@
-// The operator registry: name -> (clean?, inference rule).
+// The operator registry over the records of op_table.cpp, custom (lemma
+// file) operators, and the interned symbols.
 #include "ops/ops.h"
 
 #include <cctype>
+#include <sstream>
 #include <unordered_map>
 
-#include "ops/infer.h"
+#include "ops/op_table.h"
 
 namespace tangle::ops {
 
 namespace {
-using namespace detail;
-
-// The canonical vocabulary. Attributes in brackets, children after.
-constexpr OpInfo kOps[] = {
-    // leaves
-    {"tensor", false, inferTensorLeaf},   // tensor["S.x"]; clean iff an implementation tensor
-    {"const", false, inferConst},         // const[v]
-    // clean rearrangements and the cross-rank sum
-    {"slice", true, inferSlice},          // slice[dim, start, end, step] x
-    {"concat", true, inferConcat},        // concat[dim] x1 ... xn
-    {"transpose", true, inferTranspose},  // transpose[d0, d1] x
-    {"permute", true, inferPermute},      // permute[[p...]] x
-    {"reshape", true, inferReshape},      // reshape[[shape...]] x
-    {"sum", true, inferSum},              // sum x1 ... xn
-    // tuples
-    {"getitem", false, inferGetitem},     // getitem[i] t
-    {"split", false, inferSplit},         // split[dim, [sizes]] x -> tuple of slices
-    // broadcast
-    {"expand", false, inferExpand},       // expand[[sizes]] x
-    // elementwise
-    {"add", false, inferBinary},
-    {"sub", false, inferBinary},
-    {"mul", false, inferBinary},
-    {"div", false, inferBinary},
-    {"neg", false, inferUnary},
-    {"exp", false, inferUnary},
-    {"log", false, inferUnary},
-    {"gelu", false, inferUnary},          // gelu["none" | "tanh"] x
-    {"silu", false, inferUnary},
-    {"relu", false, inferUnary},
-    {"tanh", false, inferUnary},
-    {"sigmoid", false, inferUnary},
-    {"rsqrt", false, inferUnary},
-    {"sqrt", false, inferUnary},
-    {"pow_scalar", false, inferUnary},    // pow_scalar[e] x = x ** e
-    {"cast", false, inferCast},           // cast["f32"] x
-    // products
-    {"mm", false, inferMm},
-    {"bmm", false, inferBmm},
-    {"matmul", false, inferMatmul},
-    // reductions and normalizations
-    {"sum_dim", false, inferReduce},      // sum_dim[[dims], keepdim] x   ([] = all dims)
-    {"mean_dim", false, inferReduce},     // mean_dim[[dims], keepdim] x
-    {"amax", false, inferReduce},         // amax[[dims], keepdim] x
-    {"softmax", false, inferSoftmax},     // softmax[dim, half_to_float] x
-    {"native_layer_norm", false, inferLayerNorm},  // native_layer_norm[[shape], eps] x w b
-    {"apex_layer_norm", false, inferLayerNorm},    // apex fused_layer_norm_affine_fwd: stats flattened to [n1]
-    // model-level ops
-    {"dropout", false, inferDropout},
-    {"where", false, inferWhere},         // where c a b  (masked_fill, boolean-mask index_put)
-    {"lt", false, inferCompare},
-    {"le", false, inferCompare},
-    {"gt", false, inferCompare},
-    {"ge", false, inferCompare},
-    {"eq", false, inferCompare},
-    {"ne", false, inferCompare},
-    {"or", false, inferCompare},
-    {"and", false, inferCompare},
-    {"index_rows", false, inferIndexRows},    // index_rows w idx = w[idx] (embedding)
-    {"gather_rows", false, inferGatherRows},  // gather_rows x idx = x[arange(N), idx]
-    {"max_dim", false, inferMaxDim},          // max_dim[d, keep] x -> (values, indices)
-    {"gelu_backward", false, inferGeluBackward},         // gelu_backward[approx] grad x
-    {"rms_norm", false, inferRmsNorm},                   // rms_norm[eps] x w (over the last dim)
-    {"rotary", false, inferRotary},                      // rotary[head_size, neox] positions x cos_sin_cache
-    {"attention", false, inferAttention},                // attention[layer] q k v: causal GQA (vLLM)
-    {"apex_layer_norm_bwd", false, inferApexLayerNormBwd},  // (grad, mean, invvar, x, w, b) -> (dx, dw, db)
-    // cross-rank combines of an all_reduce other than sum: clean like sum
-    {"rmax", true, inferCrossRank},
-    {"rmin", true, inferCrossRank},     // dropout[p, train] x -> (out, mask); see lemmas/model.cpp
-};
 
 struct Registry {
-  std::unordered_map<eg::Symbol, const OpInfo*> bySymbol;
+  std::vector<const OpDef*> all;
+  std::unordered_map<eg::Symbol, const OpDef*> bySymbol;
   Registry() {
-    for (const OpInfo& op : kOps) bySymbol.emplace(eg::intern(op.name), &op);
+    for (const OpDef& op : opTable()) {
+      all.push_back(&op);
+      bySymbol.emplace(eg::intern(op.name), &op);
+    }
   }
 };
 const Registry& registry() {
   static const Registry r;
   return r;
+}
+
+struct Custom {
+  std::unordered_map<eg::Symbol, CustomInfer> infer;
+  std::unordered_map<eg::Symbol, CustomEval> eval;
+};
+Custom& customs() {
+  static Custom c;
+  return c;
 }
 
 // "D<digits>.<name>"
@@ -98,49 +43,132 @@ bool isImplName(const std::string& s) {
   while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
   return i > 1 && i + 1 < s.size() && s[i] == '.';
 }
+
+bool fitsKind(const eg::Attr& a, const std::string& kind) {
+  using K = eg::Attr::Kind;
+  if (kind == "int") return a.kind == K::Int;
+  if (kind == "dim") return a.kind == K::Int || a.kind == K::SymDim;
+  if (kind == "ints") return a.kind == K::IntList;
+  if (kind == "real") return a.kind == K::Float;
+  if (kind == "number") return a.kind == K::Int || a.kind == K::Float || a.kind == K::Bool;
+  if (kind == "bool") return a.kind == K::Bool || (a.kind == K::Int && (a.i == 0 || a.i == 1));
+  if (kind == "str") return a.kind == K::Str;
+  return false;
+}
 }  // namespace
 
-static std::unordered_map<eg::Symbol, CustomInfer>& customOps() {
-  static std::unordered_map<eg::Symbol, CustomInfer> m;
-  return m;
-}
+const std::vector<const OpDef*>& allOps() { return registry().all; }
 
-void registerCustomOp(eg::Symbol op, CustomInfer infer) { customOps()[op] = std::move(infer); }
-bool isCustomOp(eg::Symbol op) { return customOps().count(op) != 0; }
-
-const OpInfo* find(eg::Symbol op) {
+const OpDef* find(eg::Symbol op) {
   const auto& m = registry().bySymbol;
   auto it = m.find(op);
   return it == m.end() ? nullptr : it->second;
 }
 
-std::optional<eg::ClassData> inferData(const eg::EGraph& g, const eg::ENode& n) {
-  const OpInfo* info = find(n.op);
-  if (!info) {
-    if (auto& custom = customOps(); !custom.empty())
-      if (auto it = custom.find(n.op); it != custom.end()) return it->second(g, n);
-    return eg::ClassData{};  // opaque: typed by the lowering, never refused
+std::vector<AttrSpec> attrSchema(const OpDef& op) {
+  std::vector<AttrSpec> out;
+  std::istringstream in(op.attrs);
+  std::string word;
+  while (in >> word) {
+    AttrSpec s;
+    size_t colon = word.find(':');
+    s.name = word.substr(0, colon);
+    s.kind = colon == std::string::npos ? "" : word.substr(colon + 1);
+    if (!s.kind.empty() && s.kind.back() == '?') {
+      s.optional = true;
+      s.kind.pop_back();
+    }
+    out.push_back(std::move(s));
   }
-  return info->infer(g, n);
+  return out;
+}
+
+bool fitsSchema(const OpDef& op, const eg::AttrList& a) {
+  std::vector<AttrSpec> schema = attrSchema(op);
+  if (a.size() > schema.size()) return false;
+  for (size_t i = 0; i < schema.size(); ++i) {
+    if (i >= a.size()) return schema[i].optional;
+    if (!fitsKind(a[i], schema[i].kind)) return false;
+  }
+  return true;
+}
+
+void registerCustomOp(eg::Symbol op, CustomInfer infer) { customs().infer[op] = std::move(infer); }
+void registerCustomEval(eg::Symbol op, CustomEval eval) { customs().eval[op] = std::move(eval); }
+bool isCustomOp(eg::Symbol op) { return customs().infer.count(op) != 0; }
+
+std::optional<eg::ClassData> inferData(const eg::EGraph& g, const eg::ENode& n) {
+  if (const OpDef* def = find(n.op)) return def->type(g, n);
+  if (auto& custom = customs().infer; !custom.empty())
+    if (auto it = custom.find(n.op); it != custom.end()) return it->second(g, n);
+  return eg::ClassData{};  // opaque: typed by the lowering, never refused
+}
+
+std::optional<interp::Value> evaluate(const eg::ENode& n, const std::vector<interp::Value>& children) {
+  if (children.size() != n.children.size()) return std::nullopt;
+  if (const OpDef* def = find(n.op)) {
+    if (!def->eval) return std::nullopt;
+    return def->eval(eg::attrs(n.attrs), children);
+  }
+  if (auto it = customs().eval.find(n.op); it != customs().eval.end()) return it->second(n, children);
+  return std::nullopt;
+}
+
+bool hasKernel(eg::Symbol op) {
+  const OpDef* def = find(op);
+  return def ? def->eval != nullptr : customs().eval.count(op) != 0;
+}
+
+bool isGatherOp(eg::Symbol op) {
+  const OpDef* def = find(op);
+  return def && def->gather;
+}
+
+std::optional<interp::Gather> gatherOf(const eg::ENode& n, const std::vector<interp::Shape>& childShapes) {
+  const OpDef* def = find(n.op);
+  if (!def || !def->gather) return std::nullopt;
+  return def->gather(eg::attrs(n.attrs), childShapes);
 }
 
 const std::string* tensorName(eg::Symbol op, eg::AttrsId attrs) {
   if (op != syms().tensor) return nullptr;
   const auto& a = eg::attrs(attrs);
-  if (a.size() != 1 || a[0].kind != eg::Attr::Kind::Str) return nullptr;
+  if (a.empty() || a[0].kind != eg::Attr::Kind::Str) return nullptr;
   return &eg::symbolName(static_cast<eg::Symbol>(a[0].i));
 }
 
 bool isCleanNode(const eg::ENode& n) {
   if (const std::string* name = tensorName(n)) return isImplName(*name);
-  const OpInfo* info = find(n.op);
-  return info && info->clean;
+  const OpDef* def = find(n.op);
+  return def && def->clean;
 }
 
 const Syms& syms() {
-  static const Syms s{eg::intern("tensor"),    eg::intern("const"),   eg::intern("slice"),
-                      eg::intern("concat"),    eg::intern("transpose"), eg::intern("permute"),
-                      eg::intern("reshape"),   eg::intern("sum"),     eg::intern("getitem")};
+  static const Syms s = [] {
+    // Every name must be a record: a typo here would silently make an opaque op.
+    auto op = [](const char* name) {
+      eg::Symbol sym = eg::intern(name);
+      if (!find(sym)) std::abort();
+      return sym;
+    };
+    Syms y;
+    y.tensor = op("tensor"), y.constant = op("const"), y.slice = op("slice"), y.concat = op("concat");
+    y.transpose = op("transpose"), y.permute = op("permute"), y.reshape = op("reshape"), y.sum = op("sum");
+    y.getitem = op("getitem"), y.split = op("split"), y.expand = op("expand");
+    y.add = op("add"), y.sub = op("sub"), y.mul = op("mul"), y.div = op("div"), y.neg = op("neg"), y.exp = op("exp");
+    y.log = op("log"), y.gelu = op("gelu"), y.silu = op("silu"), y.relu = op("relu"), y.tanh = op("tanh");
+    y.sigmoid = op("sigmoid"), y.rsqrt = op("rsqrt"), y.sqrt = op("sqrt"), y.powScalar = op("pow_scalar");
+    y.cast = op("cast"), y.mm = op("mm"), y.bmm = op("bmm"), y.matmul = op("matmul");
+    y.sumDim = op("sum_dim"), y.meanDim = op("mean_dim"), y.amax = op("amax"), y.softmax = op("softmax");
+    y.layerNorm = op("native_layer_norm"), y.apexLayerNorm = op("apex_layer_norm");
+    y.dropout = op("dropout"), y.where = op("where"), y.lt = op("lt"), y.le = op("le"), y.gt = op("gt");
+    y.ge = op("ge"), y.eq = op("eq"), y.ne = op("ne"), y.logicalOr = op("or"), y.logicalAnd = op("and");
+    y.indexRows = op("index_rows"), y.gatherRows = op("gather_rows"), y.maxDim = op("max_dim");
+    y.geluBackward = op("gelu_backward"), y.rmsNorm = op("rms_norm"), y.rotary = op("rotary");
+    y.attention = op("attention"), y.apexLayerNormBwd = op("apex_layer_norm_bwd"), y.rmax = op("rmax");
+    y.rmin = op("rmin");
+    return y;
+  }();
   return s;
 }
 

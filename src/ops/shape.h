@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "egraph/attrs.h"
+#include "support/dims.h"
 #include "support/tensor_type.h"
 
 namespace tangle::ops {
@@ -30,22 +31,15 @@ std::optional<int64_t> product(const Shape& s, size_t from, size_t to);
 // Equal numbers of elements (symbolic dims compared as a multiset).
 bool sameNumel(const Shape& a, const Shape& b);
 
-// Normalizes a possibly negative dim against a rank; nullopt when out of range.
-std::optional<int64_t> normDim(int64_t d, int64_t rank);
-
-// Attribute readers (nullopt when the attribute has another kind).
-std::optional<int64_t> attrInt(const eg::AttrList& a, size_t i);   // Int only
-std::optional<Dim> attrDim(const eg::AttrList& a, size_t i);       // Int or SymDim (a size)
-std::optional<bool> attrBool(const eg::AttrList& a, size_t i);     // Bool (or Int 0/1)
-std::optional<double> attrNumber(const eg::AttrList& a, size_t i);  // Int or Float
-const std::vector<int64_t>* attrInts(const eg::AttrList& a, size_t i);
-
-// Dims reduced by a reduction with attribute dims `dims` on a tensor of rank
-// `rank`: sorted, non-negative, unique; an empty list means all dims.
-// nullopt when a dim is out of range.
-std::optional<std::vector<int64_t>> reducedDims(const std::vector<int64_t>& dims, int64_t rank);
-
-// Permutation of a transpose[d0, d1] on a tensor of `rank`.
-std::vector<int64_t> transposePerm(int64_t d0, int64_t d1, int64_t rank);
+// The attribute readers (egraph/attrs.h) and dim-index helpers
+// (support/dims.h), under the names the type rules and lemmas use.
+using eg::attrBool;
+using eg::attrDim;
+using eg::attrInt;
+using eg::attrInts;
+using eg::attrNumber;
+using tangle::normDim;
+using tangle::reducedDims;
+using tangle::transposePerm;
 
 }  // namespace tangle::ops

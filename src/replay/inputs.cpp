@@ -27,7 +27,7 @@ bool isIntegral(DType t) {
 // its first operand) or gather_rows (last dim of its first operand) user.
 std::optional<int64_t> indexBound(const LGraph& lg, int node) {
   std::optional<int64_t> bound;
-  static const eg::Symbol indexRows = eg::intern("index_rows"), gatherRows = eg::intern("gather_rows");
+  static const eg::Symbol indexRows = ops::syms().indexRows, gatherRows = ops::syms().gatherRows;
   for (int u : lg.users[static_cast<size_t>(node)]) {
     for (const auto& tn : lg.node(u).def.nodes) {
       if ((tn.op != indexRows && tn.op != gatherRows) || tn.children.size() != 2) continue;
@@ -101,7 +101,7 @@ class Inverter {
       eg::ENode en{n.op, n.attrs, std::vector<eg::Id>(n.children.size(), 0)};
       if (n.op == s.sum && !kids.empty() && std::all_of(kids.begin(), kids.end(), [&](auto& k) { return k == kids[0]; })) {
         shapes_[i] = kids[0];
-      } else if (interp::isGatherOp(n.op) && (gathers_[i] = interp::gatherOf(en, kids))) {
+      } else if (ops::isGatherOp(n.op) && (gathers_[i] = ops::gatherOf(en, kids))) {
         shapes_[i] = gathers_[i]->shape;
       } else {
         return "cannot run " + eg::symbolName(n.op) + " backwards";

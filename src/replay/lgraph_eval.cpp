@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "ops/ops.h"
+
 namespace tangle::replay {
 
 std::string whereOf(const LGraph& lg, int node) {
@@ -69,11 +71,11 @@ bool LGraphEvaluator::computeOne(int node) {
       }
     }
     eg::ENode en{tn.op, eg::internAttrs(tn.attrs), std::vector<eg::Id>(tn.children.size(), 0)};
-    if (!interp::supports(tn.op)) {
+    if (!ops::hasKernel(tn.op)) {
       fail(node, eg::symbolName(tn.op), eg::symbolName(tn.op) + " has no reference semantics");
       return false;
     }
-    auto v = interp::evalNode(en, kids);
+    auto v = ops::evaluate(en, kids);
     if (!v) {
       std::string shapes;
       for (auto& k : kids) {

@@ -30,7 +30,7 @@ std::optional<interp::Value> evalTerm(const eg::Term& t, const LeafValues& leave
     kids.reserve(n.children.size());
     for (uint32_t c : n.children) kids.push_back(vals[c]);
     eg::ENode en{n.op, n.attrs, std::vector<eg::Id>(n.children.size(), 0)};
-    auto v = interp::evalNode(en, kids);
+    auto v = ops::evaluate(en, kids);
     if (!v) return failWith(eg::symbolName(n.op) + " cannot be evaluated on its inputs");
     vals.push_back(std::move(*v));
   }

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "interp/interp.h"
+#include "ops/ops.h"
 #include "validate/check.h"
 #include "validate/eval_graph.h"
 
@@ -16,7 +17,7 @@ using interp::Tensor;
 using interp::Value;
 
 const std::string* leafName(const eg::ENode& n) {
-  static const eg::Symbol kTensor = eg::intern("tensor");
+  static const eg::Symbol kTensor = ops::syms().tensor;
   const auto& a = eg::attrs(n.attrs);
   if (n.op != kTensor || !n.children.empty() || a.size() != 1 || a[0].kind != eg::Attr::Kind::Str) return nullptr;
   return &eg::symbolName(static_cast<eg::Symbol>(a[0].i));
@@ -61,8 +62,8 @@ struct Role {
 
 // Roles of classes, from the index / condition operands down through rearrangements.
 std::map<eg::Id, Role> rolesOf(const eg::EGraph& g) {
-  static const eg::Symbol kIndexRows = eg::intern("index_rows"), kGatherRows = eg::intern("gather_rows"),
-                          kWhere = eg::intern("where");
+  static const eg::Symbol kIndexRows = ops::syms().indexRows, kGatherRows = ops::syms().gatherRows,
+                          kWhere = ops::syms().where;
   std::map<eg::Id, Role> roles;
   std::vector<eg::Id> work;
   auto give = [&](eg::Id c, Role r) {
@@ -90,7 +91,7 @@ std::map<eg::Id, Role> rolesOf(const eg::EGraph& g) {
     work.pop_back();
     Role r = roles[c];
     for (const eg::ENode& n : g.eclass(c).nodes)
-      if (interp::isGatherOp(n.op))
+      if (ops::isGatherOp(n.op))
         for (eg::Id k : n.children) give(k, r);
   }
   return roles;
@@ -129,7 +130,7 @@ CheckResult checkNumeric(const eg::EGraph& g, std::mt19937_64& rng, bool positiv
     std::vector<Value> in;
     in.reserve(kids.size());
     for (const Value* k : kids) in.push_back(*k);
-    return interp::evalNode(n, in);
+    return ops::evaluate(n, in);
   };
   auto cv = evaluateClasses<Value>(g, eval);
 

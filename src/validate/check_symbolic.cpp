@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "interp/interp.h"
+#include "ops/ops.h"
 #include "ops/shape.h"
 #include "validate/check.h"
 #include "validate/eval_graph.h"
@@ -25,29 +26,20 @@ z3::context& ctx() {
   return c;
 }
 
-struct Syms {
-  eg::Symbol tensor = eg::intern("tensor"), sum = eg::intern("sum"), expand = eg::intern("expand"),
-             constant = eg::intern("const");
-};
-const Syms& syms() {
-  static const Syms s;
-  return s;
-}
-
 }  // namespace
 
 bool isPureRearrangement(const eg::EGraph& g) {
-  const Syms& s = syms();
+  const ops::Syms& s = ops::syms();
   for (eg::Id c : g.classIds())
     for (const eg::ENode& n : g.eclass(c).nodes)
-      if (n.op != s.tensor && n.op != s.constant && n.op != s.sum && (!interp::isGatherOp(n.op) || n.op == s.expand))
+      if (n.op != s.tensor && n.op != s.constant && n.op != s.sum && (!ops::isGatherOp(n.op) || n.op == s.expand))
         return false;
   return true;
 }
 
 std::optional<CheckResult> checkSymbolic(const eg::EGraph& g) {
   z3::context& z = ctx();
-  const eg::Symbol kTensor = syms().tensor, kSum = syms().sum;
+  const eg::Symbol kTensor = ops::syms().tensor, kSum = ops::syms().sum;
   auto eval = [&](const eg::ENode& n, const std::vector<const Sym*>& kids) -> std::optional<Sym> {
     if (n.op == kTensor) {
       const TensorType* t = g.data(g.lookup(n).value_or(0)).tensor();
@@ -59,7 +51,7 @@ std::optional<CheckResult> checkSymbolic(const eg::EGraph& g) {
         s.data.push_back(z.real_const(fmt::format("{}[{}]", name, i).c_str()));
       return s;
     }
-    if (n.op == syms().constant) {
+    if (n.op == ops::syms().constant) {
       auto v = n.children.empty() ? ops::attrNumber(eg::attrs(n.attrs), 0) : std::nullopt;
       if (!v || !std::isfinite(*v)) return std::nullopt;
       return Sym{{}, {z.real_val(fmt::format("{:.17f}", *v).c_str())}};
@@ -75,7 +67,7 @@ std::optional<CheckResult> checkSymbolic(const eg::EGraph& g) {
     }
     std::vector<interp::Shape> shapes;
     for (const Sym* k : kids) shapes.push_back(k->shape);
-    auto gather = interp::gatherOf(n, shapes);
+    auto gather = ops::gatherOf(n, shapes);
     if (!gather) return std::nullopt;
     Sym s{gather->shape, {}};
     s.data.reserve(gather->offset.size());

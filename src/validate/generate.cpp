@@ -92,7 +92,7 @@ eg::Id Gen::intLeaf(const Shape& s, int64_t lo, int64_t hi) {
 
 eg::Id Gen::constant(double v) {
   eg::ENode n;
-  n.op = eg::intern("const");
+  n.op = ops::syms().constant;
   n.attrs = eg::internAttrs({Attr::real(v)});
   return g_.add(n);
 }
@@ -223,116 +223,20 @@ std::optional<std::vector<eg::Id>> Gen::listTerm() {
   return out;
 }
 
-namespace {
-std::vector<int64_t> factorize(int64_t n) {
-  std::vector<int64_t> f;
-  for (int64_t p = 2; p * p <= n; ++p)
-    while (n % p == 0) {
-      f.push_back(p);
-      n /= p;
-    }
-  if (n > 1) f.push_back(n);
-  return f;
-}
-}  // namespace
-
+// An op's record samples its attributes (src/ops/samplers.cpp); a lemma
+// file's defined op has dims or scalars.
 std::optional<Attr> Gen::sampleAttr(const std::string& op, size_t pos, const eg::AttrList& filled,
                                     const std::vector<eg::Id>& children) {
-  const Shape* x = children.empty() ? nullptr : shapeOf(children[0]);
-  int64_t r = x ? static_cast<int64_t>(x->size()) : 0;
-  auto filledInt = [&](size_t i) -> std::optional<int64_t> { return i < filled.size() ? ops::attrInt(filled, i) : std::nullopt; };
-  auto dimSize = [&](std::optional<int64_t> d) -> std::optional<int64_t> {
-    if (!x || !d || *d < 0 || *d >= r) return std::nullopt;
-    return (*x)[*d];
-  };
-  if (op == "slice") {
-    if (pos == 0) return r ? std::optional(Attr::integer(uniform(0, r - 1))) : std::nullopt;
-    auto size = dimSize(filledInt(0));
-    if (!size) return std::nullopt;
-    if (pos == 1) return Attr::integer(chance(0.5) ? 0 : uniform(0, *size - 1));
-    if (pos == 2) {
-      int64_t start = filledInt(1).value_or(0);
-      return Attr::integer(chance(0.4) ? *size : uniform(std::min(start + 1, *size), *size));
-    }
-    return Attr::integer(chance(0.85) ? 1 : 2);
+  eg::Symbol sym = eg::intern(op);
+  if (const ops::OpDef* def = ops::find(sym)) {
+    if (!def->sample) return std::nullopt;
+    ops::AttrSampling sampling{rng_, [this] { return size(); }, {}};
+    for (eg::Id c : children) sampling.children.push_back(&g_.data(c));
+    return def->sample(sampling, pos, filled);
   }
-  if (op == "concat" || op == "transpose" || op == "softmax") {
-    if (op == "softmax" && pos == 1) return Attr::boolean(false);
-    return Attr::integer(uniform(0, std::max<int64_t>(r - 1, 0)));
-  }
-  if (op == "permute") {
-    std::vector<int64_t> p(static_cast<size_t>(r));
-    std::iota(p.begin(), p.end(), 0);
-    std::shuffle(p.begin(), p.end(), rng_);
-    return Attr::ints(p);
-  }
-  if (op == "reshape") {
-    if (!x) return std::nullopt;
-    if (x->size() >= 3 && chance(0.4)) {  // flatten the leading dims, keep the matrix dims
-      std::vector<int64_t> out = {ops::product(*x, 0, x->size() - 2).value_or(1), (*x)[x->size() - 2], x->back()};
-      return Attr::ints(out);
-    }
-    std::vector<int64_t> out(static_cast<size_t>(uniform(1, 3)), 1);
-    for (int64_t f : factorize(ops::product(*x, 0, x->size()).value_or(1))) out[uniform(0, out.size() - 1)] *= f;
-    if (chance(0.2)) out.insert(out.begin() + uniform(0, out.size()), 1);
-    return Attr::ints(out);
-  }
-  if (op == "expand") {
-    if (!x) return std::nullopt;
-    std::vector<int64_t> out = *x;
-    for (int64_t& d : out)
-      if (d == 1 && chance(0.6)) d = size();
-    if (chance(0.3)) out.insert(out.begin(), size());
-    return Attr::ints(out);
-  }
-  if (op == "getitem") {
-    const eg::ClassData& d = g_.data(children[0]);
-    if (!d.tuple || d.types.empty()) return std::nullopt;
-    return Attr::integer(uniform(0, d.types.size() - 1));
-  }
-  if (op == "split") {
-    if (pos == 0) return r ? std::optional(Attr::integer(uniform(0, r - 1))) : std::nullopt;
-    auto size = dimSize(filledInt(0));
-    if (!size || *size < 1) return std::nullopt;
-    std::vector<int64_t> parts;
-    for (int64_t left = *size; left > 0;) {
-      int64_t take = uniform(1, left);
-      parts.push_back(take);
-      left -= take;
-    }
-    return Attr::ints(parts);
-  }
-  if (op == "max_dim") {
-    if (pos == 1) return Attr::boolean(chance(0.5));
-    return r ? std::optional(Attr::integer(uniform(0, r - 1))) : std::nullopt;
-  }
-  if (op == "dropout") return pos == 0 ? Attr::real(chance(0.5) ? 0.1 : 0.5) : Attr::boolean(chance(0.8));
-  if (op == "gelu" || op == "gelu_backward") return Attr::str(chance(0.5) ? "none" : "tanh");
-  if (op == "pow_scalar") {
-    static const double kExp[] = {2.0, 3.0, 0.5, -1.0, 1.5};
-    return Attr::real(kExp[uniform(0, 4)]);
-  }
-  if (op == "cast") {
-    static const char* kTo[] = {"f32", "f64", "f16", "bf16", "i64"};
-    return Attr::str(kTo[uniform(0, 4)]);
-  }
-  if (op == "sum_dim" || op == "mean_dim" || op == "amax") {
-    if (pos == 1) return Attr::boolean(chance(0.5));
-    std::vector<int64_t> dims;
-    if (!chance(0.1))
-      for (int64_t d = 0; d < r; ++d)
-        if (chance(0.4)) dims.push_back(chance(0.2) ? d - r : d);
-    if (dims.empty() && r && chance(0.7)) dims.push_back(uniform(0, r - 1));
-    return Attr::ints(dims);
-  }
-  if (op == "native_layer_norm" || op == "apex_layer_norm") {
-    if (pos == 1) return Attr::real(1e-5);
-    if (!r) return std::nullopt;
-    int64_t k = r >= 2 && chance(0.7) ? uniform(1, r - 1) : uniform(1, r);  // mostly leave leading dims
-    return Attr::ints(Shape(x->begin() + (r - k), x->end()));
-  }
-  if (op == "const") return Attr::real(static_cast<double>(uniform(-4, 4)) / 2 + 0.25);
-  if (ops::isCustomOp(eg::intern(op))) {  // a lemma file's defined op: its attrs are dims or scalars
+  if (ops::isCustomOp(sym)) {
+    const Shape* x = children.empty() ? nullptr : shapeOf(children[0]);
+    int64_t r = x ? static_cast<int64_t>(x->size()) : 0;
     static const double kReal[] = {0.1, 0.5, 2.0, -1.5};
     if (r && chance(0.5)) return Attr::integer(uniform(0, r - 1));
     return Attr::real(kReal[uniform(0, 3)]);
@@ -408,7 +312,7 @@ std::optional<eg::Id> Gen::build(const PatTree& p) {
 std::optional<eg::Id> Gen::instantiate(const PatTree& p) { return build(p); }
 
 void Gen::addComplementarySlices() {
-  eg::Symbol sliceSym = eg::intern("slice");
+  eg::Symbol sliceSym = ops::syms().slice;
   std::vector<std::pair<eg::Id, eg::AttrList>> adds;
   for (eg::Id c : g_.classIds())
     for (const eg::ENode& n : g_.eclass(c).nodes) {

@@ -30,7 +30,7 @@ std::optional<interp::Value> evalExpansion(const eg::EGraph& g, eg::Id c, const 
       if (!kv) return std::nullopt;
       kids.push_back(std::move(*kv));
     }
-    v = interp::evalNode(n, kids);
+    v = ops::evaluate(n, kids);
   }
   if (v) memo.emplace(c, *v);
   return v;
@@ -42,7 +42,7 @@ void installCustomOps(const lemmas::LemmaFile& file) {
   lemmas::registerCustomOpTypes(file);
   for (const lemmas::CustomOpDef& d : file.ops) {
     if (d.opaque) continue;
-    interp::registerCustomEval(eg::intern(d.op), [def = d](const eg::ENode& n, const std::vector<interp::Value>& args)
+    ops::registerCustomEval(eg::intern(d.op), [def = d](const eg::ENode& n, const std::vector<interp::Value>& args)
                                                      -> std::optional<interp::Value> {
       std::vector<eg::ClassData> data;
       for (const interp::Value& a : args) {
