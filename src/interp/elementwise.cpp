@@ -53,13 +53,11 @@ Result binary(const eg::AttrList& a, const Inputs& in, const std::function<doubl
 
 namespace tangle::interp::kernels {
 
-namespace {
 using detail::mapUnary;
-// A unary op without attributes.
+
 Result map(const eg::AttrList& a, const Inputs& in, double (*f)(double)) {
   return a.empty() ? mapUnary(in, f) : std::nullopt;
 }
-}  // namespace
 
 Result constant(const eg::AttrList& a, const Inputs& in) {
   auto v = eg::attrNumber(a, 0);

@@ -100,6 +100,15 @@ Result rmsNorm(const eg::AttrList&, const Inputs&);
 Result rotary(const eg::AttrList&, const Inputs&);
 Result attention(const eg::AttrList&, const Inputs&);
 Result apexLayerNormBwd(const eg::AttrList&, const Inputs&);
+
+// f applied to every element of the one input; no attributes. A new
+// elementwise op's record can name `unary<+[](double x) { ... }>` as its
+// kernel.
+Result map(const eg::AttrList&, const Inputs&, double (*f)(double));
+template <double (*F)(double)>
+Result unary(const eg::AttrList& a, const Inputs& in) {
+  return map(a, in, F);
+}
 }  // namespace kernels
 
 }  // namespace tangle::interp

@@ -3,6 +3,8 @@
 // (src/interp), attribute sampler (samplers.cpp) and the ATen ops lowered to
 // it one-to-one. tests/ops/op_table_test.cpp checks every record against
 // its parts (schema, sampler, kernel and type rule agree on random inputs).
+#include <cmath>
+
 #include "ops/infer.h"
 #include "ops/op_table.h"
 #include "ops/samplers.h"
@@ -48,6 +50,7 @@ const OpDef kOps[] = {
   {"sigmoid",    "",                                       false, inferUnary,      k::sigmoid,    nullptr,            nullptr,        "aten.sigmoid"},
   {"rsqrt",      "",                                       false, inferUnary,      k::rsqrt,      nullptr,            nullptr,        "aten.rsqrt"},
   {"sqrt",       "",                                       false, inferUnary,      k::sqrt,       nullptr,            nullptr,        "aten.sqrt"},
+  {"abs",        "",                                       false, inferUnary,      k::unary<+[](double x) { return std::fabs(x); }>, nullptr, nullptr, "aten.abs"},
   {"pow_scalar", "exponent:number",                        false, inferUnary,      k::powScalar,  nullptr,            s::exponent,    ""},
   {"cast",       "dtype:str",                              false, inferCast,       k::cast,       nullptr,            s::dtype,       ""},
   // products
