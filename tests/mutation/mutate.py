@@ -82,7 +82,6 @@ import argparse
 import dataclasses
 import difflib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -93,6 +92,11 @@ from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "python"))
+
+from tangle.binary import find_binary  # noqa: E402
+from tangle.relfile import RelFile, read_relfile  # noqa: E402
+
 DEFAULT_RELS = [REPO / "examples/artifact/gpt/paral2_layer1.rel",
                 REPO / "examples/artifact/gpt/paral4_layer2.rel"]
 TIMEOUT_S = 60
@@ -104,14 +108,6 @@ KINDS = ["collective", "slice", "dim", "swap-inputs", "rank-copy", "scalar", "co
 ALLOW_REFINES: dict[str, str] = {}
 
 INT64_MAX = 9223372036854775807
-
-
-def find_tangle() -> Path | None:
-    env = os.environ.get("TANGLE_BIN")
-    if env:
-        return Path(env) if Path(env).is_file() else None
-    cand = REPO / "build/bin/tangle"
-    return cand if cand.is_file() else None
 
 
 # ---------------------------------------------------------------- FX dump text
@@ -280,53 +276,49 @@ class Dump:
 
 @dataclasses.dataclass
 class RelInfo:
-    path: Path
-    text: str
-    spec: Path
-    impl_pattern: Path   # contains '{rank}'
-    ranks: int
+    header: RelFile
     roots: list[str]     # impl tensors named on expect lines
     cuts: frozenset = frozenset()  # impl tensors named in input relations (given, not checked)
 
+    @property
+    def path(self) -> Path:
+        return self.header.path
+
+    @property
+    def spec(self) -> Path:
+        return self.header.spec
+
+    @property
+    def impl_pattern(self) -> Path:  # contains '{rank}'
+        return self.header.impl_pattern
+
+    @property
+    def ranks(self) -> int:
+        return self.header.rank_count
+
     def impl(self, r: int) -> Path:
-        return Path(str(self.impl_pattern).replace("{rank}", str(r)))
+        return self.header.impl_path(r)
 
 
 def read_rel(path: Path) -> RelInfo:
-    text = path.read_text()
-    spec = impl = None
-    ranks = 1
+    try:
+        header = read_relfile(path)
+    except ValueError as e:
+        raise SystemExit(str(e))
+    if header.spec is None or header.impl_pattern is None or header.spmd:
+        raise SystemExit(f"{path}: need `spec` and `impl ...{{rank}}... ranks N` lines")
     roots: list[str] = []
     cuts_found: set[str] = set()
-    for line in text.splitlines():
-        s = line.split("#", 1)[0].strip()
-        if s.startswith("spec "):
-            spec = (path.parent / s.split()[1]).resolve()
-        elif s.startswith("impl "):
-            parts = s.split()
-            impl = (path.parent / parts[1]).resolve()
-            if "ranks" in parts:
-                ranks = int(parts[parts.index("ranks") + 1])
-        elif s.startswith("expect "):
-            roots += re.findall(r"\bD(?:\*|\d+)\.(\w+)", s)
-        elif s.startswith("S.") and "=" in s:
-            cuts_found.update(re.findall(r"\bD(?:\*|\d+)\.([\w.]+)", s.split("=", 1)[1]))
-    if spec is None or impl is None or "{rank}" not in str(impl):
-        raise SystemExit(f"{path}: need `spec` and `impl ...{{rank}}... ranks N` lines")
-    return RelInfo(path, text, spec, impl, ranks, sorted(set(roots)), frozenset(cuts_found))
+    for st in header.statements:
+        if st.keyword == "expect":
+            roots += re.findall(r"\bD(?:\*|\d+)\.(\w+)", st.text)
+        elif st.keyword.startswith("S.") and "=" in st.text:
+            cuts_found.update(re.findall(r"\bD(?:\*|\d+)\.([\w.]+)", st.text.split("=", 1)[1]))
+    return RelInfo(header, sorted(set(roots)), frozenset(cuts_found))
 
 
 def mutant_rel_text(rel: RelInfo, impl_dir: Path) -> str:
-    out = []
-    for line in rel.text.splitlines():
-        s = line.strip()
-        if s.startswith("spec "):
-            out.append(f"spec {rel.spec}")
-        elif s.startswith("impl "):
-            out.append(f"impl {impl_dir / rel.impl_pattern.name} ranks {rel.ranks}")
-        else:
-            out.append(line)
-    return "\n".join(out) + "\n"
+    return rel.header.with_paths(impl=impl_dir / rel.impl_pattern.name)
 
 
 # ---------------------------------------------------------------- mutants
@@ -708,9 +700,10 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="write per-mutant results here")
     ap.add_argument("-q", "--quiet", action="store_true", help="only the tables")
     args = ap.parse_args(argv)
-    tangle = args.tangle or find_tangle()
-    if not tangle or not tangle.is_file():
-        print("tangle binary not found (set TANGLE_BIN or build build/bin/tangle)", file=sys.stderr)
+    try:
+        tangle = find_binary(args.tangle, required=True)
+    except FileNotFoundError as e:
+        print(e, file=sys.stderr)
         return 2
     rels = args.rels or DEFAULT_RELS
     kinds = args.kinds.split(",")

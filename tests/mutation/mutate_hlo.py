@@ -39,41 +39,35 @@ from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "python"))
+
+from tangle.binary import find_binary  # noqa: E402
+from tangle.relfile import read_relfile  # noqa: E402
+
 DEFAULT_REL = REPO / "examples/artifact/aws_llama/tp2_layer1.rel"
 STATUS = {0: "refines", 1: "violation", 2: "bad input", 3: "inconclusive"}
 INSTR = re.compile(r"^\s*(ROOT\s+)?%(?P<name>[\w.\-]+) = (?P<shape>\S+) (?P<op>[\w\-]+)\((?P<args>[^)]*)\)(?P<attrs>.*)$")
 
 
-def find_tangle() -> Path:
-    import os
-    env = os.environ.get("TANGLE_BIN")
-    return Path(env) if env else REPO / "build/bin/tangle"
-
-
 class Rel:
-    def __init__(self, path: Path):
-        self.path = path
-        self.text = path.read_text()
-        self.spec = self._path("spec")
-        self.impl = self._path("impl")
-        self.ranks = int(re.search(r"^impl .* ranks (\d+)", self.text, re.M).group(1))
-        self.named = set(re.findall(r"\bD(?:\*|\d+)\.([\w.\-]+)", self.text))
-        expect = re.search(r"^expect .*?= (.*)$", self.text, re.M)
-        self.targets = set(re.findall(r"\bD\d+\.([\w.\-]+)", expect.group(1))) if expect else set()
+    """The relation file of an SPMD program: its header and the tensors it names."""
 
-    def _path(self, key: str) -> Path:
-        m = re.search(rf"^{key} (\S+)", self.text, re.M)
-        return (self.path.parent / m.group(1)).resolve()
+    def __init__(self, path: Path):
+        header = read_relfile(path)
+        if header.spec is None or header.impl_pattern is None:
+            raise ValueError(f"{path}: needs `spec` and `impl` lines")
+        self.header = header
+        self.path = header.path
+        self.spec = header.spec
+        self.impl = header.impl_path(0)  # one program for every rank (no {rank})
+        self.ranks = header.rank_count
+        texts = [st.text for st in header.statements]
+        self.named = {n for t in texts for n in re.findall(r"\bD(?:\*|\d+)\.([\w.\-]+)", t)}
+        expect = next((st.text for st in header.statements if st.keyword == "expect"), None)
+        self.targets = set(re.findall(r"\bD(?:\*|\d+)\.([\w.\-]+)", expect.split("=", 1)[1])) if expect else set()
 
     def with_impl(self, impl: Path) -> str:
-        out = []
-        for line in self.text.splitlines():
-            if line.startswith("spec "):
-                line = f"spec {self.spec}"
-            elif line.startswith("impl "):
-                line = f"impl {impl} ranks {self.ranks}"
-            out.append(line)
-        return "\n".join(out) + "\n"
+        return self.header.with_paths(impl=impl)
 
 
 def entry_instructions(lines: list[str]) -> dict[str, tuple[int, re.Match]]:
@@ -178,10 +172,14 @@ def check(tangle: Path, rel: Rel, impl_text: str, work: Path) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("rel", nargs="?", type=Path, default=DEFAULT_REL)
-    ap.add_argument("--tangle", type=Path, default=None)
+    ap.add_argument("--tangle", type=Path, default=None, help="tangle binary (default: $TANGLE_BIN, build/bin/tangle)")
     ap.add_argument("--limit", type=int, default=None, help="at most N mutants per kind")
     a = ap.parse_args(argv)
-    tangle = a.tangle or find_tangle()
+    try:
+        tangle = find_binary(a.tangle, required=True)
+    except FileNotFoundError as e:
+        print(e, file=sys.stderr)
+        return 2
     rel = Rel(a.rel)
     if not rel.impl.is_file():
         print(f"skipped: {rel.impl} is absent")

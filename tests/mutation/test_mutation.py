@@ -1,22 +1,23 @@
 """Fast mutation subset: one-ish mutant per kind of gpt/paral2_layer1 (rank 1);
 tangle must not say "refines" for any of them. The full run is
 `python3 tests/mutation/mutate.py` (see its docstring)."""
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import mutate  # noqa: E402
+import mutate  # noqa: E402  (puts <repo>/python on sys.path)
+from tangle.binary import find_binary, locate_binary  # noqa: E402
 
 REL = mutate.REPO / "examples/artifact/gpt/paral2_layer1.rel"
-TANGLE = Path(os.environ["TANGLE_BIN"]) if os.environ.get("TANGLE_BIN") else mutate.REPO / "build/bin/tangle"
+TANGLE = find_binary()
+SKIP_NO_BINARY = f"tangle binary not found at {locate_binary()[0]} (build it, or set TANGLE_BIN)"
 
 
 def _rel_or_skip():
-    if not TANGLE.is_file():
-        pytest.skip(f"tangle binary not found at {TANGLE} (build it, or set TANGLE_BIN)")
+    if TANGLE is None:
+        pytest.skip(SKIP_NO_BINARY)
     if not REL.is_file():
         pytest.skip(f"relation file {REL} is missing")
     rel = mutate.read_rel(REL)
@@ -79,8 +80,8 @@ def test_mutant_does_not_refine(setup, i):
 def test_symbolic_example_mutants_do_not_refine(tmp_path, name):
     """Dynamic-shape examples (no data folder needed): every mutant, including
     a moved symbolic slice window, is detected and the original refines."""
-    if not TANGLE.is_file():
-        pytest.skip(f"tangle binary not found at {TANGLE} (build it, or set TANGLE_BIN)")
+    if TANGLE is None:
+        pytest.skip(SKIP_NO_BINARY)
     rel = mutate.read_rel(mutate.REPO / f"examples/symbolic/{name}.rel")
     assert mutate.run_tangle(TANGLE, rel, {}, tmp_path / "baseline").status == "refines"
     mutants = mutate.Generator(rel, 1).generate()
@@ -94,8 +95,8 @@ def test_hlo_mutants_do_not_refine():
     """Llama-3 HLO (tp2_layer1): two mutants per kind, none may refine."""
     import mutate_hlo
 
-    if not TANGLE.is_file():
-        pytest.skip(f"tangle binary not found at {TANGLE} (build it, or set TANGLE_BIN)")
+    if TANGLE is None:
+        pytest.skip(SKIP_NO_BINARY)
     rel = mutate_hlo.Rel(mutate_hlo.DEFAULT_REL)
     if not rel.impl.is_file() or not rel.spec.is_file():
         pytest.skip(f"artifact data folder absent: {rel.impl} not found")

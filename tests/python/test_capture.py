@@ -12,8 +12,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (make test installs torch==2.13.0)")
 from tangle import capture  # noqa: E402
+from tangle.binary import find_binary, locate_binary  # noqa: E402
 
-TANGLE = os.environ.get("TANGLE_BIN", os.path.join(ROOT, "build", "bin", "tangle"))
+TANGLE = find_binary()
 
 # AOTAutograd numbers the inputs: arg0_1 = w1, arg1_1 = x, arg2_1 = w2, arg3_1 = b2.
 RELATION = """spec spec.py
@@ -35,9 +36,9 @@ def _capture(tmp_path, build_name):
 
 
 def _check(tmp_path):
-    if not os.path.exists(TANGLE):
-        pytest.skip(f"{TANGLE} is not built")
-    return subprocess.run([TANGLE, "check", str(tmp_path / "check.rel")], capture_output=True, text=True, timeout=120)
+    if TANGLE is None:
+        pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
+    return subprocess.run([str(TANGLE), "check", str(tmp_path / "check.rel")], capture_output=True, text=True, timeout=120)
 
 
 def test_captured_tensor_parallel_mlp_refines(tmp_path, monkeypatch):

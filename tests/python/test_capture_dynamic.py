@@ -13,8 +13,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (make test installs torch==2.13.0)")
 from tangle import capture  # noqa: E402
+from tangle.binary import find_binary, locate_binary  # noqa: E402
 
-TANGLE = os.environ.get("TANGLE_BIN", os.path.join(ROOT, "build", "bin", "tangle"))
+TANGLE = find_binary()
 
 
 def _inputs(path):
@@ -50,10 +51,10 @@ def _capture(tmp_path, build_name, stem):
 
 
 def _check(tmp_path, relation):
-    if not os.path.exists(TANGLE):
-        pytest.skip(f"{TANGLE} is not built")
+    if TANGLE is None:
+        pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
     (tmp_path / "check.rel").write_text(relation)
-    return subprocess.run([TANGLE, "check", str(tmp_path / "check.rel")], capture_output=True, text=True, timeout=120)
+    return subprocess.run([str(TANGLE), "check", str(tmp_path / "check.rel")], capture_output=True, text=True, timeout=120)
 
 
 def _weights(spec, ranks):
