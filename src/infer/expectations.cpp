@@ -7,9 +7,11 @@
 
 namespace tangle {
 
-// `inlined`: the spec definitions already inlined (addSpecTensor). The
-// caller passes the set of the last operator's search, so that a carried
-// tensor is inlined as it was before this code was split into steps.
+// `inlined`: the spec definitions not to inline again (addSpecTensor). The
+// caller passes the set of the last operator's e-graph, and the set grows
+// over the expectations: a carried tensor's definition inlined there is not
+// added to these e-graphs. (Kept as the inference has always done it; a
+// fresh set per expectation would be the cleaner rule.)
 void checkExpectations(const InferState& st, std::unordered_set<int>& inlined, InferResult& res) {
   for (const Expectation& e : st.rel.expectations) {
     eg::EGraph g(ops::inferData);

@@ -9,6 +9,23 @@
 
 namespace tangle {
 
+InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules, const InferOptions& o)
+    : spec(*p.spec), impl(*p.impl), rel(*p.relation), lemmas(lemmaRules), opts(o) {
+  rels.resize(spec.nodes.size());
+  inputRels.resize(spec.nodes.size());
+  outRels.resize(spec.nodes.size());
+  isTarget.assign(spec.nodes.size(), 0);
+  deferredDepth.assign(spec.nodes.size(), 0);
+  deferredOrigin.assign(spec.nodes.size(), -1);
+  marks.related.assign(impl.nodes.size(), 0);
+  marks.explored.assign(impl.nodes.size(), 0);
+  for (size_t i = 0; i < impl.nodes.size(); ++i) {
+    const LNode& n = impl.nodes[i];
+    if (n.aliasOf < 0 && !n.isInput && n.operands.empty() && !n.def.nodes.empty())
+      implSources.push_back(static_cast<int>(i));
+  }
+}
+
 namespace {
 
 // One spec operator: the steps of operator_search.h, in order. `inlined`
