@@ -1,0 +1,133 @@
+// Concluding one operator (Listing 1, after the search): its clean
+// expressions become its relations in R; a graph output must moreover be
+// rebuilt from the implementation's outputs (R_o); with no clean expression
+// the operator is the violation (or, past a limit, the verdict is
+// inconclusive), reported with its inputs' relations and the implementation
+// nodes it was compared with.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "infer/leaf_names.h"
+#include "infer/operator_search.h"
+
+namespace tangle {
+
+// The clean expressions kept for a class: the smallest per top-level e-node,
+// plus, for each rank, the smallest one over that rank's tensors alone, so
+// a replicated value keeps a relation on every rank (each rank's own chain
+// of operators is explored from it).
+std::vector<eg::Term> cleanRelations(const InferState& st, const eg::EGraph& g, eg::Id root) {
+  eg::Extractor ex(g, [](const eg::EGraph&, const eg::ENode& n) { return ops::isCleanNode(n); });
+  std::vector<eg::Term> out = ex.alternatives(root, st.opts.maxRelationsPerTensor);
+  if (out.empty()) return out;
+  for (size_t r = 0; r < st.impl.graphs.size() && st.impl.graphs.size() > 1; ++r) {
+    leaves::RankNames rank(r);
+    eg::Extractor mine(g, [&](const eg::EGraph&, const eg::ENode& n) {
+      if (!ops::isCleanNode(n)) return false;
+      const std::string* name = ops::tensorName(n);
+      return !name || rank.contains(*name);
+    });
+    if (auto t = mine.best(root); t && std::find(out.begin(), out.end(), *t) == out.end()) out.push_back(*t);
+  }
+  return out;
+}
+
+TensorRelations relationsOf(const InferState& st, int s) {
+  TensorRelations tr;
+  tr.node = s;
+  tr.tensor = st.spec.nodes[s].name;
+  tr.exprs = st.rels[s];
+  tr.deferred = st.deferredDepth[s] > 0;
+  if (tr.exprs.empty() && !st.inputRels[s].empty()) {
+    // Input relations are shown through a scratch e-graph so they print like the others.
+    eg::EGraph scratch(ops::inferData);
+    for (const RelExpr* e : st.inputRels[s]) {
+      eg::Id id = addRelExpr(scratch, *e, st.spec, st.impl);
+      scratch.rebuild();
+      eg::Extractor ex(scratch);
+      if (auto t = ex.best(id)) tr.exprs.push_back(*t);
+    }
+  }
+  return tr;
+}
+
+Failure failureFor(const InferState& st, const SpecOp& op, const eg::EGraph& g) {
+  Failure f;
+  f.node = op.reported;
+  f.tensor = op.node;
+  f.enodes = g.numNodes();
+  for (int s : op.reads) f.inputRelations.push_back(relationsOf(st, st.spec.resolve(s)));
+  return f;
+}
+
+namespace {
+
+bool isImplOutputLeaf(const InferState& st, const eg::ENode& n) {
+  const std::string* name = ops::tensorName(n);
+  if (!name || leaves::isSpecName(*name)) return false;
+  auto id = st.impl.find(*name);
+  return id && st.impl.nodes[st.impl.resolve(*id)].isOutput;
+}
+
+// Developer aid: TANGLE_DUMP_EGRAPH=<spec tensor> prints that operator's e-graph.
+void dumpIfAsked(const InferState& st, const OperatorSearch& s) {
+  const char* dump = std::getenv("TANGLE_DUMP_EGRAPH");
+  if (!dump || st.spec.nodes[s.op.node].name != leaves::specName(dump)) return;
+  std::fprintf(stderr, "e-graph of %s (root e%u):\n", dump, s.g.find(s.root));
+  for (eg::Id c : s.g.classIds()) {
+    const auto* t = s.g.data(c).tensor();
+    std::fprintf(stderr, "  e%u %s:", c, t ? toString(*t).c_str() : "");
+    for (const auto& n : s.g.eclass(c).nodes) std::fprintf(stderr, " %s", eg::toString(n).c_str());
+    std::fprintf(stderr, "\n");
+  }
+}
+
+void recordStats(const InferState& st, const OperatorSearch& s, InferStats& stats) {
+  stats.enodesMax = std::max(stats.enodesMax, s.g.numNodes());
+  stats.enodesTotal += s.g.numNodes();
+  stats.exploredImplNodes += s.explored.size();
+  for (auto& c : s.g.conflicts()) stats.conflicts.push_back(st.spec.nodes[s.op.node].name + ": " + c);
+}
+
+// No clean expression (nor a carried one): the violation, or inconclusive past a limit.
+Failure noCleanExpression(const InferState& st, const OperatorSearch& s, const DeferredChain& chain) {
+  Failure f = failureFor(st, s.op, s.g);
+  blameChainOrigin(st, s.op, chain, f);
+  f.limitReached = s.limitHit;
+  f.nearbyImpl = s.explored;
+  f.reason = s.limitHit ? "a search limit was reached before a clean expression was found"
+                        : "no clean expression over the implementation's tensors computes this operator's output";
+  return f;
+}
+
+// A graph output must be rebuilt from the implementation's outputs (R_o maps
+// O(G_s) to O(G_d)), not from values it computed and dropped.
+std::optional<Failure> relateToImplOutputs(InferState& st, const OperatorSearch& s) {
+  eg::Extractor exOut(s.g, [&st](const eg::EGraph&, const eg::ENode& n) {
+    return ops::isCleanNode(n) && (!n.isLeaf() || n.op != ops::syms().tensor || isImplOutputLeaf(st, n));
+  });
+  st.outRels[s.op.node] = exOut.alternatives(s.root, st.opts.maxRelationsPerTensor);
+  if (!st.outRels[s.op.node].empty()) return std::nullopt;
+  Failure f = failureFor(st, s.op, s.g);
+  f.nearbyImpl = s.explored;
+  f.reason = "clean expressions exist only over implementation tensors that its graphs do not return: " +
+             formatTerm(s.clean.front());
+  return f;
+}
+
+}  // namespace
+
+std::optional<Failure> conclude(InferState& st, OperatorSearch& s, InferStats& stats) {
+  dumpIfAsked(st, s);
+  recordStats(st, s, stats);
+  DeferredChain chain = deferredChain(st, s.op);
+  if (s.clean.empty() && carryDeferred(st, s, chain)) return std::nullopt;
+  if (s.clean.empty()) return noCleanExpression(st, s, chain);
+  if (st.strictOutputs && st.isTarget[s.op.node])
+    if (auto f = relateToImplOutputs(st, s)) return f;
+  st.rels[s.op.node] = std::move(s.clean);
+  return std::nullopt;
+}
+
+}  // namespace tangle

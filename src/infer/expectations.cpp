@@ -1,0 +1,47 @@
+// Expectations (§4.4) and the verdict. After the walk over G_s, each
+// `expect lhs = rhs` is checked in an e-graph of its own: lhs's spec tensors
+// are seeded with their relations in R, both sides added, the lemmas run,
+// and the expectation holds when the two sides end in one class.
+#include "infer/infer_state.h"
+#include "ops/ops.h"
+
+namespace tangle {
+
+// `inlined`: the spec definitions not to inline again (addSpecTensor). The
+// caller passes the set of the last operator's e-graph, and the set grows
+// over the expectations: a carried tensor's definition inlined there is not
+// added to these e-graphs. (Kept as the inference has always done it; a
+// fresh set per expectation would be the cleaner rule.)
+void checkExpectations(const InferState& st, std::unordered_set<int>& inlined, InferResult& res) {
+  for (const Expectation& e : st.rel.expectations) {
+    eg::EGraph g(ops::inferData);
+    std::vector<int> specTensors, ignored;
+    collectSpecTensors(st, e.lhs, specTensors);
+    for (int s : specTensors) addSpecTensor(st, g, inlined, s, ignored);
+    eg::Id lhs = addRelExpr(g, e.lhs, st.spec, st.impl);
+    eg::Id rhs = addRelExpr(g, e.rhs, st.spec, st.impl);
+    g.rebuild();
+    eg::RunLimits limits;
+    limits.maxIterations = st.opts.maxIterations;
+    limits.maxNodes = st.opts.maxNodes;
+    limits.maxSeconds = st.opts.operatorSeconds;
+    eg::run(g, st.lemmas, limits);
+    ExpectationResult r;
+    r.expectation = &e;
+    r.holds = g.find(lhs) == g.find(rhs);
+    if (!specTensors.empty()) r.known = relationsOf(st, specTensors[0]).exprs;
+    res.expectations.push_back(std::move(r));
+  }
+}
+
+Verdict verdictOf(const InferResult& res) {
+  if (res.failure) return res.failure->limitReached ? Verdict::Inconclusive : Verdict::Violation;
+  for (auto& e : res.expectations)
+    if (!e.holds) return Verdict::Violation;
+  // Classes of different types were merged (dumps that contradict each
+  // other, or a wrong lemma): the relations found cannot be trusted.
+  if (!res.stats.conflicts.empty()) return Verdict::Inconclusive;
+  return Verdict::Refines;
+}
+
+}  // namespace tangle

@@ -1,0 +1,157 @@
+// The exploration of T_rel (Listing 3). T_rel is the set of implementation
+// tensors related to the spec operator's inputs. An unexplored implementation
+// node all of whose inputs are in T_rel is added to the e-graph (its leaf
+// merged with its definition) and the e-graph is saturated again; the tensors
+// its clean expressions use then join T_rel, until no node is left to add.
+#include <algorithm>
+
+#include "infer/operator_search.h"
+
+namespace tangle {
+
+bool inRel(const InferState& st, int d) {
+  if (st.marks.isRelated(d)) return true;
+  const LNode& n = st.impl.nodes[d];
+  if (n.isInput) return st.implConsts.count(d) > 0;
+  return n.operands.empty();  // computed from nothing (arange, zeros, ...): related to everything
+}
+
+void addToRel(InferState& st, OperatorSearch& s, int d) {
+  d = st.impl.resolve(d);
+  if (st.marks.isRelated(d)) return;
+  st.marks.markRelated(d);
+  s.frontier.push_back(d);
+  s.related.push_back(d);
+}
+
+namespace {
+
+// Merges an explored impl node's leaf with its definition (and constants).
+void exploreNode(InferState& st, eg::EGraph& g, int d) {
+  st.marks.markExplored(d);
+  eg::Id leaf = addLeaf(g, st.impl, d);
+  if (auto def = addDefinition(g, st.impl, d)) g.merge(leaf, *def);
+  for (int o : st.impl.nodes[d].operands) {
+    if (auto c = st.implConsts.find(o); c != st.implConsts.end())
+      g.merge(addLeaf(g, st.impl, o), constNode(g, c->second));
+    else if (st.impl.nodes[o].operands.empty() && !st.impl.nodes[o].isInput && !st.marks.isExplored(o))
+      exploreNode(st, g, o);
+  }
+}
+
+bool isCleanDef(const LNode& n) {
+  if (n.def.nodes.empty()) return false;
+  eg::ENode root{n.def.nodes.back().op, 0, {}};
+  const ops::OpInfo* info = ops::find(root.op);
+  return info && info->clean;
+}
+
+bool allInputsRelated(const InferState& st, int u) {
+  const auto& operands = st.impl.nodes[u].operands;
+  return std::all_of(operands.begin(), operands.end(), [&](int o) { return inRel(st, o); });
+}
+
+// Adds a batch of implementation nodes to the e-graph.
+void addBatch(InferState& st, OperatorSearch& s, const std::vector<int>& batch) {
+  for (int u : batch) {
+    exploreNode(st, s.g, u);
+    s.explored.push_back(u);
+    // A rearrangement of related tensors is itself related (observation (i));
+    // a tuple is related so that its getitem users are explored with it.
+    if (isCleanDef(st.impl.nodes[u]) || st.impl.nodes[u].tuple()) addToRel(st, s, u);
+  }
+}
+
+// Classes reachable from `root` through e-node children (by canonical id).
+std::vector<char> descendants(const eg::EGraph& g, eg::Id root) {
+  std::vector<char> seen(g.numIds(), 0);
+  std::vector<eg::Id> stack{g.find(root)};
+  seen[stack.back()] = 1;
+  while (!stack.empty()) {
+    eg::Id c = stack.back();
+    stack.pop_back();
+    for (const eg::ENode& n : g.eclass(c).nodes)
+      for (eg::Id k : n.children) {
+        eg::Id kc = g.find(k);
+        if (!seen[kc]) {
+          seen[kc] = 1;
+          stack.push_back(kc);
+        }
+      }
+  }
+  return seen;
+}
+
+// After a round: tensors in the output's clean expressions become related
+// (Listing 3). Beyond it, so does an explored tensor that any expression of
+// the output uses (e.g. the range masks a vocab-parallel lookup is built
+// from), or that the e-graph computes from such expressions (a micro-batch
+// mean = the spec's partial sum / n). This affects completeness only.
+void growRelated(InferState& st, OperatorSearch& s) {
+  std::vector<int> used;
+  for (auto& t : s.clean) collectImplTensors(st, t, used);
+  for (int d : used) addToRel(st, s, d);
+  std::vector<char> below = descendants(s.g, s.root);
+  auto usesBelow = [&](eg::Id c) {
+    for (const eg::ENode& n : s.g.eclass(c).nodes)
+      for (eg::Id k : n.children)
+        if (below[s.g.find(k)]) return true;
+    return false;
+  };
+  for (int u : s.explored)
+    if (!st.marks.isRelated(u)) {
+      eg::Id c = s.g.find(addLeaf(s.g, st.impl, u));
+      if (c < below.size() && (below[c] || usesBelow(c))) addToRel(st, s, u);
+    }
+}
+
+bool overBudget(const InferState& st, const OperatorSearch& s) {
+  return s.g.numNodes() >= st.opts.maxNodes || since(s.start) > st.opts.operatorSeconds;
+}
+
+}  // namespace
+
+// Listing 3: the unexplored implementation nodes all of whose inputs are
+// related, reached from the newly related tensors (and, for a spec operator
+// that reads nothing, the implementation's own source operators). In the
+// detour phase, same-operator nodes with unrelated inputs too (detours.cpp).
+std::vector<int> nextBatch(InferState& st, OperatorSearch& s, bool withSources) {
+  std::vector<int> batch;
+  eg::Symbol detourOp = s.detours ? detourOperator(st, s.op) : 0;
+  for (int t : s.frontier)
+    for (int u : st.impl.users[t]) {
+      if (st.marks.isExplored(u) || st.impl.nodes[u].aliasOf >= 0) continue;
+      if (allInputsRelated(st, u)) {
+        st.marks.markExplored(u);
+        batch.push_back(u);
+      } else if (detourOp && isDetour(st, u, detourOp)) {
+        addDetour(st, u, batch);
+      }
+    }
+  s.frontier.clear();
+  if (withSources)
+    for (int d : st.implSources)
+      if (!st.marks.isExplored(d)) {
+        st.marks.markExplored(d);
+        batch.push_back(d);
+      }
+  return batch;
+}
+
+void exploreRelated(InferState& st, OperatorSearch& s, InferStats& stats) {
+  while (true) {
+    std::vector<int> batch = nextBatch(st, s, s.op.reads.empty() && s.explored.empty());
+    if (batch.empty() && !s.detours && s.clean.empty()) batch = startDetours(st, s);
+    if (batch.empty()) return;
+    addBatch(st, s, batch);
+    s.g.rebuild();
+    saturate(st, s, stats);
+    if (overBudget(st, s)) {
+      s.limitHit = true;
+      return;
+    }
+    growRelated(st, s);
+  }
+}
+
+}  // namespace tangle

@@ -1,0 +1,104 @@
+// Internal to src/infer: what the inference knows across spec operators.
+//
+// The paper's relation inference (ASPLOS'26 §4, Listing 1) walks the spec
+// graph G_s in topological order and grows R, the relations of spec tensors
+// over implementation tensors. InferState holds the problem, the clean input
+// relation it starts from, and R as found so far; the per-operator search is
+// in operator_search.h.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "infer/infer.h"
+
+namespace tangle {
+
+using Clock = std::chrono::steady_clock;
+inline double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// One step of the walk over G_s: the spec tensor whose relation is computed
+// and the tensors its expression reads: its operands, except that a getitem
+// reads through its (unprocessed) tuple producer's operands.
+struct SpecOp {
+  int node;           // the tensor whose relation is computed
+  int reported;       // the operator named on failure (tuple producer for getitem)
+  std::vector<int> reads;
+};
+
+// Per implementation node: in T_rel / explored, for the current operator.
+// Reused across operators: a new epoch clears every mark at once.
+struct ImplMarks {
+  std::vector<uint32_t> related, explored;
+  uint32_t epoch = 0;
+
+  void nextOperator() { ++epoch; }
+  bool isRelated(int d) const { return related[d] == epoch; }
+  void markRelated(int d) { related[d] = epoch; }
+  bool isExplored(int d) const { return explored[d] == epoch; }
+  void markExplored(int d) { explored[d] = epoch; }
+};
+
+struct InferState {
+  InferState(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& o);
+
+  const LGraph& spec;
+  const LGraph& impl;
+  const RelationFile& rel;
+  const std::vector<eg::Rule>& lemmas;
+  InferOptions opts;
+
+  // The clean input relation (the user's), indexed by spec node.
+  std::vector<std::vector<const RelExpr*>> inputRels;
+  std::unordered_map<int, double> specConsts, implConsts;
+  std::vector<int> implSources;  // impl nodes computed from no tensor (arange, zeros, ...)
+
+  // R: clean relations found per spec node.
+  std::vector<std::vector<eg::Term>> rels;
+  // Graph outputs: relations over implementation outputs only (R_o).
+  std::vector<std::vector<eg::Term>> outRels;
+  std::vector<char> isTarget;       // an output of interest
+  bool strictOutputs = false;       // no `output` statement: outputs are the graph's
+  // Deferred carrying (deferred.cpp): > 0 when carried as a non-clean
+  // expression, and the first operator of that chain.
+  std::vector<size_t> deferredDepth;
+  std::vector<int> deferredOrigin;
+
+  ImplMarks marks;
+};
+
+// --- spec_order.cpp: the walk over G_s ------------------------------------
+
+int specNode(const InferState& st, const TensorName& t, const SourceLoc& loc);
+int implNode(const InferState& st, const TensorName& t, const SourceLoc& loc);
+size_t countOps(const LGraph& g);
+void loadInputRelations(InferState& st);
+std::vector<int> outputsOfInterest(const InferState& st);
+void markTargets(InferState& st, const std::vector<int>& targets);
+std::vector<SpecOp> specOrder(const InferState& st, const std::vector<int>& targets);
+void collectSpecTensors(const InferState& st, const RelExpr& e, std::vector<int>& out);
+
+// --- seed.cpp: building e-graphs over what is known ------------------------
+
+eg::Id constNode(eg::EGraph& g, double v);
+eg::Id addSpecTensor(const InferState& st, eg::EGraph& g, std::unordered_set<int>& inlined, int s,
+                     std::vector<int>& relTensors, int inlineDepth = 0);
+eg::Id addTerm(const InferState& st, eg::EGraph& g, const eg::Term& t);
+void collectImplTensors(const InferState& st, const RelExpr& e, std::vector<int>& out);
+void collectImplTensors(const InferState& st, const eg::Term& t, std::vector<int>& out);
+
+// --- conclude.cpp: reading results out --------------------------------------
+
+std::vector<eg::Term> cleanRelations(const InferState& st, const eg::EGraph& g, eg::Id root);
+TensorRelations relationsOf(const InferState& st, int s);
+Failure failureFor(const InferState& st, const SpecOp& op, const eg::EGraph& g);
+
+// --- expectations.cpp: after the walk (§4.4) --------------------------------
+
+void checkExpectations(const InferState& st, std::unordered_set<int>& inlined, InferResult& res);
+Verdict verdictOf(const InferResult& res);
+
+}  // namespace tangle

@@ -1,0 +1,21 @@
+// Saturation (Listing 1): the lemmas rewrite the operator's e-graph until
+// nothing changes or a limit is reached (iterations, e-nodes, the time left
+// of the operator's budget). Reaching a limit makes a failure inconclusive.
+#include <algorithm>
+
+#include "infer/operator_search.h"
+
+namespace tangle {
+
+void saturate(const InferState& st, OperatorSearch& s, InferStats& stats) {
+  eg::RunLimits limits;
+  limits.maxIterations = st.opts.maxIterations;
+  limits.maxNodes = st.opts.maxNodes;
+  limits.maxSeconds = std::max(0.01, st.opts.operatorSeconds - since(s.start));
+  eg::RunReport rep = eg::run(s.g, st.lemmas, limits);
+  for (auto& [k, v] : rep.firings) stats.firings[k] += v;
+  if (rep.stop != eg::StopReason::Saturated) s.limitHit = true;
+  s.clean = cleanRelations(st, s.g, s.root);
+}
+
+}  // namespace tangle

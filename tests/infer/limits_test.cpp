@@ -1,0 +1,130 @@
+// Limits and expectations: a search stopped by a limit is inconclusive,
+// never a violation or a pass; expectations are checked after the walk.
+#include "infer_support.h"
+
+namespace tangle::testing {
+namespace {
+
+const char* kMmBody = "mm: \"f32[4, 6]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)";
+const char* kRel = "S.A = shard(D*.A, dim=1)\nS.B = shard(D*.B, dim=0)\n";
+
+std::unique_ptr<Check> innerShardedMatmul(const std::string& extra = "") {
+  return makeCheck(fx("A: \"f32[4, 8]\", B: \"f32[8, 6]\"", kMmBody), fx("A: \"f32[4, 4]\", B: \"f32[4, 6]\"", kMmBody), 2,
+                   kRel + extra);
+}
+
+std::unique_ptr<Check> allReducedMatmul(const std::string& extra) {
+  return makeCheck(fx("A: \"f32[4, 8]\", B: \"f32[8, 6]\"", kMmBody),
+                   fx("A: \"f32[4, 4]\", B: \"f32[4, 6]\"",
+                      "mm: \"f32[4, 6]\" = torch.ops.aten.mm.default(A, B)\n"
+                      "all_reduce: \"f32[4, 6]\" = torch.ops._c10d_functional.all_reduce.default(mm, 'sum', '0')\n"
+                      "wait_tensor: \"f32[4, 6]\" = torch.ops._c10d_functional.wait_tensor.default(all_reduce)\n"
+                      "return (wait_tensor,)"),
+                   2, kRel + extra);
+}
+
+// The paper's Figure 2 (reduce-scatter variant): mm, then sub.
+std::unique_ptr<Check> reduceScatterMatmulSub(const std::string& extra = "") {
+  return makeCheck(fx("A: \"f32[4, 8]\", B: \"f32[8, 6]\", E: \"f32[4, 6]\"",
+                      "mm: \"f32[4, 6]\" = torch.ops.aten.mm.default(A, B)\n"
+                      "sub: \"f32[4, 6]\" = torch.ops.aten.sub.Tensor(mm, E)\nreturn (sub,)"),
+                   fx("A: \"f32[4, 4]\", B: \"f32[4, 6]\", E: \"f32[2, 6]\"",
+                      "mm: \"f32[4, 6]\" = torch.ops.aten.mm.default(A, B)\n"
+                      "reduce_scatter_tensor: \"f32[2, 6]\" = torch.ops._c10d_functional.reduce_scatter_tensor.default(mm, 'sum', 2, '0')\n"
+                      "wait_tensor: \"f32[2, 6]\" = torch.ops._c10d_functional.wait_tensor.default(reduce_scatter_tensor)\n"
+                      "sub: \"f32[2, 6]\" = torch.ops.aten.sub.Tensor(wait_tensor, E)\nreturn (sub,)"),
+                   2, kRel + std::string("S.E = shard(D*.E, dim=0)\n") + extra);
+}
+
+void expectInconclusive(const InferResult& res, const std::string& reason) {
+  EXPECT_EQ(res.verdict, Verdict::Inconclusive);
+  ASSERT_TRUE(res.failure);
+  EXPECT_TRUE(res.failure->limitReached);
+  EXPECT_NE(res.failure->reason.find(reason), std::string::npos) << res.failure->reason;
+}
+
+TEST(InferLimits, WithoutLimitsTheExampleRefines) {
+  auto c = reduceScatterMatmulSub();
+  const InferResult& res = c->infer();
+  EXPECT_EQ(res.verdict, Verdict::Refines);
+  ASSERT_EQ(res.outputs.size(), 1u);
+  EXPECT_TRUE(contains(formatted(res.outputs[0].exprs), "concat(D0.sub, D1.sub, dim=0)"));
+}
+
+TEST(InferLimits, TinyNodeBudgetIsInconclusive) {
+  auto c = reduceScatterMatmulSub();
+  InferOptions opts;
+  opts.maxNodes = 10;
+  expectInconclusive(c->infer(opts), "search limit");
+  EXPECT_EQ(c->specName(c->result.failure->node), "S.sub");
+  EXPECT_TRUE(contains(relationsFound(c->result, "S.mm"), "sum(D0.mm, D1.mm)"));  // found before the limit
+}
+
+TEST(InferLimits, NoLemmaIterationIsInconclusive) {
+  auto c = reduceScatterMatmulSub();
+  InferOptions opts;
+  opts.maxIterations = 0;
+  expectInconclusive(c->infer(opts), "search limit");
+}
+
+TEST(InferLimits, OptionsFromTheRelationFile) {
+  auto c = reduceScatterMatmulSub("option max_nodes = 10\n");
+  expectInconclusive(c->inferWithRelationOptions(), "search limit");
+}
+
+// A limit only matters when nothing clean was found: a relation found is a
+// proof whatever the search did not get to.
+TEST(InferLimits, ARelationFoundBeforeTheLimitStands) {
+  auto c = innerShardedMatmul();
+  InferOptions opts;
+  opts.maxNodes = 10;
+  const InferResult& res = c->infer(opts);
+  EXPECT_EQ(res.verdict, Verdict::Refines);
+  EXPECT_TRUE(contains(relationsFound(res, "S.mm"), "sum(D0.mm, D1.mm)"));
+}
+
+TEST(InferLimits, RunTimeLimitStopsBeforeTheFirstOperator) {
+  auto c = innerShardedMatmul();
+  InferOptions opts;
+  opts.totalSeconds = 0;
+  expectInconclusive(c->infer(opts), "run's time limit");
+  EXPECT_EQ(c->specName(c->result.failure->node), "S.mm");
+  EXPECT_EQ(c->result.stats.opsProcessed, 0u);
+}
+
+TEST(InferExpectations, HoldsWhenEveryRankHasTheFullResult) {
+  auto c = allReducedMatmul("expect S.mm = D*.wait_tensor\n");
+  const InferResult& res = c->infer();
+  EXPECT_EQ(res.verdict, Verdict::Refines);
+  ASSERT_EQ(res.expectations.size(), 2u);  // one per rank
+  for (auto& e : res.expectations) EXPECT_TRUE(e.holds);
+  EXPECT_TRUE(res.uncheckedExpectations.empty());
+}
+
+TEST(InferExpectations, RefusedWhileACleanSumExists) {
+  auto c = innerShardedMatmul("expect S.mm = D*.mm\n");
+  const InferResult& res = c->infer();
+  EXPECT_EQ(res.verdict, Verdict::Violation);
+  EXPECT_FALSE(res.failure);
+  ASSERT_EQ(res.expectations.size(), 2u);
+  for (auto& e : res.expectations) {
+    EXPECT_FALSE(e.holds);
+    EXPECT_TRUE(contains(formatted(e.known), "sum(D0.mm, D1.mm)")) << ::testing::PrintToString(formatted(e.known));
+  }
+  ASSERT_EQ(res.outputs.size(), 1u);
+  EXPECT_TRUE(contains(formatted(res.outputs[0].exprs), "sum(D0.mm, D1.mm)"));
+}
+
+TEST(InferExpectations, UncheckedWhenAnOperatorFailsFirst) {
+  auto c = makeCheck(fx("A: \"f32[4, 6]\", B: \"f32[6, 6]\"", "mm: \"f32[4, 6]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)"),
+                     fx("A: \"f32[2, 6]\", B: \"f32[6, 3]\"", "mm: \"f32[2, 3]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)"), 2,
+                     "S.A = shard(D*.A, dim=0)\nS.B = shard(D*.B, dim=1)\nexpect S.A = shard(D*.A, dim=0)\n");
+  const InferResult& res = c->infer();
+  EXPECT_EQ(res.verdict, Verdict::Violation);
+  ASSERT_TRUE(res.failure);
+  EXPECT_TRUE(res.expectations.empty());
+  EXPECT_EQ(res.uncheckedExpectations.size(), 1u);
+}
+
+}  // namespace
+}  // namespace tangle::testing
