@@ -57,7 +57,6 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
   for (auto& p : implPaths) run->impl.push_back(importGraph(p));
   run->info.importSeconds = secondsSince(t0);
   // Each graph's symbolic sizes are its own ("S.s0", "D1.s0") until a fact relates them.
-  sym::Scope symbolScope(*run->symbols);
   qualifySymbols(run->spec, "S.");
   noteSymbolicSizes(run->spec, *run->symbols);
   for (size_t r = 0; r < run->impl.size(); ++r) {
@@ -76,15 +75,15 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
     if (t.side == TensorName::Side::Spec) lo.cutSpec.push_back(t.name);
     else lo.cutImpl.push_back({t.rank, t.name});
   }
-  run->specL = std::make_unique<LGraph>(lowerSpec(run->spec, lo));
-  run->implL = std::make_unique<LGraph>(lowerImpl(run->impl, lo));
-  Problem p{run->specL.get(), run->implL.get(), &run->relation};
+  run->specL = std::make_unique<LGraph>(lowerSpec(run->spec, lo, *run->symbols));
+  run->implL = std::make_unique<LGraph>(lowerImpl(run->impl, lo, *run->symbols));
+  Problem p{run->specL.get(), run->implL.get(), &run->relation, run->symbols.get()};
   addRelationShapeFacts(p, *run->symbols);
-  canonicalizeSymbols(*run->specL);
-  canonicalizeSymbols(*run->implL);
+  canonicalizeSymbols(*run->specL, *run->symbols);
+  canonicalizeSymbols(*run->implL, *run->symbols);
   run->info.symbolFacts = run->symbols->describe();
-  checkAnnotatedShapes(*run->specL);
-  checkAnnotatedShapes(*run->implL);
+  checkAnnotatedShapes(*run->specL, *run->symbols);
+  checkAnnotatedShapes(*run->implL, *run->symbols);
 
   if (fileRules.empty()) {
     run->result = inferRelations(p, lemmas::allLemmas(), options);
@@ -93,7 +92,7 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
     rules.insert(rules.end(), fileRules.begin(), fileRules.end());
     run->result = inferRelations(p, rules, options);
   }
-  if (req.replay) run->replay = replay::replayCheck(*run->specL, *run->implL, run->relation, run->result, *req.replay);
+  if (req.replay) run->replay = replay::replayCheck(*run->specL, *run->implL, run->relation, run->result, *req.replay, *run->symbols);
   return run;
 }
 

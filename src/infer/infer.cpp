@@ -28,7 +28,7 @@ struct SpecOp {
 class Inference {
  public:
   Inference(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& o)
-      : spec_(*p.spec), impl_(*p.impl), rel_(*p.relation), lemmas_(lemmas), opts_(o) {
+      : spec_(*p.spec), impl_(*p.impl), rel_(*p.relation), symbols_(p.symbols), lemmas_(lemmas), opts_(o) {
     rels_.resize(spec_.nodes.size());
     inputRels_.resize(spec_.nodes.size());
     relStamp_.assign(impl_.nodes.size(), 0);
@@ -89,6 +89,7 @@ class Inference {
   const LGraph& spec_;
   const LGraph& impl_;
   const RelationFile& rel_;
+  const sym::Context* symbols_;  // every e-graph's (null: an empty one each)
   const std::vector<eg::Rule>& lemmas_;
   InferOptions opts_;
   std::vector<std::vector<eg::Term>> rels_;               // computed clean relations per spec node
@@ -132,11 +133,11 @@ class Inference {
     }
     for (auto& r : rel_.relations) {
       int s = specNode(r.lhs, r.loc);
-      eg::EGraph scratch(ops::inferData);
+      eg::EGraph scratch(ops::inferData, symbols_);
       eg::Id rhs = addRelExpr(scratch, r.rhs, spec_, impl_);
       const TensorType* want = spec_.nodes[s].data.tensor();
       const TensorType* got = scratch.data(rhs).tensor();
-      if (want && got && !ops::sameShape(want->shape, got->shape))
+      if (want && got && !ops::sameShape(scratch.symbols(), want->shape, got->shape))
         throw InputError(r.loc, "shape mismatch: " + r.lhs.toString() + " is " + toString(*want) + " but '" +
                                     r.rhs.toString() + "' is " + toString(*got));
       inputRels_[s].push_back(&r.rhs);
@@ -405,7 +406,7 @@ class Inference {
     inlined_.clear();
     related_.clear();
     auto start = Clock::now();
-    eg::EGraph g(ops::inferData);
+    eg::EGraph g(ops::inferData, symbols_);
     std::vector<int> relTensors;
     for (int s : op.reads) addSpecTensor(g, spec_.resolve(s), relTensors);
     for (auto& [d, v] : implConsts_)
@@ -590,7 +591,7 @@ class Inference {
     tr.deferred = deferredDepth_[s] > 0;
     if (tr.exprs.empty() && !inputRels_[s].empty()) {
       // Input relations are shown through a scratch e-graph so they print like the others.
-      eg::EGraph scratch(ops::inferData);
+      eg::EGraph scratch(ops::inferData, symbols_);
       for (const RelExpr* e : inputRels_[s]) {
         eg::Id id = addRelExpr(scratch, *e, spec_, impl_);
         scratch.rebuild();
@@ -603,7 +604,7 @@ class Inference {
 
   void checkExpectations(InferResult& res) {
     for (const Expectation& e : rel_.expectations) {
-      eg::EGraph g(ops::inferData);
+      eg::EGraph g(ops::inferData, symbols_);
       std::vector<int> specTensors, ignored;
       collectSpecTensors(e.lhs, specTensors);
       for (int s : specTensors) addSpecTensor(g, s, ignored);
