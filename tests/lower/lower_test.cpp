@@ -42,6 +42,30 @@ std::vector<Graph> twoRanks(const std::string& body) {
   return g;
 }
 
+// Lowering a collective teaches the given context (and only it) that the
+// ranks' inputs have one size: another check's context, or an e-graph's own
+// empty one, never learns it.
+TEST(Lower, CollectiveSizeFactsStayInTheirContext) {
+  std::vector<Graph> g;
+  for (int r = 0; r < 2; ++r) {
+    g.push_back(rank("x: \"f32[s0, 2]\"",
+                     "a: \"f32[s0, 2]\" = torch.ops._c10d_functional.all_reduce.default(x, 'sum', '0')\n"
+                     "return (a,)",
+                     "r" + std::to_string(r) + ".py"));
+    qualifySymbols(g.back(), "D" + std::to_string(r) + ".");
+  }
+  sym::ExprId d0 = sym::var("D0.s0"), d1 = sym::var("D1.s0");
+  sym::Context first, second;
+  lowerImpl(g, {}, first);
+  EXPECT_TRUE(first.proveEqual(d0, d1));
+  EXPECT_FALSE(second.proveEqual(d0, d1));
+  EXPECT_FALSE(eg::EGraph().symbols().proveEqual(d0, d1));
+  lowerImpl(g, {}, second);  // a second check of the same graphs
+  EXPECT_TRUE(second.proveEqual(d0, d1));
+  sym::Context third;
+  EXPECT_FALSE(third.proveEqual(d0, d1));
+}
+
 TEST(Lower, AllReduceIsASumOverTheGroupAndWaitIsAnAlias) {
   sym::Context symbols;
   auto g = twoRanks(
