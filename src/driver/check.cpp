@@ -11,89 +11,128 @@
 namespace tangle {
 
 namespace {
+
 double secondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
+
+// The graphs to check: the request's paths, else the relation file's.
+// Missing ones are InputErrors at the relation file.
+void resolveGraphPaths(const CheckRequest& req, const RelationFile& rel, RunInfo& info) {
+  info.relationPath = req.relationPath;
+  info.specPath = req.specPath ? *req.specPath : rel.specPath.value_or("");
+  info.implPaths = !req.implPaths.empty() ? req.implPaths : rel.implPaths();
+  if (info.specPath.empty())
+    throw InputError({req.relationPath, 0}, "no spec graph: give `spec PATH` in the relation file or a SPEC argument");
+  if (info.implPaths.empty())
+    throw InputError({req.relationPath, 0}, "no implementation graphs: give `impl PATTERN ranks N` in the relation file or --impl");
+}
+
 // Parses, installs (custom op types and semantics) and validates the lemma
-// files; returns their rules. Throws InputError for a wrong lemma.
-std::vector<eg::Rule> loadLemmaFiles(const CheckRequest& req, const RelationFile& raw, CheckRun& run) {
+// files of the request and of the relation file's `lemmas` statements; keeps
+// their rules. Throws InputError for a wrong lemma.
+void loadLemmaFiles(const CheckRequest& req, const RelationFile& rel, PreparedCheck& pc) {
   std::vector<lemmas::LemmaFile> files;
   for (const std::string& p : req.lemmaPaths) files.push_back(lemmas::parseLemmaFile(p));
-  for (size_t i = 0; i < raw.lemmaPaths.size(); ++i) {
+  for (size_t i = 0; i < rel.lemmaPaths.size(); ++i) {
     try {
-      files.push_back(lemmas::parseLemmaFile(raw.lemmaPaths[i]));
+      files.push_back(lemmas::parseLemmaFile(rel.lemmaPaths[i]));
     } catch (const InputError& e) {
       if (e.loc().line > 0) throw;
-      throw InputError(raw.lemmaLocs[i], "cannot read the lemma file " + raw.lemmaPaths[i]);
+      throw InputError(rel.lemmaLocs[i], "cannot read the lemma file " + rel.lemmaPaths[i]);
     }
   }
-  if (files.empty()) return {};
+  if (files.empty()) return;
   lemmas::LemmaFile file = lemmas::mergeLemmaFiles(std::move(files));
   validate::installCustomOps(file);
   validate::Options vo;
   vo.cases = req.lemmaCases;
   vo.attemptsPerCase = 100;
   auto results = validate::validateFileLemmas(file, vo);
-  run.lemmaWarnings = validate::requireValidated(file, results, req.trustUnvalidated);
-  run.fileLemmas = file.lemmas.size();
-  return file.rules();
+  pc.lemmaWarnings = validate::requireValidated(file, results, req.trustUnvalidated);
+  pc.fileLemmas = file.lemmas.size();
+  pc.fileRules = file.rules();
+}
+
+// Imports the spec and the implementation graphs (timed).
+void importGraphs(PreparedCheck& pc) {
+  auto t0 = std::chrono::steady_clock::now();
+  pc.spec = importGraph(pc.info.specPath);
+  for (auto& p : pc.info.implPaths) pc.impl.push_back(importGraph(p));
+  pc.info.importSeconds = secondsSince(t0);
+}
+
+// Each graph's symbolic sizes are its own ("S.s0", "D1.s0") until a fact
+// relates them; every one of them is a size (>= 0).
+void qualifyAndNoteSymbols(PreparedCheck& pc) {
+  qualifySymbols(pc.spec, "S.");
+  noteSymbolicSizes(pc.spec, *pc.symbols);
+  for (size_t r = 0; r < pc.impl.size(); ++r) {
+    qualifySymbols(pc.impl[r], "D" + std::to_string(r) + ".");
+    noteSymbolicSizes(pc.impl[r], *pc.symbols);
+  }
+}
+
+// Lowers both sides (input cuts and groups from the expanded relation file);
+// collectives teach the context that their inputs have equal sizes.
+void lowerGraphs(PreparedCheck& pc) {
+  LowerOptions lo;
+  lo.groups = pc.relation.groups;
+  for (auto& t : pc.relation.cutInputs) {
+    if (t.side == TensorName::Side::Spec) lo.cutSpec.push_back(t.name);
+    else lo.cutImpl.push_back({t.rank, t.name});
+  }
+  pc.specL = std::make_unique<LGraph>(lowerSpec(pc.spec, lo, *pc.symbols));
+  pc.implL = std::make_unique<LGraph>(lowerImpl(pc.impl, lo, *pc.symbols));
+}
+
+// With every fact known: the input relations' shapes, then every symbolic
+// size in normal form, then the annotated shapes checked under the facts.
+void settleSymbols(PreparedCheck& pc) {
+  addRelationShapeFacts(pc.problem(), *pc.symbols);
+  canonicalizeSymbols(*pc.specL, *pc.symbols);
+  canonicalizeSymbols(*pc.implL, *pc.symbols);
+  pc.info.symbolFacts = pc.symbols->describe();
+  checkAnnotatedShapes(*pc.specL, *pc.symbols);
+  checkAnnotatedShapes(*pc.implL, *pc.symbols);
+}
+
+// Inference with the built-in lemmas and the lemma files'.
+InferResult infer(const PreparedCheck& pc) {
+  if (pc.fileRules.empty()) return inferRelations(pc.problem(), lemmas::allLemmas(), pc.options);
+  std::vector<eg::Rule> rules = lemmas::allLemmas();
+  rules.insert(rules.end(), pc.fileRules.begin(), pc.fileRules.end());
+  return inferRelations(pc.problem(), rules, pc.options);
 }
 
 }  // namespace
 
+// The order of the steps is the order in which input errors are reported:
+// the relation file and its options first, then lemma files, graphs,
+// the relation file's rank expansion, assumptions, lowering, shapes.
+std::unique_ptr<PreparedCheck> prepareCheck(const CheckRequest& req) {
+  auto pc = std::make_unique<PreparedCheck>();
+  RelationFile& rel = pc->relation;
+  rel = parseRelationFile(req.relationPath);  // the only time it is read
+  resolveGraphPaths(req, rel, pc->info);
+  pc->options = inferOptionsFrom(rel);  // bad options fail before any graph is read
+  loadLemmaFiles(req, rel, *pc);
+  importGraphs(*pc);
+  qualifyAndNoteSymbols(*pc);
+  rel = rel.expand(static_cast<int>(pc->impl.size()));
+  addAssumptions(rel, pc->spec, pc->impl, *pc->symbols);
+  lowerGraphs(*pc);
+  settleSymbols(*pc);
+  return pc;
+}
+
 std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
   auto run = std::make_unique<CheckRun>();
-  RelationFile raw = parseRelationFile(req.relationPath);
-  std::string specPath = req.specPath ? *req.specPath : raw.specPath.value_or("");
-  std::vector<std::string> implPaths = !req.implPaths.empty() ? req.implPaths : raw.implPaths();
-  if (specPath.empty()) throw InputError({req.relationPath, 0}, "no spec graph: give `spec PATH` in the relation file or a SPEC argument");
-  if (implPaths.empty())
-    throw InputError({req.relationPath, 0}, "no implementation graphs: give `impl PATTERN ranks N` in the relation file or --impl");
-
-  InferOptions options = inferOptionsFrom(raw);  // bad options fail before any graph is read
-  std::vector<eg::Rule> fileRules = loadLemmaFiles(req, raw, *run);
-  auto t0 = std::chrono::steady_clock::now();
-  run->spec = importGraph(specPath);
-  for (auto& p : implPaths) run->impl.push_back(importGraph(p));
-  run->info.importSeconds = secondsSince(t0);
-  // Each graph's symbolic sizes are its own ("S.s0", "D1.s0") until a fact relates them.
-  sym::Scope symbolScope(*run->symbols);
-  qualifySymbols(run->spec, "S.");
-  noteSymbolicSizes(run->spec, *run->symbols);
-  for (size_t r = 0; r < run->impl.size(); ++r) {
-    qualifySymbols(run->impl[r], "D" + std::to_string(r) + ".");
-    noteSymbolicSizes(run->impl[r], *run->symbols);
-  }
-  run->info.relationPath = req.relationPath;
-  run->info.specPath = specPath;
-  run->info.implPaths = implPaths;
-
-  run->relation = raw.expand(static_cast<int>(implPaths.size()));
-  addAssumptions(run->relation, run->spec, run->impl, *run->symbols);
-  LowerOptions lo;
-  lo.groups = run->relation.groups;
-  for (auto& t : run->relation.cutInputs) {
-    if (t.side == TensorName::Side::Spec) lo.cutSpec.push_back(t.name);
-    else lo.cutImpl.push_back({t.rank, t.name});
-  }
-  run->specL = std::make_unique<LGraph>(lowerSpec(run->spec, lo));
-  run->implL = std::make_unique<LGraph>(lowerImpl(run->impl, lo));
-  Problem p{run->specL.get(), run->implL.get(), &run->relation};
-  addRelationShapeFacts(p, *run->symbols);
-  canonicalizeSymbols(*run->specL);
-  canonicalizeSymbols(*run->implL);
-  run->info.symbolFacts = run->symbols->describe();
-  checkAnnotatedShapes(*run->specL);
-  checkAnnotatedShapes(*run->implL);
-
-  if (fileRules.empty()) {
-    run->result = inferRelations(p, lemmas::allLemmas(), options);
-  } else {
-    std::vector<eg::Rule> rules = lemmas::allLemmas();
-    rules.insert(rules.end(), fileRules.begin(), fileRules.end());
-    run->result = inferRelations(p, rules, options);
-  }
-  if (req.replay) run->replay = replay::replayCheck(*run->specL, *run->implL, run->relation, run->result, *req.replay);
+  run->prepared = prepareCheck(req);
+  const PreparedCheck& pc = *run->prepared;
+  run->result = infer(pc);
+  if (req.replay)
+    run->replay = replay::replayCheck(*pc.specL, *pc.implL, pc.relation, run->result, *req.replay, *pc.symbols);
   return run;
 }
 

@@ -1,6 +1,9 @@
-// One verification run, from file paths to a result: import the graphs,
-// parse and expand the relation file, lower, infer. Used by the CLI and the
-// benchmarks; throws InputError for bad input.
+// One verification run, from file paths to a result, in three stages:
+//   prepareCheck  read every input once (the relation file, lemma files,
+//                 graphs), gather the facts about symbolic sizes, lower;
+//   infer         inferRelations over the prepared problem;
+//   replay        optionally, run the result on random inputs (--replay).
+// Used by the CLI and the benchmarks; throws InputError for bad input.
 #pragma once
 
 #include <memory>
@@ -8,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "egraph/rewrite.h"
 #include "graph/graph.h"
 #include "infer/infer.h"
 #include "relation/relation.h"
@@ -30,18 +34,37 @@ struct CheckRequest {
   size_t lemmaCases = 6;           // validation instances per file lemma (quick)
 };
 
-struct CheckRun {
-  RelationFile relation;                 // expanded to the rank count
+// Everything inference needs, read and checked. It owns the check's
+// symbolic-size context: the facts (assumptions, input relations' shapes,
+// collectives' equal sizes) are all known once it is prepared, and every
+// e-graph of the check refers to `symbols`. Not movable: the LGraphs point
+// into `spec` and `impl`.
+struct PreparedCheck {
+  PreparedCheck() = default;
+  PreparedCheck(const PreparedCheck&) = delete;
+  PreparedCheck& operator=(const PreparedCheck&) = delete;
+
+  RelationFile relation;                 // parsed once, expanded to the rank count
+  InferOptions options;                  // the relation file's `option` statements
+  std::vector<eg::Rule> fileRules;       // lemmas of the lemma files (validated), used with the built-ins
+  std::string lemmaWarnings;             // one line per trusted unvalidated file lemma (print to stderr)
+  size_t fileLemmas = 0;                 // lemmas loaded from lemma files
   Graph spec;
   std::vector<Graph> impl;
   std::unique_ptr<LGraph> specL, implL;
-  InferResult result;
-  RunInfo info;
-  std::optional<replay::ReplayReport> replay;  // when requested
-  std::string lemmaWarnings;             // one line per trusted unvalidated file lemma (print to stderr)
-  size_t fileLemmas = 0;                 // lemmas loaded from lemma files
   // What is known of the symbolic sizes; the verdict holds under these facts.
   std::unique_ptr<sym::Context> symbols = std::make_unique<sym::Context>();
+  RunInfo info;
+
+  Problem problem() const { return Problem{specL.get(), implL.get(), &relation, symbols.get()}; }
+};
+
+std::unique_ptr<PreparedCheck> prepareCheck(const CheckRequest& req);
+
+struct CheckRun {
+  std::unique_ptr<PreparedCheck> prepared;
+  InferResult result;
+  std::optional<replay::ReplayReport> replay;  // when requested
 };
 
 std::unique_ptr<CheckRun> runCheck(const CheckRequest& req);

@@ -37,16 +37,17 @@ std::string dataToString(const ClassData& d) {
 
 // Symbolic sizes that differ as expressions may still be provably equal
 // (e.g. 2*(n//2) and n when n is even).
-bool sameShape(const std::vector<Dim>& a, const std::vector<Dim>& b) {
+bool sameShape(const sym::Context& symbols, const std::vector<Dim>& a, const std::vector<Dim>& b) {
   if (a == b) return true;
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
-    if (!sym::dimEqual(a[i], b[i])) return false;
+    if (!sym::dimEqual(symbols, a[i], b[i])) return false;
   return true;
 }
 
-bool compatible(const TensorType& a, const TensorType& b) {
-  return sameShape(a.shape, b.shape) && (a.dtype == b.dtype || a.dtype == DType::Unknown || b.dtype == DType::Unknown);
+bool compatible(const sym::Context& symbols, const TensorType& a, const TensorType& b) {
+  return sameShape(symbols, a.shape, b.shape) &&
+         (a.dtype == b.dtype || a.dtype == DType::Unknown || b.dtype == DType::Unknown);
 }
 
 bool sameConstant(double a, double b) { return a == b || (a != a && b != b); }
@@ -61,6 +62,8 @@ struct EGraph::Impl {
   };
 
   DataFn dataFn;
+  std::unique_ptr<sym::Context> ownSymbols;  // the empty context, when none was given
+  const sym::Context* symbols = nullptr;      // never null
   Symbol tensorSym = intern("tensor");
 
   std::vector<ENode> nodes;     // NodeId -> node, exactly as keyed in `memo`
@@ -128,7 +131,7 @@ struct EGraph::Impl {
   // Joins `second` into `first`: unknown parts take the other side's value;
   // contradictory parts keep `first` and set `clash`. Returns whether `first`
   // gained information.
-  static bool joinData(ClassData& first, const ClassData& second, bool& clash) {
+  bool joinData(ClassData& first, const ClassData& second, bool& clash) const {
     bool gained = false;
     if (first.types.empty()) {
       if (!second.types.empty()) {
@@ -142,7 +145,7 @@ struct EGraph::Impl {
       bool scalarConst = (first.constant || second.constant) && first.types.size() == 1 &&
                          first.types[0].shape.empty() && second.types[0].shape.empty();
       for (size_t i = 0; ok && !scalarConst && i < first.types.size(); ++i)
-        ok = compatible(first.types[i], second.types[i]);
+        ok = compatible(*symbols, first.types[i], second.types[i]);
       if (ok) {
         for (size_t i = 0; i < first.types.size(); ++i)
           if (first.types[i].dtype == DType::Unknown && second.types[i].dtype != DType::Unknown) {
@@ -312,8 +315,13 @@ struct EGraph::Impl {
   }
 };
 
-EGraph::EGraph(DataFn dataFn) : impl_(std::make_shared<Impl>()) {
+EGraph::EGraph(DataFn dataFn, const sym::Context* symbols) : impl_(std::make_shared<Impl>()) {
   impl_->dataFn = std::move(dataFn);
+  if (!symbols) {
+    impl_->ownSymbols = std::make_unique<sym::Context>();
+    symbols = impl_->ownSymbols.get();
+  }
+  impl_->symbols = symbols;
   impl_->nodes.reserve(1024);
   impl_->memo.reserve(1024);
 }
@@ -401,6 +409,8 @@ void EGraph::rebuild() {
 }
 
 bool EGraph::clean() const { return !impl_->needsRebuild; }
+
+const sym::Context& EGraph::symbols() const { return *impl_->symbols; }
 
 const EClass& EGraph::eclass(Id id) const {
   const Impl& m = *impl_;

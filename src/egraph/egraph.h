@@ -25,6 +25,10 @@
 #include "egraph/enode.h"
 #include "support/tensor_type.h"
 
+namespace tangle::sym {
+class Context;
+}
+
 namespace tangle::eg {
 
 // What an e-class is known to compute. `types` has one entry for a tensor
@@ -58,7 +62,13 @@ using DataFn = std::function<std::optional<ClassData>(const class EGraph&, const
 // Not thread-safe. Copying an EGraph copies a handle: both copies share one e-graph.
 class EGraph {
  public:
-  explicit EGraph(DataFn dataFn = nullptr);
+  // `symbols`: what is known of the symbolic sizes (must outlive the e-graph);
+  // null gives the e-graph its own empty context (nothing assumed).
+  explicit EGraph(DataFn dataFn = nullptr, const sym::Context* symbols = nullptr);
+
+  // The symbolic-size context under which types are inferred and compared
+  // (merges, type rules and lemma guards ask it their questions).
+  const sym::Context& symbols() const;
 
   // Adds (or finds) an e-node; its children must be ids of this e-graph.
   Id add(ENode node);

@@ -525,7 +525,7 @@ class FxParser {
     const std::optional<TensorType>& t = x ? g_.node(x->node).type : std::nullopt;
     if (!t || !d || *d < -t->rank() || *d >= t->rank()) return;
     Dim size = t->shape[static_cast<size_t>(*d < 0 ? *d + t->rank() : *d)];
-    if (!sym::current().proveEqual(sym::fromDim(size), *n.symValue))
+    if (!symbols_.proveEqual(sym::fromDim(size), *n.symValue))
       throw InputError(n.loc, "node '" + n.name + "': the annotation says Sym(" + sym::toString(*n.symValue) +
                                   ") but dim " + std::to_string(*d) + " of '" + g_.node(x->node).name + "' is " +
                                   sym::dimToString(size));
@@ -556,7 +556,7 @@ class FxParser {
       n.op = "sym.compare";
       return;
     }
-    if (v && !sym::current().proveEqual(*v, *n.symValue))
+    if (v && !symbols_.proveEqual(*v, *n.symValue))
       fail("the annotation says Sym(" + sym::toString(*n.symValue) + ") but the expression computes " +
            sym::toString(*v));
   }
@@ -850,6 +850,10 @@ class FxParser {
   Token tok_, peek_;
   bool hasPeek_ = false;
   Graph g_;
+  // The annotations' symbolic values are checked on their own, with no facts:
+  // the graph's symbols are qualified ("S.s0") and facts about them are
+  // learnt only after import (src/driver).
+  sym::Context symbols_;
   int stmtLine_ = 1;
   std::string stmtNode_;
   std::string source_;

@@ -41,7 +41,7 @@ TensorRelations relationsOf(const InferState& st, int s) {
   tr.deferred = st.deferredDepth[s] > 0;
   if (tr.exprs.empty() && !st.inputRels[s].empty()) {
     // Input relations are shown through a scratch e-graph so they print like the others.
-    eg::EGraph scratch(ops::inferData);
+    eg::EGraph scratch(ops::inferData, st.symbols);
     for (const RelExpr* e : st.inputRels[s]) {
       eg::Id id = addRelExpr(scratch, *e, st.spec, st.impl);
       scratch.rebuild();

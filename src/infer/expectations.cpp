@@ -14,7 +14,7 @@ namespace tangle {
 // fresh set per expectation would be the cleaner rule.)
 void checkExpectations(const InferState& st, std::unordered_set<int>& inlined, InferResult& res) {
   for (const Expectation& e : st.rel.expectations) {
-    eg::EGraph g(ops::inferData);
+    eg::EGraph g(ops::inferData, st.symbols);
     std::vector<int> specTensors, ignored;
     collectSpecTensors(st, e.lhs, specTensors);
     for (int s : specTensors) addSpecTensor(st, g, inlined, s, ignored);

@@ -10,7 +10,7 @@
 namespace tangle {
 
 InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules, const InferOptions& o)
-    : spec(*p.spec), impl(*p.impl), rel(*p.relation), lemmas(lemmaRules), opts(o) {
+    : spec(*p.spec), impl(*p.impl), rel(*p.relation), symbols(p.symbols), lemmas(lemmaRules), opts(o) {
   rels.resize(spec.nodes.size());
   inputRels.resize(spec.nodes.size());
   outRels.resize(spec.nodes.size());
@@ -33,7 +33,7 @@ namespace {
 std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& stats,
                                  std::unordered_set<int>& inlined) {
   st.marks.nextOperator();
-  OperatorSearch s(op);
+  OperatorSearch s(op, st.symbols);
   std::optional<Failure> failure = seed(st, s);
   if (!failure) {
     saturate(st, s, stats);

@@ -41,6 +41,8 @@ struct Problem {
   const LGraph* spec = nullptr;
   const LGraph* impl = nullptr;
   const RelationFile* relation = nullptr;  // expanded to the implementation's rank count
+  // What is known of the symbolic sizes (the e-graphs' context); null: nothing.
+  const sym::Context* symbols = nullptr;
 };
 
 enum class Verdict { Refines, Violation, Inconclusive };

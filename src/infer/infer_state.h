@@ -48,6 +48,7 @@ struct InferState {
   const LGraph& spec;
   const LGraph& impl;
   const RelationFile& rel;
+  const sym::Context* symbols;  // every e-graph's (null: an empty one each)
   const std::vector<eg::Rule>& lemmas;
   InferOptions opts;
 

@@ -30,11 +30,13 @@
 namespace tangle {
 
 struct OperatorSearch {
-  explicit OperatorSearch(const SpecOp& o) : op(o), start(Clock::now()) {}
+  // symbols: the check's facts about symbolic sizes (null: none).
+  explicit OperatorSearch(const SpecOp& o, const sym::Context* symbols = nullptr)
+      : op(o), start(Clock::now()), g(ops::inferData, symbols) {}
 
   const SpecOp& op;
   Clock::time_point start;
-  eg::EGraph g{ops::inferData};
+  eg::EGraph g;
   eg::Id root = 0;                  // the operator's expression (valid once seeded)
   std::unordered_set<int> inlined;  // spec definitions already added to g
   std::vector<int> frontier;        // newly related impl nodes whose users are not looked at yet

@@ -38,11 +38,11 @@ void loadInputRelations(InferState& st) {
   }
   for (auto& r : st.rel.relations) {
     int s = specNode(st, r.lhs, r.loc);
-    eg::EGraph scratch(ops::inferData);
+    eg::EGraph scratch(ops::inferData, st.symbols);
     eg::Id rhs = addRelExpr(scratch, r.rhs, st.spec, st.impl);
     const TensorType* want = st.spec.nodes[s].data.tensor();
     const TensorType* got = scratch.data(rhs).tensor();
-    if (want && got && !ops::sameShape(want->shape, got->shape))
+    if (want && got && !ops::sameShape(scratch.symbols(), want->shape, got->shape))
       throw InputError(r.loc, "shape mismatch: " + r.lhs.toString() + " is " + toString(*want) + " but '" +
                                   r.rhs.toString() + "' is " + toString(*got));
     st.inputRels[s].push_back(&r.rhs);

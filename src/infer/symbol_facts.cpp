@@ -74,7 +74,7 @@ void addRelationShapeFacts(const Problem& p, sym::Context& ctx) {
     if (!id) continue;  // reported by inference with the relation's line
     const TensorType* want = p.spec->nodes[p.spec->resolve(*id)].data.tensor();
     if (!want || ops::allConcrete(want->shape)) continue;
-    eg::EGraph scratch(ops::inferData);
+    eg::EGraph scratch(ops::inferData, &ctx);
     const TensorType* got = scratch.data(addRelExpr(scratch, r.rhs, *p.spec, *p.impl)).tensor();
     if (!got || got->rank() != want->rank()) continue;  // reported by inference
     for (size_t d = 0; d < want->shape.size(); ++d) {

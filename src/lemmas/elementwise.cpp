@@ -46,7 +46,7 @@ Apply binaryOfSlices(eg::Symbol sym) {
     int64_t R = out->rank(), da = m.subst.integer("da"), db = m.subst.integer("db");
     int64_t D = da + (R - at->rank());
     if (D != db + (R - bt->rank()) || D < 0 || D >= R) return std::nullopt;
-    if (!sym::dimEqual(at->shape[da], bt->shape[db])) return std::nullopt;
+    if (!sym::dimEqual(g.symbols(), at->shape[da], bt->shape[db])) return std::nullopt;
     auto whole = make(g, sym, {}, {a, b});
     if (!whole) return std::nullopt;
     return make(g, op().slice, {Attr::integer(D), m.subst.attr("s"), m.subst.attr("e"), Attr::integer(1)}, {*whole});

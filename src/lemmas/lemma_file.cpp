@@ -114,9 +114,9 @@ PatternNames namesOf(std::string_view p) {
 bool isLemmaNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; }
 
 // Integer conditions compare numbers; a symbolic size (SymDim) is compared
-// by proof under the check's facts (sym::current()), and an unprovable
-// comparison does not hold.
-bool holds(const LemmaCondition& c, const eg::Subst& s) {
+// by proof under the check's facts (`symbols`, the e-graph's), and an
+// unprovable comparison does not hold.
+bool holds(const LemmaCondition& c, const eg::Subst& s, const sym::Context& symbols) {
   auto value = [&](const std::string& v) -> std::optional<eg::Attr> {
     auto it = s.attrs.find(v);
     if (it == s.attrs.end() || (it->second.kind != eg::Attr::Kind::Int && it->second.kind != eg::Attr::Kind::SymDim))
@@ -139,7 +139,7 @@ bool holds(const LemmaCondition& c, const eg::Subst& s) {
   }
   auto expr = [](const eg::Attr& x) { return x.kind == eg::Attr::Kind::Int ? sym::constant(x.i) : sym::fromDim(x.i); };
   sym::ExprId x = expr(*a), y = expr(*b);
-  sym::Context& ctx = sym::current();
+  const sym::Context& ctx = symbols;
   switch (c.cmp) {
     case LemmaCondition::Cmp::Eq: return ctx.proveEqual(x, y);
     case LemmaCondition::Cmp::Ne: return ctx.proveLT(x, y) || ctx.proveLT(y, x);
@@ -292,9 +292,9 @@ class Parser {
     fl.lemma.rule.rhs = std::move(rhs);
     if (!fl.conditions.empty()) {
       fl.lemma.doc += " if " + std::string(condText);
-      fl.lemma.rule.guard = [conds = fl.conditions](const eg::EGraph&, eg::Subst& s) {
+      fl.lemma.rule.guard = [conds = fl.conditions](const eg::EGraph& g, eg::Subst& s) {
         for (const LemmaCondition& c : conds)
-          if (!holds(c, s)) return false;
+          if (!holds(c, s, g.symbols())) return false;
         return true;
       };
     }
@@ -396,7 +396,7 @@ LemmaFile mergeLemmaFiles(std::vector<LemmaFile> files) {
 }
 
 std::optional<Expansion> expandDefinition(const CustomOpDef& def, const eg::ENode& n,
-                                          const std::vector<eg::ClassData>& childData) {
+                                          const std::vector<eg::ClassData>& childData, const sym::Context* symbols) {
   if (def.opaque || !def.head || !def.body) return std::nullopt;
   eg::Symbol self = n.op;
   // The node itself is added untyped (no recursion into its own inference)
@@ -404,7 +404,7 @@ std::optional<Expansion> expandDefinition(const CustomOpDef& def, const eg::ENod
   Expansion e;
   e.graph = std::make_unique<eg::EGraph>([self](const eg::EGraph& g, const eg::ENode& m) {
     return m.op == self ? std::optional(eg::ClassData{}) : ops::inferData(g, m);
-  });
+  }, symbols);
   eg::EGraph& g = *e.graph;
   std::vector<eg::Id> leaves;
   for (size_t i = 0; i < childData.size(); ++i) leaves.push_back(g.leaf("$" + std::to_string(i), childData[i]));
@@ -423,7 +423,7 @@ void registerCustomOpTypes(const LemmaFile& file) {
       std::vector<eg::ClassData> childData;
       childData.reserve(n.children.size());
       for (eg::Id c : n.children) childData.push_back(g.data(c));
-      auto e = expandDefinition(def, n, childData);
+      auto e = expandDefinition(def, n, childData, &g.symbols());
       if (!e) return eg::ClassData{};  // not of the defined form: opaque, typed by the lowering
       if (!e->root) return std::nullopt;
       return e->graph->data(*e->root);

@@ -77,12 +77,15 @@ void registerCustomOpTypes(const LemmaFile& file);
 // for the node's children (with the data `childData`). nullopt when the
 // node's attrs/arity do not fit the head (the node is not covered: opaque);
 // `root` is nullopt when the body is ill-typed for these children. Used by
-// inference and by the interpreter hook (src/validate).
+// inference (with the inferring e-graph's `symbols`, which must outlive the
+// expansion) and by the interpreter hook (src/validate; concrete sizes, null:
+// an empty context).
 struct Expansion {
   std::unique_ptr<eg::EGraph> graph;
   std::optional<eg::Id> root;
 };
 std::optional<Expansion> expandDefinition(const CustomOpDef& def, const eg::ENode& n,
-                                          const std::vector<eg::ClassData>& childData);
+                                          const std::vector<eg::ClassData>& childData,
+                                          const sym::Context* symbols = nullptr);
 
 }  // namespace tangle::lemmas

@@ -41,16 +41,16 @@ std::optional<std::vector<int64_t>> sizesAlong(const EGraph& g, const std::vecto
   return dims;
 }
 
-bool sameDims(const std::vector<Dim>& a, const std::vector<Dim>& b) {
+bool sameDims(const sym::Context& symbols, const std::vector<Dim>& a, const std::vector<Dim>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
-    if (!sym::dimEqual(a[i], b[i])) return false;
+    if (!sym::dimEqual(symbols, a[i], b[i])) return false;
   return true;
 }
 
-Dim totalDim(const std::vector<Dim>& sizes) {
+Dim totalDim(const sym::Context& symbols, const std::vector<Dim>& sizes) {
   Dim total = 0;
-  for (Dim s : sizes) total = *sym::dimAdd(total, s);  // a sum of sizes is a size
+  for (Dim s : sizes) total = *sym::dimAdd(symbols, total, s);  // a sum of sizes is a size
   return total;
 }
 
@@ -71,7 +71,7 @@ std::optional<Id> make(EGraph& g, eg::Symbol sym, AttrList attrs, std::vector<Id
 
 std::optional<Id> makeSlice(EGraph& g, Id x, int64_t dim, Dim start, Dim end) {
   auto size = dimOf(g, x, dim);
-  if (start == 0 && size && sym::dimEqual(*size, end)) return g.find(x);
+  if (start == 0 && size && sym::dimEqual(g.symbols(), *size, end)) return g.find(x);
   return make(g, op().slice, {Attr::integer(dim), Attr::dim(start), Attr::dim(end), Attr::integer(1)}, {x});
 }
 
@@ -104,14 +104,14 @@ std::optional<std::vector<Id>> piecesOf(EGraph& g, Id y, int64_t dim, const std:
     auto d = ops::attrInt(attrsOf(*n), 0);
     if (!d || *d != dim) continue;
     auto have = dimsAlong(g, n->children, dim);
-    if (have && sameDims(*have, sizes)) return n->children;
+    if (have && sameDims(g.symbols(), *have, sizes)) return n->children;
   }
   if (sizes.size() == 1) return std::vector<Id>{g.find(y)};
   if (!allowSlices) return std::nullopt;
   std::vector<Id> out;
   Dim off = 0;
   for (Dim len : sizes) {
-    Dim end = *sym::dimAdd(off, len);
+    Dim end = *sym::dimAdd(g.symbols(), off, len);
     auto s = makeSlice(g, y, dim, off, end);
     if (!s) return std::nullopt;
     out.push_back(*s);
@@ -151,8 +151,9 @@ std::optional<Id> distributeOverConcat(EGraph& g, const Match& m, eg::Symbol sym
   auto sizes = dimsAlong(g, xs, d);
   if (!out || !x0 || !sizes) return std::nullopt;
   int64_t R = out->rank(), D = d + (R - x0->rank());
-  Dim total = totalDim(*sizes);
-  if (D < 0 || D >= R || !sym::dimEqual(out->shape[D], total)) return std::nullopt;  // the concat side is broadcast
+  Dim total = totalDim(g.symbols(), *sizes);
+  // the concat side is broadcast
+  if (D < 0 || D >= R || !sym::dimEqual(g.symbols(), out->shape[D], total)) return std::nullopt;
   std::vector<std::vector<Id>> kids(xs.size(), std::vector<Id>(args.size()));
   for (size_t k = 0; k < args.size(); ++k) {
     if (k == pos) {
@@ -167,7 +168,7 @@ std::optional<Id> distributeOverConcat(EGraph& g, const Match& m, eg::Symbol sym
       for (size_t i = 0; i < xs.size(); ++i) kids[i][k] = y;
       continue;
     }
-    if (!sym::dimEqual(yt->shape[yd], total)) return std::nullopt;
+    if (!sym::dimEqual(g.symbols(), yt->shape[yd], total)) return std::nullopt;
     auto p = piecesOf(g, y, yd, *sizes);
     if (!p) return std::nullopt;
     for (size_t i = 0; i < xs.size(); ++i) kids[i][k] = (*p)[i];

@@ -38,8 +38,8 @@ std::optional<int64_t> sizeOf(const EGraph& g, Id c, int64_t dim);
 std::optional<std::vector<Dim>> dimsAlong(const EGraph& g, const std::vector<Id>& xs, int64_t dim);
 std::optional<Dim> dimOf(const EGraph& g, Id c, int64_t dim);
 // Elementwise sym::dimEqual of equally long lists.
-bool sameDims(const std::vector<Dim>& a, const std::vector<Dim>& b);
-Dim totalDim(const std::vector<Dim>& sizes);
+bool sameDims(const sym::Context& symbols, const std::vector<Dim>& a, const std::vector<Dim>& b);
+Dim totalDim(const sym::Context& symbols, const std::vector<Dim>& sizes);
 // Nodes of class c with operator `sym` (canonical children).
 std::vector<const ENode*> nodesOf(const EGraph& g, Id c, eg::Symbol sym);
 // Attributes of a node as a list.

@@ -32,7 +32,7 @@ std::optional<Id> innerSplit(EGraph& g, eg::Symbol sym, const std::vector<Id>& a
                              int64_t ka, int64_t kb) {
   if (as.size() != bs.size()) return std::nullopt;
   auto sa = dimsAlong(g, as, ka), sb = dimsAlong(g, bs, kb);
-  if (!sa || !sb || !sameDims(*sa, *sb)) return std::nullopt;
+  if (!sa || !sb || !sameDims(g.symbols(), *sa, *sb)) return std::nullopt;
   return zipSum(g, sym, as, bs);
 }
 
@@ -97,11 +97,11 @@ Apply matmulConcat(bool xsOnLeft) {
     }
     // Batch dim.
     int64_t D = d + (R - rx);
-    Dim total = totalDim(*sizes);
-    if (D < 0 || D >= R - 2 || !sym::dimEqual(out->shape[D], total)) return std::nullopt;
+    Dim total = totalDim(g.symbols(), *sizes);
+    if (D < 0 || D >= R - 2 || !sym::dimEqual(g.symbols(), out->shape[D], total)) return std::nullopt;
     int64_t yd = D - (R - ry);
     bool whole = yd < 0 || yt->shape[yd] == 1;
-    if (!whole && !sym::dimEqual(yt->shape[yd], total)) return std::nullopt;
+    if (!whole && !sym::dimEqual(g.symbols(), yt->shape[yd], total)) return std::nullopt;
     return concatProduct(g, mm, xs, y, xsOnLeft, D, !whole, yd, *sizes);
   };
 }

@@ -49,9 +49,9 @@ std::optional<Id> sliceOfConcatAtBoundaries(EGraph& g, const std::vector<Id>& xs
   std::optional<size_t> first, last;
   Dim off = 0;
   for (size_t i = 0; i <= xs.size(); ++i) {
-    if (!first && sym::dimEqual(off, s)) first = i;
-    if (first && sym::dimEqual(off, e)) last = i;
-    if (i < xs.size()) off = *sym::dimAdd(off, (*sizes)[i]);
+    if (!first && sym::dimEqual(g.symbols(), off, s)) first = i;
+    if (first && sym::dimEqual(g.symbols(), off, e)) last = i;
+    if (i < xs.size()) off = *sym::dimAdd(g.symbols(), off, (*sizes)[i]);
   }
   if (!first || !last || *last <= *first) return std::nullopt;
   return makeConcat(g, d, std::vector<Id>(xs.begin() + *first, xs.begin() + *last));
@@ -142,7 +142,7 @@ std::optional<Id> slicesTileWhole(EGraph& g, const Match& m) {
   Id x = g.find(m.subst.cls("x"));
   int64_t d = attrI(m.subst, "d");
   auto size = dimOf(g, x, d);
-  if (!size || sym::dimEqual(m.subst.dim("e"), *size)) return std::nullopt;
+  if (!size || sym::dimEqual(g.symbols(), m.subst.dim("e"), *size)) return std::nullopt;
   // Bounds are Dims: equal ids are equal values, so chaining by id is exact.
   std::map<Dim, std::vector<std::pair<Dim, Id>>> byStart;  // start -> (end, slice class)
   for (const auto& [n, cls] : g.eclass(x).parents) {
@@ -158,7 +158,7 @@ std::optional<Id> slicesTileWhole(EGraph& g, const Match& m) {
   std::vector<Id> chain;
   size_t budget = 256;
   std::function<bool(Dim)> dfs = [&](Dim at) -> bool {
-    if (sym::dimEqual(at, *size)) return chain.size() >= 2;
+    if (sym::dimEqual(g.symbols(), at, *size)) return chain.size() >= 2;
     if (budget-- == 0 || chain.size() >= 64) return false;
     auto it = byStart.find(at);
     if (it == byStart.end()) return false;
@@ -204,7 +204,7 @@ std::optional<Id> reshapeOfConcat(EGraph& g, const Match& m) {
     auto To = ops::product(*out, dd + 1, out->size());
     if (!To || *To <= 0 || isSymbolic((*out)[dd])) continue;
     if ((*out)[dd] * *To != in[d] * *T) continue;
-    if (!sym::current().proveEqual(leading(*out, dd), L)) continue;
+    if (!g.symbols().proveEqual(leading(*out, dd), L)) continue;
     bool aligned = true;
     int64_t off = 0;
     for (int64_t len : *sizes) {
@@ -302,14 +302,15 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
   out.push_back(rewrite("slice-full", "slice[d, 0, size(x,d)](x) = x", "(slice[?d, 0, ?e, 1] ?x)", "?x",
                         [](const EGraph& g, Subst& s) {
                           auto size = dimOf(g, s.cls("x"), s.integer("d"));
-                          return size && sym::dimEqual(*size, s.dim("e"));
+                          return size && sym::dimEqual(g.symbols(), *size, s.dim("e"));
                         }));
   out.push_back(rewrite("slice-slice", "slice[d, s2, e2](slice[d, s1, e1](x)) = slice[d, s1+s2, s1+e2](x)",
                         "(slice[?d, ?s2, ?e2, 1] (slice[?d, ?s1, ?e1, 1] ?x))", "(slice[?d, ?s, ?e, 1] ?x)",
-                        [](const EGraph&, Subst& s) {
+                        [](const EGraph& g, Subst& s) {
+                          const sym::Context& cx = g.symbols();
                           Dim s1 = s.dim("s1"), e1 = s.dim("e1");
-                          auto lo = sym::dimAdd(s1, s.dim("s2")), hi = sym::dimAdd(s1, s.dim("e2"));
-                          if (!lo || !hi || !sym::dimLE(*hi, e1) || !sym::dimLE(*lo, *hi)) return false;
+                          auto lo = sym::dimAdd(cx, s1, s.dim("s2")), hi = sym::dimAdd(cx, s1, s.dim("e2"));
+                          if (!lo || !hi || !sym::dimLE(cx, *hi, e1) || !sym::dimLE(cx, *lo, *hi)) return false;
                           s.attrs["s"] = Attr::dim(*lo);
                           s.attrs["e"] = Attr::dim(*hi);
                           return true;

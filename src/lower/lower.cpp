@@ -112,8 +112,9 @@ CanonTerm::Ref localRef(int i) {
 
 class Lowerer {
  public:
-  Lowerer(std::vector<const Graph*> graphs, std::vector<std::string> prefixes, const LowerOptions& opts)
-      : prefixes_(std::move(prefixes)), opts_(opts) {
+  Lowerer(std::vector<const Graph*> graphs, std::vector<std::string> prefixes, const LowerOptions& opts,
+          sym::Context& symbols)
+      : prefixes_(std::move(prefixes)), opts_(opts), symbols_(symbols) {
     lg_.graphs = std::move(graphs);
   }
 
@@ -132,6 +133,7 @@ class Lowerer {
   LGraph lg_;
   std::vector<std::string> prefixes_;
   const LowerOptions& opts_;
+  sym::Context& symbols_;  // learns that collective inputs have equal sizes
   std::vector<std::vector<int>> index_;  // [graph][NodeId] -> LNode or -1
   struct PendingCollective {
     int lnode;
@@ -361,7 +363,7 @@ class Lowerer {
         std::string why;
         std::string origin = "every rank's input of " + where.name + " at " + where.loc.file + ":" +
                              std::to_string(where.loc.line) + " has one size";
-        if (!sym::current().assumeEqual(sym::fromDim(first->shape[d]), sym::fromDim(t->shape[d]), &why, origin))
+        if (!symbols_.assumeEqual(sym::fromDim(first->shape[d]), sym::fromDim(t->shape[d]), &why, origin))
           throw nodeError(where, "the ranks' inputs of this collective differ in size: " + why);
       }
     }
@@ -518,23 +520,23 @@ std::optional<int> LGraph::find(const std::string& name) const {
   return it->second;
 }
 
-LGraph lowerSpec(const Graph& spec, const LowerOptions& opts) {
-  return Lowerer({&spec}, {"S."}, opts).run();
+LGraph lowerSpec(const Graph& spec, const LowerOptions& opts, sym::Context& symbols) {
+  return Lowerer({&spec}, {"S."}, opts, symbols).run();
 }
 
-LGraph lowerImpl(const std::vector<Graph>& ranks, const LowerOptions& opts) {
+LGraph lowerImpl(const std::vector<Graph>& ranks, const LowerOptions& opts, sym::Context& symbols) {
   std::vector<const Graph*> graphs;
   std::vector<std::string> prefixes;
   for (size_t r = 0; r < ranks.size(); ++r) {
     graphs.push_back(&ranks[r]);
     prefixes.push_back("D" + std::to_string(r) + ".");
   }
-  return Lowerer(std::move(graphs), std::move(prefixes), opts).run();
+  return Lowerer(std::move(graphs), std::move(prefixes), opts, symbols).run();
 }
 
 // A slice of a graph operand with symbolic bounds is only modelled when
 // 0 <= start <= end <= size is provable (see Canon::symbolicSlice).
-void checkSymbolicSlice(const LGraph& lg, const LNode& n) {
+void checkSymbolicSlice(const LGraph& lg, const LNode& n, const sym::Context& ctx) {
   static const eg::Symbol slice = ops::syms().slice;
   for (const CanonTerm::Node& tn : n.def.nodes) {
     if (tn.op != slice || tn.attrs.size() != 4 || tn.children.size() != 1) continue;
@@ -543,8 +545,7 @@ void checkSymbolicSlice(const LGraph& lg, const LNode& n) {
     const TensorType* x = lg.nodes[tn.children[0].operand].data.tensor();
     if (!x || tn.attrs[0].i >= x->rank()) continue;
     Dim s = tn.attrs[1].i, e = tn.attrs[2].i, size = x->shape[tn.attrs[0].i];
-    sym::Context& ctx = sym::current();
-    if (ctx.proveLE(sym::constant(0), sym::fromDim(s)) && sym::dimLE(s, e) && sym::dimLE(e, size)) continue;
+    if (ctx.proveLE(sym::constant(0), sym::fromDim(s)) && sym::dimLE(ctx, s, e) && sym::dimLE(ctx, e, size)) continue;
     const Node& o = lg.graphs[n.graph]->node(n.origin);
     throw InputError(o.loc, "node '" + o.name + "': cannot prove the slice bounds 0 <= " + sym::dimToString(s) +
                                 " <= " + sym::dimToString(e) + " <= " + sym::dimToString(size) +
@@ -552,12 +553,12 @@ void checkSymbolicSlice(const LGraph& lg, const LNode& n) {
   }
 }
 
-void checkAnnotatedShapes(const LGraph& lg) {
+void checkAnnotatedShapes(const LGraph& lg, const sym::Context& symbols) {
   for (size_t i = 0; i < lg.nodes.size(); ++i) {
     const LNode& n = lg.nodes[i];
     if (n.aliasOf >= 0 || n.isInput || n.def.nodes.empty() || n.data.types.empty()) continue;
-    checkSymbolicSlice(lg, n);
-    eg::EGraph g(ops::inferData);
+    checkSymbolicSlice(lg, n, symbols);
+    eg::EGraph g(ops::inferData, &symbols);
     auto root = addDefinition(g, lg, static_cast<int>(i));
     if (!root) continue;  // not inferable here (opaque parts, untyped operands): nothing to compare
     const eg::ClassData& got = g.data(*root);
@@ -565,7 +566,7 @@ void checkAnnotatedShapes(const LGraph& lg) {
     for (size_t k = 0; k < got.types.size(); ++k) {
       const TensorType& want = n.data.types[k];
       if (want.dtype == DType::Unknown && want.shape.empty()) continue;  // unannotated tuple element
-      if (!ops::sameShape(got.types[k].shape, want.shape)) {
+      if (!ops::sameShape(symbols, got.types[k].shape, want.shape)) {
         const Node& o = lg.origin(static_cast<int>(i));
         throw InputError(o.loc, "node '" + o.name + "' is annotated " + toString(want) + " but " + o.op +
                                     " of its operands gives " + toString(got.types[k]));
@@ -613,8 +614,7 @@ std::optional<eg::Id> addDefinition(eg::EGraph& g, const LGraph& lg, int id) {
 
 namespace tangle {
 
-void canonicalizeSymbols(LGraph& lg) {
-  const sym::Context& ctx = sym::current();
+void canonicalizeSymbols(LGraph& lg, const sym::Context& ctx) {
   if (ctx.empty()) return;
   const ops::Syms& s = ops::syms();
   static const eg::Symbol expand = ops::syms().expand;

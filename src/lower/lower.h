@@ -25,6 +25,7 @@
 #include "graph/graph.h"
 #include "lower/canon.h"
 #include "relation/relation.h"
+#include "sym/context.h"
 
 namespace tangle {
 
@@ -65,19 +66,22 @@ struct LowerOptions {
   std::vector<std::pair<int, std::string>> cutImpl;  // (rank, tensor) treated as inputs
 };
 
-LGraph lowerSpec(const Graph& spec, const LowerOptions& opts);
-LGraph lowerImpl(const std::vector<Graph>& ranks, const LowerOptions& opts);
+// `symbols` learns the facts lowering finds: the inputs of one collective
+// have equal sizes on every member rank.
+LGraph lowerSpec(const Graph& spec, const LowerOptions& opts, sym::Context& symbols);
+LGraph lowerImpl(const std::vector<Graph>& ranks, const LowerOptions& opts, sym::Context& symbols);
 
 // Checks every definition against the graph's annotations: a node whose
 // operator, applied to its operands' annotated shapes, gives another shape
 // than the node is annotated with is an InputError at its line. (dtypes are not
-// compared: dtype promotion is modelled loosely.)
-void checkAnnotatedShapes(const LGraph& lg);
+// compared: dtype promotion is modelled loosely.) Symbolic sizes are compared
+// under `symbols`.
+void checkAnnotatedShapes(const LGraph& lg, const sym::Context& symbols);
 
 // Rewrites every symbolic size of the LGraph (types and the size attributes of
-// slice/reshape/expand) into its normal form under sym::current(), once the
+// slice/reshape/expand) into its normal form under `symbols`, once the
 // facts of the check are known.
-void canonicalizeSymbols(LGraph& lg);
+void canonicalizeSymbols(LGraph& lg, const sym::Context& symbols);
 
 // Adds the leaf of an LGraph tensor (alias-resolved) to the e-graph, with its type.
 eg::Id addLeaf(eg::EGraph& g, const LGraph& lg, int id);

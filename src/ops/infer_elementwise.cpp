@@ -48,7 +48,7 @@ Data inferBinary(const eg::EGraph& g, const eg::ENode& n) {
   const TensorType* a = da.tensor();
   const TensorType* b = db.tensor();
   if (!a || !b) return std::nullopt;
-  auto shape = broadcastShapes(a->shape, b->shape);
+  auto shape = broadcastShapes(g.symbols(), a->shape, b->shape);
   if (!shape) return std::nullopt;
 
   bool weakA = isWeak(da), weakB = isWeak(db);

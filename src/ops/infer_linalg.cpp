@@ -49,7 +49,7 @@ Data inferMatmul(const eg::EGraph& g, const eg::ENode& n) {
   if (sb.size() == 1) { sb.push_back(1); dropCol = true; }
   if (sa.back() != sb[sb.size() - 2]) return std::nullopt;
   Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
-  auto batch = broadcastShapes(ba, bb);
+  auto batch = broadcastShapes(g.symbols(), ba, bb);
   if (!batch) return std::nullopt;
   Shape out = *batch;
   if (!dropRow) out.push_back(sa[sa.size() - 2]);

@@ -20,9 +20,9 @@ Data inferWhere(const eg::EGraph& g, const eg::ENode& n) {
   if (n.children.size() != 3) return std::nullopt;
   const TensorType *c = childTensor(g, n, 0), *a = childTensor(g, n, 1), *b = childTensor(g, n, 2);
   if (!c || !a || !b) return std::nullopt;
-  auto ab = broadcastShapes(a->shape, b->shape);
+  auto ab = broadcastShapes(g.symbols(), a->shape, b->shape);
   if (!ab) return std::nullopt;
-  auto shape = broadcastShapes(c->shape, *ab);
+  auto shape = broadcastShapes(g.symbols(), c->shape, *ab);
   if (!shape) return std::nullopt;
   bool weakA = g.data(n.children[1]).constant && a->shape.empty();
   bool weakB = g.data(n.children[2]).constant && b->shape.empty();
@@ -34,7 +34,7 @@ Data inferWhere(const eg::EGraph& g, const eg::ENode& n) {
 Data inferCompare(const eg::EGraph& g, const eg::ENode& n) {
   const TensorType *a = childTensor(g, n, 0), *b = childTensor(g, n, 1);
   if (!a || !b || n.children.size() != 2) return std::nullopt;
-  auto shape = broadcastShapes(a->shape, b->shape);
+  auto shape = broadcastShapes(g.symbols(), a->shape, b->shape);
   if (!shape) return std::nullopt;
   return tensorData(DType::Bool, std::move(*shape));
 }
@@ -87,7 +87,7 @@ Data inferCrossRank(const eg::EGraph& g, const eg::ENode& n) {
 Data inferGeluBackward(const eg::EGraph& g, const eg::ENode& n) {
   const TensorType *gr = childTensor(g, n, 0), *x = childTensor(g, n, 1);
   if (!gr || !x || n.children.size() != 2) return std::nullopt;
-  auto shape = broadcastShapes(gr->shape, x->shape);
+  auto shape = broadcastShapes(g.symbols(), gr->shape, x->shape);
   if (!shape) return std::nullopt;
   return tensorData(gr->dtype, std::move(*shape));
 }

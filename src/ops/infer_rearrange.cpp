@@ -23,8 +23,9 @@ Data inferSlice(const eg::EGraph& g, const eg::ENode& n) {
   Dim size = x->shape[*dim];
   Shape out = x->shape;
   if (isSymbolic(size) || isSymbolic(*start) || isSymbolic(*end)) {
-    auto len = sym::dimSub(*end, *start);  // proves start <= end
-    if (*step != 1 || !len || !sym::dimLE(0, *start) || !sym::dimLE(*end, size)) return std::nullopt;
+    auto len = sym::dimSub(g.symbols(), *end, *start);  // proves start <= end
+    if (*step != 1 || !len || !sym::dimLE(g.symbols(), 0, *start) || !sym::dimLE(g.symbols(), *end, size))
+      return std::nullopt;
     out[*dim] = *len;
     return tensorData(x->dtype, std::move(out), childConstant(g, n, 0));
   }
@@ -50,9 +51,9 @@ Data inferConcat(const eg::EGraph& g, const eg::ENode& n) {
     if (dt == DType::Unknown) dt = t->dtype;
     for (int64_t d = 0; d < t->rank(); ++d) {
       if (d == *dim) continue;
-      if (!sym::dimEqual(t->shape[d], out[d])) return std::nullopt;
+      if (!sym::dimEqual(g.symbols(), t->shape[d], out[d])) return std::nullopt;
     }
-    out[*dim] = *sym::dimAdd(out[*dim], t->shape[*dim]);
+    out[*dim] = *sym::dimAdd(g.symbols(), out[*dim], t->shape[*dim]);
     if (c != childConstant(g, n, i)) c.reset();
   }
   return tensorData(dt, std::move(out), c);
@@ -92,7 +93,7 @@ Data inferReshape(const eg::EGraph& g, const eg::ENode& n) {
   const TensorType* x = childTensor(g, n, 0);
   const auto* s = attrInts(a, 0);
   if (!x || n.children.size() != 1 || a.size() != 1 || !s) return std::nullopt;
-  if (!sameNumel(x->shape, *s)) return std::nullopt;
+  if (!sameNumel(g.symbols(), x->shape, *s)) return std::nullopt;
   return tensorData(x->dtype, *s, childConstant(g, n, 0));
 }
 

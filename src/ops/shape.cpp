@@ -6,14 +6,14 @@
 
 namespace tangle::ops {
 
-std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b) {
+std::optional<Shape> broadcastShapes(const sym::Context& symbols, const Shape& a, const Shape& b) {
   size_t n = std::max(a.size(), b.size());
   Shape out(n);
   for (size_t i = 0; i < n; ++i) {
     // Align from the right.
     Dim da = i + a.size() >= n ? a[i + a.size() - n] : 1;
     Dim db = i + b.size() >= n ? b[i + b.size() - n] : 1;
-    if (sym::dimEqual(da, db) || db == 1) out[i] = da;
+    if (sym::dimEqual(symbols, da, db) || db == 1) out[i] = da;
     else if (da == 1) out[i] = db;
     else return std::nullopt;
   }
@@ -49,10 +49,10 @@ DType promote(DType a, DType b) {
   return rankOf(a) >= rankOf(b) ? a : b;
 }
 
-bool sameShape(const Shape& a, const Shape& b) {
+bool sameShape(const sym::Context& symbols, const Shape& a, const Shape& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
-    if (!sym::dimEqual(a[i], b[i])) return false;
+    if (!sym::dimEqual(symbols, a[i], b[i])) return false;
   return true;
 }
 
@@ -69,14 +69,14 @@ std::optional<int64_t> product(const Shape& s, size_t from, size_t to) {
   return p;
 }
 
-bool sameNumel(const Shape& a, const Shape& b) {
+bool sameNumel(const sym::Context& symbols, const Shape& a, const Shape& b) {
   if (allConcrete(a) && allConcrete(b)) return product(a, 0, a.size()) == product(b, 0, b.size());
   auto numel = [](const Shape& s) {
     sym::ExprId p = sym::constant(1);
     for (Dim d : s) p = sym::mul(p, sym::fromDim(d));
     return p;
   };
-  return sym::current().proveEqual(numel(a), numel(b));
+  return symbols.proveEqual(numel(a), numel(b));
 }
 
 }  // namespace tangle::ops

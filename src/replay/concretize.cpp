@@ -10,16 +10,16 @@ namespace {
 
 using Assignment = sym::Context::Assignment;
 
-std::optional<Dim> valueOf(Dim d, const Assignment& a) {
+std::optional<Dim> valueOf(Dim d, const Assignment& a, const sym::Context& symbols) {
   if (!isSymbolic(d)) return d;
-  auto v = sym::current().valueOf(sym::fromDim(d), a);
+  auto v = symbols.valueOf(sym::fromDim(d), a);
   if (!v || *v < 0) return std::nullopt;
   return *v;
 }
 
-bool concretizeShape(std::vector<Dim>& shape, const Assignment& a) {
+bool concretizeShape(std::vector<Dim>& shape, const Assignment& a, const sym::Context& symbols) {
   for (Dim& d : shape) {
-    auto v = valueOf(d, a);
+    auto v = valueOf(d, a, symbols);
     if (!v) return false;
     d = *v;
   }
@@ -27,42 +27,43 @@ bool concretizeShape(std::vector<Dim>& shape, const Assignment& a) {
 }
 
 // SymDim attributes become Int; symbolic entries of size lists become numbers.
-std::optional<eg::AttrList> concretizeAttrs(eg::AttrList attrs, const Assignment& a) {
+std::optional<eg::AttrList> concretizeAttrs(eg::AttrList attrs, const Assignment& a, const sym::Context& symbols) {
   for (eg::Attr& x : attrs) {
     if (x.kind == eg::Attr::Kind::SymDim) {
-      auto v = valueOf(x.i, a);
+      auto v = valueOf(x.i, a, symbols);
       if (!v) return std::nullopt;
       x = eg::Attr::integer(*v);
     } else if (x.kind == eg::Attr::Kind::IntList && std::any_of(x.list.begin(), x.list.end(), isSymbolic)) {
-      if (!concretizeShape(x.list, a)) return std::nullopt;
+      if (!concretizeShape(x.list, a, symbols)) return std::nullopt;
     }
   }
   return attrs;
 }
 
-bool concretizeTerm(eg::Term& t, const Assignment& a) {
+bool concretizeTerm(eg::Term& t, const Assignment& a, const sym::Context& symbols) {
   for (auto& n : t.nodes) {
-    auto attrs = concretizeAttrs(eg::attrs(n.attrs), a);
+    auto attrs = concretizeAttrs(eg::attrs(n.attrs), a, symbols);
     if (!attrs) return false;
     n.attrs = eg::internAttrs(*attrs);
   }
   return true;
 }
 
-bool concretizeRelations(std::vector<TensorRelations>& rs, const Assignment& a) {
+bool concretizeRelations(std::vector<TensorRelations>& rs, const Assignment& a, const sym::Context& symbols) {
   for (auto& r : rs)
     for (auto& t : r.exprs)
-      if (!concretizeTerm(t, a)) return false;
+      if (!concretizeTerm(t, a, symbols)) return false;
   return true;
 }
 
 }  // namespace
 
-std::optional<std::vector<sym::AtomId>> sizeVariables(const std::vector<const LGraph*>& graphs) {
+std::optional<std::vector<sym::AtomId>> sizeVariables(const std::vector<const LGraph*>& graphs,
+                                                      const sym::Context& symbols) {
   std::vector<sym::AtomId> out;
   auto collect = [&](Dim d) {
     if (!isSymbolic(d)) return true;
-    for (sym::AtomId v : sym::leaves(sym::current().canon(sym::fromDim(d)))) {
+    for (sym::AtomId v : sym::leaves(symbols.canon(sym::fromDim(d)))) {
       if (sym::atom(v).kind != sym::Atom::Kind::Var) return false;
       if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
     }
@@ -92,13 +93,13 @@ std::string describe(const Assignment& a) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-std::optional<LGraph> concretize(const LGraph& lg, const Assignment& a) {
+std::optional<LGraph> concretize(const LGraph& lg, const Assignment& a, const sym::Context& symbols) {
   LGraph out = lg;
   for (LNode& n : out.nodes) {
     for (TensorType& t : n.data.types)
-      if (!concretizeShape(t.shape, a)) return std::nullopt;
+      if (!concretizeShape(t.shape, a, symbols)) return std::nullopt;
     for (CanonTerm::Node& tn : n.def.nodes) {
-      auto attrs = concretizeAttrs(tn.attrs, a);
+      auto attrs = concretizeAttrs(tn.attrs, a, symbols);
       if (!attrs) return std::nullopt;
       tn.attrs = std::move(*attrs);
     }
@@ -106,13 +107,13 @@ std::optional<LGraph> concretize(const LGraph& lg, const Assignment& a) {
   return out;
 }
 
-std::optional<InferResult> concretize(const InferResult& r, const Assignment& a) {
+std::optional<InferResult> concretize(const InferResult& r, const Assignment& a, const sym::Context& symbols) {
   InferResult out = r;
-  if (!concretizeRelations(out.outputs, a) || !concretizeRelations(out.all, a)) return std::nullopt;
-  if (out.failure && !concretizeRelations(out.failure->inputRelations, a)) return std::nullopt;
+  if (!concretizeRelations(out.outputs, a, symbols) || !concretizeRelations(out.all, a, symbols)) return std::nullopt;
+  if (out.failure && !concretizeRelations(out.failure->inputRelations, a, symbols)) return std::nullopt;
   for (auto& e : out.expectations)
     for (auto& t : e.known)
-      if (!concretizeTerm(t, a)) return std::nullopt;
+      if (!concretizeTerm(t, a, symbols)) return std::nullopt;
   return out;
 }
 

@@ -345,7 +345,7 @@ bool hasSymbolicSizes(const std::vector<const LGraph*>& graphs) {
 // Symbolic sizes: replay at a few concrete sizes that satisfy the facts; a
 // mismatch or a counterexample at any of them is the answer.
 ReplayReport replaySampledSizes(const LGraph& spec, const LGraph& impl, const RelationFile& relation,
-                                const InferResult& result, const ReplayOptions& opts) {
+                                const InferResult& result, const ReplayOptions& opts, const sym::Context& symbols) {
   constexpr int kSamples = 4;
   constexpr int64_t kMaxSize = 8;
   ReplayReport rep;
@@ -354,9 +354,9 @@ ReplayReport replaySampledSizes(const LGraph& spec, const LGraph& impl, const Re
     rep.summary = "replay skipped: " + why;
     return rep;
   };
-  auto vars = detail::sizeVariables({&spec, &impl});
+  auto vars = detail::sizeVariables({&spec, &impl}, symbols);
   if (!vars) return skip("a symbolic size is an opaque expression (no value can be chosen for it)");
-  auto samples = sym::current().sample(*vars, kSamples, 1, kMaxSize);
+  auto samples = symbols.sample(*vars, kSamples, 1, kMaxSize);
   if (samples.empty()) return skip(fmt::format("no sizes in [1, {}] satisfy the facts about symbolic sizes", kMaxSize));
   // For a violation the implementation may be right at some sizes (e.g. even
   // ones): the best witness is a counterexample that no candidate explains.
@@ -367,8 +367,8 @@ ReplayReport replaySampledSizes(const LGraph& spec, const LGraph& impl, const Re
   std::vector<std::string> tried;
   std::optional<ReplayReport> best;
   for (const auto& a : samples) {
-    auto s = detail::concretize(spec, a), i = detail::concretize(impl, a);
-    auto r = detail::concretize(result, a);
+    auto s = detail::concretize(spec, a, symbols), i = detail::concretize(impl, a, symbols);
+    auto r = detail::concretize(result, a, symbols);
     if (!s || !i || !r) return skip("a size has no value at " + detail::describe(a));
     ReplayReport one;
     Replayer(*s, *i, relation, *r, opts, one).run();
@@ -388,9 +388,9 @@ ReplayReport replaySampledSizes(const LGraph& spec, const LGraph& impl, const Re
 }  // namespace
 
 ReplayReport replayCheck(const LGraph& spec, const LGraph& impl, const RelationFile& relation,
-                         const InferResult& result, const ReplayOptions& opts) {
+                         const InferResult& result, const ReplayOptions& opts, const sym::Context& symbols) {
   if (result.verdict != Verdict::Inconclusive && hasSymbolicSizes({&spec, &impl}))
-    return replaySampledSizes(spec, impl, relation, result, opts);
+    return replaySampledSizes(spec, impl, relation, result, opts, symbols);
   ReplayReport rep;
   Replayer(spec, impl, relation, result, opts, rep).run();
   return rep;

@@ -73,7 +73,9 @@ struct ReplayReport {
   std::optional<int> exitCode() const;
 };
 
+// `symbols`: the check's facts; graphs with symbolic sizes are replayed at
+// sizes sampled from them (the graphs are concrete from then on).
 ReplayReport replayCheck(const LGraph& spec, const LGraph& impl, const RelationFile& relation,
-                         const InferResult& result, const ReplayOptions& opts);
+                         const InferResult& result, const ReplayOptions& opts, const sym::Context& symbols);
 
 }  // namespace tangle::replay

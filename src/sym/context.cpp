@@ -124,7 +124,7 @@ bool Context::solveFor(ExprId diff, const std::string& origin) {
 }
 
 // A solver holding every fact and sizes >= 0 (2 s per check).
-z3::solver Context::solverWithFacts() {
+z3::solver Context::solverWithFacts() const {
   if (!z3_) z3_ = std::make_unique<Z3State>();
   z3::solver s(z3_->ctx);
   z3::params params(z3_->ctx);
@@ -136,7 +136,7 @@ z3::solver Context::solverWithFacts() {
 }
 
 // Can facts, sizes >= 0 and `d <kind> 0` all hold together?
-Context::Answer Context::satisfiable(ExprId d, Fact::Kind kind) {
+Context::Answer Context::satisfiable(ExprId d, Fact::Kind kind) const {
   z3::solver s = solverWithFacts();
   s.add(z3_->constraint(d, kind));
   switch (s.check()) {
@@ -146,7 +146,7 @@ Context::Answer Context::satisfiable(ExprId d, Fact::Kind kind) {
   }
 }
 
-bool Context::proveNonNegative(ExprId diff, bool strict) {
+bool Context::proveNonNegative(ExprId diff, bool strict) const {
   if (auto c = constantValue(diff)) return strict ? *c > 0 : *c >= 0;
   uint64_t key = (static_cast<uint64_t>(diff) << 1) | (strict ? 1u : 0u);
   if (auto it = proofCache_.find(key); it != proofCache_.end()) return it->second;
@@ -185,7 +185,7 @@ bool Context::assumeLE(ExprId a, ExprId b, bool strict, std::string* why, const 
   return add(d, strict ? Fact::Gt : Fact::Ge, toString(a) + (strict ? " < " : " <= ") + toString(b), why, origin);
 }
 
-std::vector<Context::Assignment> Context::sample(const std::vector<AtomId>& vars, int count, int64_t lo, int64_t hi) {
+std::vector<Context::Assignment> Context::sample(const std::vector<AtomId>& vars, int count, int64_t lo, int64_t hi) const {
   std::vector<Assignment> out;
   z3::solver s = solverWithFacts();
   z3::context& z = z3_->ctx;
@@ -218,15 +218,15 @@ std::optional<int64_t> Context::valueOf(ExprId e, const Assignment& a) const {
   });
 }
 
-bool Context::proveEqual(ExprId a, ExprId b) {
+bool Context::proveEqual(ExprId a, ExprId b) const {
   if (a == b) return true;
   ExprId d = canon(sub(a, b));
   if (auto c = constantValue(d)) return *c == 0;
   return proveNonNegative(d, false) && proveNonNegative(neg(d), false);
 }
 
-bool Context::proveLE(ExprId a, ExprId b) { return proveNonNegative(canon(sub(b, a)), false); }
-bool Context::proveLT(ExprId a, ExprId b) { return proveNonNegative(canon(sub(b, a)), true); }
+bool Context::proveLE(ExprId a, ExprId b) const { return proveNonNegative(canon(sub(b, a)), false); }
+bool Context::proveLT(ExprId a, ExprId b) const { return proveNonNegative(canon(sub(b, a)), true); }
 
 std::vector<std::string> Context::describe() const {
   std::vector<std::string> out;
@@ -244,49 +244,36 @@ std::vector<std::string> Context::describe() const {
   return out;
 }
 
-// ---- the current context ------------------------------------------------------
+// ---- dims under a context ------------------------------------------------------
 
-namespace {
-Context& emptyContext() {
-  thread_local Context c;
-  return c;
-}
-thread_local Context* currentContext = nullptr;
-}  // namespace
-
-Context& current() { return currentContext ? *currentContext : emptyContext(); }
-
-Scope::Scope(Context& c) : saved_(currentContext) { currentContext = &c; }
-Scope::~Scope() { currentContext = saved_; }
-
-bool dimEqual(int64_t a, int64_t b) {
+bool dimEqual(const Context& ctx, int64_t a, int64_t b) {
   if (a == b) return true;
   if (!isSymbolicDim(a) && !isSymbolicDim(b)) return false;
-  return current().proveEqual(fromDim(a), fromDim(b));
+  return ctx.proveEqual(fromDim(a), fromDim(b));
 }
 
-bool dimLE(int64_t a, int64_t b) {
+bool dimLE(const Context& ctx, int64_t a, int64_t b) {
   if (!isSymbolicDim(a) && !isSymbolicDim(b)) return a <= b;
-  return current().proveLE(fromDim(a), fromDim(b));
+  return ctx.proveLE(fromDim(a), fromDim(b));
 }
 
-std::optional<int64_t> dimAdd(int64_t a, int64_t b) {
+std::optional<int64_t> dimAdd(const Context& ctx, int64_t a, int64_t b) {
   if (!isSymbolicDim(a) && !isSymbolicDim(b)) return a + b;
-  return toDim(current().canon(add(fromDim(a), fromDim(b))));
+  return toDim(ctx.canon(add(fromDim(a), fromDim(b))));
 }
 
-std::optional<int64_t> dimSub(int64_t a, int64_t b) {
+std::optional<int64_t> dimSub(const Context& ctx, int64_t a, int64_t b) {
   if (!isSymbolicDim(a) && !isSymbolicDim(b)) {
     if (a < b) return std::nullopt;
     return a - b;
   }
-  if (!dimLE(b, a)) return std::nullopt;
-  return toDim(current().canon(sub(fromDim(a), fromDim(b))));
+  if (!dimLE(ctx, b, a)) return std::nullopt;
+  return toDim(ctx.canon(sub(fromDim(a), fromDim(b))));
 }
 
-std::optional<int64_t> dimMul(int64_t a, int64_t b) {
+std::optional<int64_t> dimMul(const Context& ctx, int64_t a, int64_t b) {
   if (!isSymbolicDim(a) && !isSymbolicDim(b)) return a * b;
-  return toDim(current().canon(mul(fromDim(a), fromDim(b))));
+  return toDim(ctx.canon(mul(fromDim(a), fromDim(b))));
 }
 
 }  // namespace tangle::sym

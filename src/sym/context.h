@@ -11,6 +11,12 @@
 //
 // Every symbolic tensor size is >= 0; that fact is always present.
 // A proof that Z3 does not finish counts as not proved: guards refuse.
+//
+// A check owns one Context and passes it explicitly: the e-graph holds a
+// const reference (EGraph::symbols()) through which type rules and lemma
+// guards ask their questions; only the driver's preparation step (and the
+// lowering of collectives) adds facts. Questions are const: they only fill
+// caches. A Context is not thread-safe; two checks use two Contexts.
 #pragma once
 
 #include <memory>
@@ -46,15 +52,15 @@ class Context {
   ExprId canon(ExprId e) const;
   int64_t canonDim(int64_t d) const;
 
-  bool proveEqual(ExprId a, ExprId b);
-  bool proveLE(ExprId a, ExprId b);  // a <= b
-  bool proveLT(ExprId a, ExprId b);  // a < b
+  bool proveEqual(ExprId a, ExprId b) const;
+  bool proveLE(ExprId a, ExprId b) const;  // a <= b
+  bool proveLT(ExprId a, ExprId b) const;  // a < b
 
   // Up to `count` distinct values of `vars` (variables left after
   // substitution) in [lo, hi] that satisfy every fact, for running graphs at
   // concrete sizes. Fewer when fewer exist (or Z3 gives up).
   using Assignment = std::unordered_map<AtomId, int64_t>;
-  std::vector<Assignment> sample(const std::vector<AtomId>& vars, int count, int64_t lo, int64_t hi);
+  std::vector<Assignment> sample(const std::vector<AtomId>& vars, int count, int64_t lo, int64_t hi) const;
   // The value of e under `a` (e in any form: it is normalized first).
   std::optional<int64_t> valueOf(ExprId e, const Assignment& a) const;
 
@@ -77,41 +83,25 @@ class Context {
   std::vector<Fact> facts_;                    // what the substitution cannot express
   std::vector<ExprId> sizes_;                  // symbolic sizes seen (each >= 0)
   mutable std::unordered_map<ExprId, ExprId> canonCache_;
-  std::unordered_map<uint64_t, bool> proofCache_;
-  std::unique_ptr<Z3State> z3_;
+  mutable std::unordered_map<uint64_t, bool> proofCache_;
+  mutable std::unique_ptr<Z3State> z3_;  // created by the first question that needs Z3
 
   // Is `diff` (canonical) provably >= 0 (> 0 with strict)?
-  bool proveNonNegative(ExprId diff, bool strict);
-  z3::solver solverWithFacts();
-  Answer satisfiable(ExprId d, Fact::Kind kind);
+  bool proveNonNegative(ExprId diff, bool strict) const;
+  z3::solver solverWithFacts() const;
+  Answer satisfiable(ExprId d, Fact::Kind kind) const;
   bool add(ExprId d, Fact::Kind kind, const std::string& what, std::string* why, const std::string& origin);
   bool solveFor(ExprId diff, const std::string& origin);  // diff == 0 as a substitution; false when no variable is solvable
   void invalidate();
 };
 
-// The context that shape inference and lemma guards consult. A check makes
-// its own current with a Scope; outside any scope it is an empty context
-// (nothing is assumed, and only syntactically equal expressions are equal).
-Context& current();
-
-class Scope {
- public:
-  explicit Scope(Context& c);
-  ~Scope();
-  Scope(const Scope&) = delete;
-  Scope& operator=(const Scope&) = delete;
-
- private:
-  Context* saved_;
-};
-
-// Dim helpers over the current context: concrete dims compare as integers,
-// symbolic ones through current().
-bool dimEqual(int64_t a, int64_t b);
-bool dimLE(int64_t a, int64_t b);
+// Dim helpers under a context: concrete dims compare as integers, symbolic
+// ones through `ctx`.
+bool dimEqual(const Context& ctx, int64_t a, int64_t b);
+bool dimLE(const Context& ctx, int64_t a, int64_t b);
 // a + b, a - b, a * b as Dims; nullopt when the result is not provably >= 0.
-std::optional<int64_t> dimAdd(int64_t a, int64_t b);
-std::optional<int64_t> dimSub(int64_t a, int64_t b);
-std::optional<int64_t> dimMul(int64_t a, int64_t b);
+std::optional<int64_t> dimAdd(const Context& ctx, int64_t a, int64_t b);
+std::optional<int64_t> dimSub(const Context& ctx, int64_t a, int64_t b);
+std::optional<int64_t> dimMul(const Context& ctx, int64_t a, int64_t b);
 
 }  // namespace tangle::sym

@@ -38,8 +38,9 @@ struct Check {
   RelationFile relation;
   std::unique_ptr<LGraph> specL, implL;
   InferResult result;
+  sym::Context symbols;  // facts about symbolic sizes (none in these graphs)
 
-  Problem problem() const { return Problem{specL.get(), implL.get(), &relation}; }
+  Problem problem() const { return Problem{specL.get(), implL.get(), &relation, &symbols}; }
 
   const InferResult& infer(const InferOptions& opts = {}) {
     result = inferRelations(problem(), lemmas::allLemmas(), opts);
@@ -64,10 +65,10 @@ inline std::unique_ptr<Check> makeCheck(const std::string& specText, const std::
   c->relation = parseRelationText(relationText, "check.rel").expand(static_cast<int>(implTexts.size()));
   LowerOptions lo;
   lo.groups = c->relation.groups;
-  c->specL = std::make_unique<LGraph>(lowerSpec(c->spec, lo));
-  c->implL = std::make_unique<LGraph>(lowerImpl(c->impl, lo));
-  checkAnnotatedShapes(*c->specL);
-  checkAnnotatedShapes(*c->implL);
+  c->specL = std::make_unique<LGraph>(lowerSpec(c->spec, lo, c->symbols));
+  c->implL = std::make_unique<LGraph>(lowerImpl(c->impl, lo, c->symbols));
+  checkAnnotatedShapes(*c->specL, c->symbols);
+  checkAnnotatedShapes(*c->implL, c->symbols);
   return c;
 }
 

@@ -75,14 +75,14 @@ TEST(LemmaFileParse, ConditionsOnSymbolicSizesNeedAProof) {
   const auto& guard = f.lemmas[0].lemma.rule.guard;
   sym::ExprId n = sym::var("L.n");
   int64_t half = *sym::toDim(*sym::floorDiv(n, 2)), whole = *sym::toDim(n);
+  sym::Context ctx;
+  eg::EGraph g(nullptr, &ctx);  // the guard asks the e-graph's context
   auto with = [&](int64_t s, int64_t e) {
     eg::Subst sub;
     sub.attrs["s"] = eg::Attr::dim(s);
     sub.attrs["e"] = eg::Attr::dim(e);
-    return guard(eg::EGraph{}, sub);
+    return guard(g, sub);
   };
-  sym::Context ctx;
-  sym::Scope scope(ctx);
   ctx.noteSize(n);
   EXPECT_FALSE(with(half, whole));  // n // 2 < n fails for n = 0
   ASSERT_TRUE(ctx.assumeLE(sym::constant(2), n, false, nullptr));

@@ -12,12 +12,14 @@
 #include "egraph/rewrite.h"
 #include "lemmas/lemmas.h"
 #include "ops/ops.h"
+#include "sym/context.h"
 
 namespace tangle::lemmas::testing {
 
 class LemmaTest : public ::testing::Test {
  protected:
-  eg::EGraph g{ops::inferData};
+  sym::Context symbols;  // the e-graph's facts about symbolic sizes (none unless a test adds some)
+  eg::EGraph g{ops::inferData, &symbols};
   eg::Subst vars;  // leaves by name, for terms
 
   // A leaf "D0.<name>" of type f32[shape], usable as ?name in terms.

@@ -9,8 +9,7 @@ namespace {
 
 class SymbolicLemma : public LemmaTest {
  protected:
-  sym::Context ctx;
-  sym::Scope scope{ctx};
+  sym::Context& ctx = symbols;
   sym::ExprId n = sym::var("T.n");
   Dim N = *sym::toDim(n);
   Dim H = *sym::toDim(*sym::floorDiv(n, 2));             // n // 2

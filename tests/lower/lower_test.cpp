@@ -42,12 +42,37 @@ std::vector<Graph> twoRanks(const std::string& body) {
   return g;
 }
 
+// Lowering a collective teaches the given context (and only it) that the
+// ranks' inputs have one size: another check's context, or an e-graph's own
+// empty one, never learns it.
+TEST(Lower, CollectiveSizeFactsStayInTheirContext) {
+  std::vector<Graph> g;
+  for (int r = 0; r < 2; ++r) {
+    g.push_back(rank("x: \"f32[s0, 2]\"",
+                     "a: \"f32[s0, 2]\" = torch.ops._c10d_functional.all_reduce.default(x, 'sum', '0')\n"
+                     "return (a,)",
+                     "r" + std::to_string(r) + ".py"));
+    qualifySymbols(g.back(), "D" + std::to_string(r) + ".");
+  }
+  sym::ExprId d0 = sym::var("D0.s0"), d1 = sym::var("D1.s0");
+  sym::Context first, second;
+  lowerImpl(g, {}, first);
+  EXPECT_TRUE(first.proveEqual(d0, d1));
+  EXPECT_FALSE(second.proveEqual(d0, d1));
+  EXPECT_FALSE(eg::EGraph().symbols().proveEqual(d0, d1));
+  lowerImpl(g, {}, second);  // a second check of the same graphs
+  EXPECT_TRUE(second.proveEqual(d0, d1));
+  sym::Context third;
+  EXPECT_FALSE(third.proveEqual(d0, d1));
+}
+
 TEST(Lower, AllReduceIsASumOverTheGroupAndWaitIsAnAlias) {
+  sym::Context symbols;
   auto g = twoRanks(
       "a: \"f32[4, 2]\" = torch.ops._c10d_functional.all_reduce.default(x, 'sum', '0')\n"
       "w: \"f32[4, 2]\" = torch.ops._c10d_functional.wait_tensor.default(a)\n"
       "return (w,)");
-  LGraph lg = lowerImpl(g, {});
+  LGraph lg = lowerImpl(g, {}, symbols);
   EXPECT_EQ(defOf(lg, "D1.w"), "sum(D0.x, D1.x)");
   EXPECT_EQ(lg.resolve(*lg.find("D1.w")), lg.resolve(*lg.find("D1.a")));
   EXPECT_TRUE(node(lg, "D0.a").isOutput);
@@ -55,18 +80,20 @@ TEST(Lower, AllReduceIsASumOverTheGroupAndWaitIsAnAlias) {
 }
 
 TEST(Lower, VllmAllReduceIsASum) {
+  sym::Context symbols;
   auto g = twoRanks(
       "a: \"f32[4, 2]\" = torch.ops.vllm.all_reduce.default(x, 'tp:0')\n"
       "return (a,)");
-  LGraph lg = lowerImpl(g, {});
+  LGraph lg = lowerImpl(g, {}, symbols);
   EXPECT_EQ(defOf(lg, "D0.a"), "sum(D0.x, D1.x)");
 }
 
 TEST(Lower, ReduceScatterIsThisRanksSliceOfTheSum) {
+  sym::Context symbols;
   auto g = twoRanks(
       "rs: \"f32[2, 2]\" = torch.ops._c10d_functional.reduce_scatter_tensor.default(x, 'sum', 2, '0')\n"
       "return (rs,)");
-  LGraph lg = lowerImpl(g, {});
+  LGraph lg = lowerImpl(g, {}, symbols);
   const LNode& n = node(lg, "D1.rs");
   ASSERT_EQ(n.def.nodes.size(), 2u);
   EXPECT_EQ(n.def.nodes[1].op, ops::syms().slice);
@@ -76,21 +103,23 @@ TEST(Lower, ReduceScatterIsThisRanksSliceOfTheSum) {
 }
 
 TEST(Lower, AllGatherConcatsAlongDimZeroAndBroadcastAliasesTheSource) {
+  sym::Context symbols;
   auto g = twoRanks(
       "ag: \"f32[8, 2]\" = torch.ops._c10d_functional.all_gather_into_tensor.default(x, 2, '0')\n"
       "b: \"f32[4, 2]\" = torch.ops._c10d_functional.broadcast.default(x, 0, '0')\n"
       "return (ag, b)");
-  LGraph lg = lowerImpl(g, {});
+  LGraph lg = lowerImpl(g, {}, symbols);
   EXPECT_EQ(defOf(lg, "D1.ag"), "concat(D0.x, D1.x)");
   EXPECT_EQ(lg.resolve(*lg.find("D1.b")), lg.resolve(*lg.find("D0.x")));
 }
 
 TEST(Lower, MismatchedCollectivesAreInputErrors) {
+  sym::Context symbols;
   std::vector<Graph> g;
   g.push_back(rank("x: \"f32[4, 2]\"", "a: \"f32[4, 2]\" = torch.ops._c10d_functional.all_reduce.default(x, 'sum', '0')\nreturn (a,)", "r0.py"));
   g.push_back(rank("x: \"f32[4, 2]\"", "a: \"f32[8, 2]\" = torch.ops._c10d_functional.all_gather_into_tensor.default(x, 2, '0')\nreturn (a,)", "r1.py"));
   try {
-    lowerImpl(g, {});
+    lowerImpl(g, {}, symbols);
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("r1.py:"), std::string::npos) << e.what();
@@ -98,6 +127,7 @@ TEST(Lower, MismatchedCollectivesAreInputErrors) {
 }
 
 TEST(Lower, GroupsDefaultToTheRanksThatUseThem) {
+  sym::Context symbols;
   // Each rank's data-parallel group of one: an identity, not a cross-rank sum.
   std::vector<Graph> g;
   for (int r = 0; r < 2; ++r)
@@ -105,15 +135,16 @@ TEST(Lower, GroupsDefaultToTheRanksThatUseThem) {
                      "a: \"f32[4, 2]\" = torch.ops._c10d_functional.all_reduce.default(x, 'sum', 'dp" + std::to_string(r) +
                          "')\nreturn (a,)",
                      "r" + std::to_string(r) + ".py"));
-  LGraph lg = lowerImpl(g, {});
+  LGraph lg = lowerImpl(g, {}, symbols);
   EXPECT_EQ(lg.resolve(*lg.find("D1.a")), lg.resolve(*lg.find("D1.x")));
   // Stated groups win.
   LowerOptions opts;
   opts.groups["dp0"] = {0, 1};
-  EXPECT_THROW(lowerImpl(g, opts), InputError);  // rank 1 never joins dp0's collective
+  EXPECT_THROW(lowerImpl(g, opts, symbols), InputError);  // rank 1 never joins dp0's collective
 }
 
 TEST(Lower, VllmOutVariantKernelsBecomeTheirResults) {
+  sym::Context symbols;
   Graph s = rank("x: \"f32[4, 8]\", w: \"f32[8]\", r: \"f32[4, 8]\", pos: \"i64[4]\", cache: \"f32[16, 4]\"",
                  "e: \"f32[4, 8]\" = torch.ops.aten.empty_like.default(x)\n"
                  "af = torch.ops.higher_order.auto_functionalized(torch.ops._C.rms_norm.default, result = e, input = x, weight = w, epsilon = 1e-06)\n"
@@ -129,17 +160,18 @@ TEST(Lower, VllmOutVariantKernelsBecomeTheirResults) {
                  "k: \"f32[4, 8]\" = af4[2]\n"
                  "return (n, n2, res, sm, q, k)",
                  "s.py");
-  LGraph lg = lowerSpec(s, {});
+  LGraph lg = lowerSpec(s, {}, symbols);
   EXPECT_EQ(defOf(lg, "S.n"), "rms_norm(S.x, S.w)");  // the empty result buffer is not read
   EXPECT_EQ(defOf(lg, "S.n2"), "rms_norm(S.x, S.r, S.w)");
   EXPECT_EQ(defOf(lg, "S.res"), "add(S.x, S.r)");
   EXPECT_EQ(defOf(lg, "S.sm"), "mul(S.x)");
   EXPECT_EQ(defOf(lg, "S.q"), "rotary(S.pos, S.x, S.cache)");
   EXPECT_EQ(defOf(lg, "S.k"), "rotary(S.pos, S.r, S.cache)");
-  checkAnnotatedShapes(lg);  // the canonical forms compute the annotated shapes
+  checkAnnotatedShapes(lg, symbols);  // the canonical forms compute the annotated shapes
 }
 
 TEST(Lower, DebugTagsNameTheirTensorAndCutsMakeInputs) {
+  sym::Context symbols;
   Graph s = rank("x: \"f32[4, 2]\"",
                  "c: \"f32[4, 2]\" = torch.ops.aten.clone.default(x)\n"
                  "l: \"f32[4, 2]\" = torch.ops.tg.log_tensor.default(c, 'hidden')\n"
@@ -148,11 +180,11 @@ TEST(Lower, DebugTagsNameTheirTensorAndCutsMakeInputs) {
                  "s.py");
   LowerOptions opts;
   opts.cutSpec = {"y"};
-  LGraph lg = lowerSpec(s, opts);
+  LGraph lg = lowerSpec(s, opts, symbols);
   EXPECT_EQ(lg.resolve(*lg.find("S.hidden")), lg.resolve(*lg.find("S.x")));
   EXPECT_TRUE(node(lg, "S.y").isInput);
   opts.cutSpec = {"nope"};
-  EXPECT_THROW(lowerSpec(s, opts), InputError);
+  EXPECT_THROW(lowerSpec(s, opts, symbols), InputError);
 }
 
 }  // namespace

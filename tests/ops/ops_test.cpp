@@ -235,14 +235,15 @@ TEST_F(OpsTest, CleanNodes) {
 }
 
 TEST(ShapeTest, Helpers) {
-  EXPECT_EQ(broadcastShapes({3, 1}, {4}), (Shape{3, 4}));
-  EXPECT_FALSE(broadcastShapes({3}, {4}));
+  sym::Context symbols;
+  EXPECT_EQ(broadcastShapes(symbols, {3, 1}, {4}), (Shape{3, 4}));
+  EXPECT_FALSE(broadcastShapes(symbols, {3}, {4}));
   EXPECT_EQ(promote(DType::F16, DType::BF16), DType::F32);
   EXPECT_EQ(promote(DType::I64, DType::F16), DType::F16);
   EXPECT_EQ(reducedDims({-1, 0}, 3), (std::vector<int64_t>{0, 2}));
   EXPECT_FALSE(reducedDims({3}, 3));
-  EXPECT_TRUE(sameNumel({2, 6}, {3, 4}));
-  EXPECT_FALSE(sameNumel({2, -1}, {2, -2}));
+  EXPECT_TRUE(sameNumel(symbols, {2, 6}, {3, 4}));
+  EXPECT_FALSE(sameNumel(symbols, {2, -1}, {2, -2}));
 }
 
 }  // namespace

@@ -41,12 +41,13 @@ struct Case {
   std::vector<Graph> ranks;
   LGraph specL, implL;
   RelationFile rel;
+  sym::Context symbols;
   Case(const std::string& specParams, const std::string& specBody, const std::string& implParams,
         const std::string& implBody, const std::string& relText) {
     spec = fx(specParams, specBody, "spec.py");
     for (int r = 0; r < 2; ++r) ranks.push_back(fx(implParams, implBody, "impl.r" + std::to_string(r) + ".py"));
-    specL = lowerSpec(spec, {});
-    implL = lowerImpl(ranks, {});
+    specL = lowerSpec(spec, {}, symbols);
+    implL = lowerImpl(ranks, {}, symbols);
     rel = parseRelationText(relText, "check.rel").expand(2);
   }
   const interp::Tensor& implInput(const InputValues& v, const std::string& name) {
@@ -58,6 +59,7 @@ struct Case {
 };
 
 TEST(LGraphEval, AllReduceReadsTheOtherRanksInputs) {
+  sym::Context symbols;
   std::vector<Graph> g;
   for (int r = 0; r < 2; ++r)
     g.push_back(fx("x: \"f32[2]\"",
@@ -66,7 +68,7 @@ TEST(LGraphEval, AllReduceReadsTheOtherRanksInputs) {
                    "w: \"f32[2]\" = torch.ops._c10d_functional.wait_tensor.default(a)\n"
                    "return (w,)",
                    "r" + std::to_string(r) + ".py"));
-  LGraph lg = lowerImpl(g, {});
+  LGraph lg = lowerImpl(g, {}, symbols);
   LGraphEvaluator ev(lg);
   ev.set(id(lg, "D0.x"), val({2}, {1, 2}));
   ev.set(id(lg, "D1.x"), val({2}, {10, 20}));
@@ -77,12 +79,13 @@ TEST(LGraphEval, AllReduceReadsTheOtherRanksInputs) {
 }
 
 TEST(LGraphEval, OpWithoutSemanticsIsNamedWithItsLocation) {
+  sym::Context symbols;
   Graph g = fx("x: \"f32[3]\"",
                "c: \"f32[3]\" = torch.ops.aten.cumsum.default(x, 0)\n"
                "n: \"f32[3]\" = torch.ops.aten.neg.default(c)\n"
                "return (n,)",
                "spec.py");
-  LGraph lg = lowerSpec(g, {});
+  LGraph lg = lowerSpec(g, {}, symbols);
   LGraphEvaluator ev(lg);
   ev.set(id(lg, "S.x"), val({3}, {1, 2, 3}));
   EXPECT_EQ(ev.value(id(lg, "S.n")), nullptr);
@@ -92,11 +95,12 @@ TEST(LGraphEval, OpWithoutSemanticsIsNamedWithItsLocation) {
 }
 
 TEST(LGraphEval, MissingInputAndAnnotationMismatchFail) {
+  sym::Context symbols;
   Graph g = fx("x: \"f32[3]\"",
                "n: \"f32[4]\" = torch.ops.aten.neg.default(x)\n"
                "return (n,)",
                "spec.py");
-  LGraph lg = lowerSpec(g, {});
+  LGraph lg = lowerSpec(g, {}, symbols);
   LGraphEvaluator ev(lg);
   EXPECT_EQ(ev.value(id(lg, "S.n")), nullptr);
   EXPECT_NE(ev.failure()->reason.find("no value for input S.x"), std::string::npos);
@@ -201,13 +205,13 @@ TEST(Replay, WrongOutputRelationIsAMismatch) {
   InferResult res;
   res.verdict = Verdict::Refines;
   res.outputs.push_back({id(s.specL, "S.mm"), "S.mm", {termOf(rel.relations[0].rhs, s.specL, s.implL)}, false});
-  ReplayReport good = replayCheck(s.specL, s.implL, s.rel, res, {});
+  ReplayReport good = replayCheck(s.specL, s.implL, s.rel, res, {}, s.symbols);
   EXPECT_EQ(good.status, ReplayStatus::Matched) << good.text();
   EXPECT_EQ(good.summary.rfind("replay: 1 outputs match (max abs error", 0), 0u) << good.summary;
   EXPECT_FALSE(good.exitCode());
 
   res.outputs[0].exprs.push_back(termOf(rel.relations[1].rhs, s.specL, s.implL));
-  ReplayReport bad = replayCheck(s.specL, s.implL, s.rel, res, {});
+  ReplayReport bad = replayCheck(s.specL, s.implL, s.rel, res, {}, s.symbols);
   EXPECT_EQ(bad.status, ReplayStatus::Mismatch);
   EXPECT_EQ(bad.exitCode(), 4);
   ASSERT_TRUE(bad.mismatch);
@@ -222,7 +226,7 @@ TEST(Replay, LargeGraphsAreSkipped) {
   InferResult res;
   ReplayOptions o;
   o.maxInputElements = 100;
-  ReplayReport r = replayCheck(s.specL, s.implL, s.rel, res, o);
+  ReplayReport r = replayCheck(s.specL, s.implL, s.rel, res, o, s.symbols);
   EXPECT_EQ(r.status, ReplayStatus::Skipped);
   EXPECT_EQ(r.summary, "replay skipped: graphs too large (208 elements; shape reduction is not supported)");
 }
@@ -233,7 +237,7 @@ TEST(Replay, OpWithoutSemanticsMakesReplayNotPossible) {
   auto rel = parseRelationText("S.c = D0.c\n", "r.rel");
   InferResult res;
   res.outputs.push_back({id(s.specL, "S.c"), "S.c", {termOf(rel.relations[0].rhs, s.specL, s.implL)}, false});
-  ReplayReport r = replayCheck(s.specL, s.implL, s.rel, res, {});
+  ReplayReport r = replayCheck(s.specL, s.implL, s.rel, res, {}, s.symbols);
   EXPECT_EQ(r.status, ReplayStatus::NotPossible);
   EXPECT_EQ(r.summary.rfind("replay not possible: aten.cumsum.default at spec.py:5", 0), 0u) << r.summary;
   EXPECT_FALSE(r.exitCode());
@@ -249,7 +253,7 @@ TEST(Replay, ViolationWithoutSameShapedCandidateSaysSo) {
   f.node = f.tensor = id(s.specL, "S.mm");
   f.nearbyImpl = {id(s.implL, "D0.mm"), id(s.implL, "D1.mm")};
   res.failure = f;
-  ReplayReport r = replayCheck(s.specL, s.implL, s.rel, res, {});
+  ReplayReport r = replayCheck(s.specL, s.implL, s.rel, res, {}, s.symbols);
   EXPECT_EQ(r.status, ReplayStatus::NoCounterexample);
   EXPECT_EQ(r.summary,
             "replay: S.mm has shape [4, 6]; no same-shaped implementation tensor exists among the candidates");

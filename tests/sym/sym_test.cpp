@@ -99,19 +99,17 @@ TEST(SymContext, InequalitiesGoThroughZ3) {
   EXPECT_TRUE(c.proveEqual(mul(constant(2), *floorDiv(n, 2)), n));
 }
 
-TEST(SymContext, DimHelpersUseTheCurrentContext) {
-  Context c;
+TEST(SymContext, DimHelpersUseTheGivenContext) {
+  Context c, other;
   int64_t n = *toDim(var("S.n")), m = *toDim(var("D0.m"));
-  EXPECT_FALSE(dimEqual(n, m));
-  {
-    Scope scope(c);
-    ASSERT_TRUE(c.assumeEqual(fromDim(n), fromDim(m), nullptr));
-    EXPECT_TRUE(dimEqual(n, m));
-    EXPECT_EQ(dimSub(n, m), 0);
-    EXPECT_EQ(dimSub(4, 5), std::nullopt);
-    EXPECT_EQ(dimAdd(3, 4), 7);
-  }
-  EXPECT_FALSE(dimEqual(n, m));  // the scope ended
+  EXPECT_FALSE(dimEqual(c, n, m));
+  ASSERT_TRUE(c.assumeEqual(fromDim(n), fromDim(m), nullptr));
+  EXPECT_TRUE(dimEqual(c, n, m));
+  EXPECT_EQ(dimSub(c, n, m), 0);
+  EXPECT_EQ(dimSub(c, 4, 5), std::nullopt);
+  EXPECT_EQ(dimAdd(c, 3, 4), 7);
+  EXPECT_FALSE(dimEqual(other, n, m));  // a fact of c only
+  EXPECT_EQ(dimSub(other, n, m), std::nullopt);
 }
 
 }  // namespace

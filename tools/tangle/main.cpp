@@ -34,14 +34,15 @@ int check(const std::vector<std::string>& positional, const std::vector<std::str
     req.relationPath = positional[0];
   }
   auto run = tangle::runCheck(req);
-  std::cerr << run->lemmaWarnings;
-  run->info.allRelations = allRelations;
-  std::cout << tangle::textReport(run->result, *run->specL, *run->implL, run->info);
+  tangle::PreparedCheck& pc = *run->prepared;
+  std::cerr << pc.lemmaWarnings;
+  pc.info.allRelations = allRelations;
+  std::cout << tangle::textReport(run->result, *pc.specL, *pc.implL, pc.info);
   if (run->replay) std::cout << run->replay->text();
   if (!jsonOut.empty()) {
     std::ofstream f(jsonOut);
     if (!f) throw tangle::InputError({jsonOut, 0}, "cannot write the JSON report");
-    auto j = tangle::jsonReport(run->result, *run->specL, *run->implL, run->info);
+    auto j = tangle::jsonReport(run->result, *pc.specL, *pc.implL, pc.info);
     if (run->replay) j["replay"] = run->replay->json();
     f << j.dump(2) << "\n";
   }
