@@ -362,9 +362,9 @@ std::optional<Id> EGraph::lookup(ENode node) const {
   return m.findConst(m.nodeClass[n]);
 }
 
-Id EGraph::leaf(std::string_view name, const ClassData& data) {
+Id EGraph::leaf(std::string_view name, Owner owner, const ClassData& data) {
   Impl& m = *impl_;
-  ENode node{m.tensorSym, internAttrs({Attr::str(name)}), {}};
+  ENode node{m.tensorSym, internAttrs({Attr::str(name), Attr::integer(owner.rank)}), {}};
   uint64_t h = ENodeHash{}(node);
   if (auto n = m.lookupCanonical(node, h); n != detail::NodeIndex::kNone) {
     Id c = m.findMut(m.nodeClass[n]);

@@ -23,6 +23,7 @@
 
 #include "egraph/attrs.h"
 #include "egraph/enode.h"
+#include "support/owner.h"
 #include "support/tensor_type.h"
 
 namespace tangle::sym {
@@ -77,10 +78,13 @@ class EGraph {
   // The class already holding this node (children canonicalized), if any. Never adds.
   std::optional<Id> lookup(ENode node) const;
 
-  // Convenience for leaves: a tensor named `name` ("S.x", "D0.x"), op "tensor",
-  // attrs [Str name]. `data` is used as is (the DataFn is not called); for an
-  // existing leaf it is joined into the class's data like a merge.
-  Id leaf(std::string_view name, const ClassData& data);
+  // Convenience for leaves: a tensor named `name` ("S.x", "D0.x") of graph
+  // `owner`, op "tensor", attrs [Str name, Int owner.rank]. `data` is used as
+  // is (the DataFn is not called); for an existing leaf it is joined into the
+  // class's data like a merge.
+  Id leaf(std::string_view name, Owner owner, const ClassData& data);
+  // A leaf of no implementation rank (owned by the spec): scratch e-graphs, tests.
+  Id leaf(std::string_view name, const ClassData& data) { return leaf(name, Owner::spec(), data); }
 
   Id find(Id id) const;  // canonical id (path compression is done lazily in merge/rebuild)
   // Records that a and b are equal. Returns true if they were in different classes.

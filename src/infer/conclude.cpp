@@ -22,11 +22,9 @@ std::vector<eg::Term> cleanRelations(const InferState& st, const eg::EGraph& g, 
   std::vector<eg::Term> out = ex.alternatives(root, st.opts.maxRelationsPerTensor);
   if (out.empty()) return out;
   for (size_t r = 0; r < st.impl.graphs.size() && st.impl.graphs.size() > 1; ++r) {
-    leaves::RankNames rank(r);
     eg::Extractor mine(g, [&](const eg::EGraph&, const eg::ENode& n) {
       if (!ops::isCleanNode(n)) return false;
-      const std::string* name = ops::tensorName(n);
-      return !name || rank.contains(*name);
+      return n.op != ops::syms().tensor || leaves::isRankLeaf(n, static_cast<int32_t>(r));
     });
     if (auto t = mine.best(root); t && std::find(out.begin(), out.end(), *t) == out.end()) out.push_back(*t);
   }
@@ -64,10 +62,10 @@ Failure failureFor(const InferState& st, const SpecOp& op, const eg::EGraph& g) 
 namespace {
 
 bool isImplOutputLeaf(const InferState& st, const eg::ENode& n) {
-  const std::string* name = ops::tensorName(n);
-  if (!name || leaves::isSpecName(*name)) return false;
-  auto id = st.impl.find(*name);
-  return id && st.impl.nodes[st.impl.resolve(*id)].isOutput;
+  auto owner = ops::tensorOwner(n);
+  if (!owner || owner->isSpec()) return false;
+  auto id = leaves::leafNode(st.spec, st.impl, n.op, n.attrs);
+  return id && st.impl.nodes[*id].isOutput;
 }
 
 // Developer aid: TANGLE_DUMP_EGRAPH=<spec tensor> prints that operator's e-graph.

@@ -44,9 +44,9 @@ eg::Id addTerm(const InferState& st, eg::EGraph& g, const eg::Term& t) {
   std::vector<eg::Id> ids(t.size());
   for (size_t i = 0; i < t.size(); ++i) {
     const auto& n = t.nodes[i];
-    if (const std::string* name = ops::tensorName(n.op, n.attrs)) {
-      const LGraph& lg = leaves::isSpecName(*name) ? st.spec : st.impl;
-      ids[i] = addLeaf(g, lg, *lg.find(*name));
+    if (n.op == ops::syms().tensor) {
+      auto id = leaves::leafNode(st.spec, st.impl, n.op, n.attrs);
+      ids[i] = addLeaf(g, leaves::isSpecLeaf(n.op, n.attrs) ? st.spec : st.impl, id.value());
       continue;
     }
     eg::ENode en{n.op, n.attrs, {}};
@@ -65,8 +65,8 @@ void collectImplTensors(const InferState& st, const RelExpr& e, std::vector<int>
 
 void collectImplTensors(const InferState& st, const eg::Term& t, std::vector<int>& out) {
   for (auto& n : t.nodes)
-    if (const std::string* name = ops::tensorName(n.op, n.attrs); name && !leaves::isSpecName(*name))
-      if (auto id = st.impl.find(*name)) out.push_back(st.impl.resolve(*id));
+    if (n.op == ops::syms().tensor && !leaves::isSpecLeaf(n.op, n.attrs))
+      if (auto id = leaves::leafNode(st.spec, st.impl, n.op, n.attrs)) out.push_back(*id);
 }
 
 namespace {
@@ -74,7 +74,7 @@ namespace {
 // Implementation inputs given a constant value in the relation file.
 void mergeImplConstants(const InferState& st, eg::EGraph& g) {
   for (auto& [d, v] : st.implConsts)
-    if (auto leaf = g.lookup(eg::ENode{ops::syms().tensor, eg::internAttrs({eg::Attr::str(st.impl.nodes[d].leafName)}), {}}))
+    if (auto leaf = g.lookup(eg::ENode{ops::syms().tensor, ops::tensorAttrs(st.impl.nodes[d].leafName, st.impl.nodes[d].owner), {}}))
       g.merge(*leaf, constNode(g, v));
 }
 

@@ -407,7 +407,7 @@ std::optional<Expansion> expandDefinition(const CustomOpDef& def, const eg::ENod
   }, symbols);
   eg::EGraph& g = *e.graph;
   std::vector<eg::Id> leaves;
-  for (size_t i = 0; i < childData.size(); ++i) leaves.push_back(g.leaf("$" + std::to_string(i), childData[i]));
+  for (size_t i = 0; i < childData.size(); ++i) leaves.push_back(g.leaf("$" + std::to_string(i), Owner::spec(), childData[i]));
   eg::Id node = g.add(eg::ENode{n.op, n.attrs, leaves});
   g.rebuild();
   auto matches = def.head->searchClass(g, node, 1);

@@ -112,10 +112,10 @@ CanonTerm::Ref localRef(int i) {
 
 class Lowerer {
  public:
-  Lowerer(std::vector<const Graph*> graphs, std::vector<std::string> prefixes, const LowerOptions& opts,
-          sym::Context& symbols)
-      : prefixes_(std::move(prefixes)), opts_(opts), symbols_(symbols) {
+  Lowerer(std::vector<const Graph*> graphs, std::vector<Owner> owners, const LowerOptions& opts, sym::Context& symbols)
+      : owners_(std::move(owners)), opts_(opts), symbols_(symbols) {
     lg_.graphs = std::move(graphs);
+    for (Owner o : owners_) prefixes_.push_back(o.prefix());
   }
 
   LGraph run() {
@@ -131,7 +131,8 @@ class Lowerer {
 
  private:
   LGraph lg_;
-  std::vector<std::string> prefixes_;
+  std::vector<Owner> owners_;           // per graph
+  std::vector<std::string> prefixes_;  // their names' prefixes
   const LowerOptions& opts_;
   sym::Context& symbols_;  // learns that collective inputs have equal sizes
   std::vector<std::vector<int>> index_;  // [graph][NodeId] -> LNode or -1
@@ -155,6 +156,7 @@ class Lowerer {
         LNode ln;
         ln.name = prefixes_[gi] + n.name;
         ln.graph = static_cast<int>(gi);
+        ln.owner = owners_[gi];
         ln.origin = id;
         if (n.type) ln.data.types = {*n.type};
         ln.data.tuple = n.isTuple;
@@ -472,13 +474,16 @@ class Lowerer {
       ln.def = CanonTerm{};
       return true;
     };
-    if (prefixes_.size() == 1 && prefixes_[0] == "S.") {
-      for (auto& t : opts_.cutSpec)
-        if (!cut("S." + t)) throw InputError({}, "cut point 'S." + t + "' names no tensor of the spec");
+    if (owners_.size() == 1 && owners_[0].isSpec()) {
+      for (auto& t : opts_.cutSpec) {
+        std::string name = Owner::spec().prefix() + t;
+        if (!cut(name)) throw InputError({}, "cut point '" + name + "' names no tensor of the spec");
+      }
     } else {
-      for (auto& [r, t] : opts_.cutImpl)
-        if (!cut("D" + std::to_string(r) + "." + t))
-          throw InputError({}, "cut point 'D" + std::to_string(r) + "." + t + "' names no tensor of the implementation");
+      for (auto& [r, t] : opts_.cutImpl) {
+        std::string name = Owner::impl(r).prefix() + t;
+        if (!cut(name)) throw InputError({}, "cut point '" + name + "' names no tensor of the implementation");
+      }
     }
     // A cut point stops aliases that pointed past it too.
     resolveAliases();
@@ -521,17 +526,17 @@ std::optional<int> LGraph::find(const std::string& name) const {
 }
 
 LGraph lowerSpec(const Graph& spec, const LowerOptions& opts, sym::Context& symbols) {
-  return Lowerer({&spec}, {"S."}, opts, symbols).run();
+  return Lowerer({&spec}, {Owner::spec()}, opts, symbols).run();
 }
 
 LGraph lowerImpl(const std::vector<Graph>& ranks, const LowerOptions& opts, sym::Context& symbols) {
   std::vector<const Graph*> graphs;
-  std::vector<std::string> prefixes;
+  std::vector<Owner> owners;
   for (size_t r = 0; r < ranks.size(); ++r) {
     graphs.push_back(&ranks[r]);
-    prefixes.push_back("D" + std::to_string(r) + ".");
+    owners.push_back(Owner::impl(static_cast<int32_t>(r)));
   }
-  return Lowerer(std::move(graphs), std::move(prefixes), opts, symbols).run();
+  return Lowerer(std::move(graphs), std::move(owners), opts, symbols).run();
 }
 
 // A slice of a graph operand with symbolic bounds is only modelled when
@@ -577,7 +582,7 @@ void checkAnnotatedShapes(const LGraph& lg, const sym::Context& symbols) {
 
 eg::Id addLeaf(eg::EGraph& g, const LGraph& lg, int id) {
   const LNode& ln = lg.node(lg.resolve(id));
-  return g.leaf(ln.leafName, ln.data);
+  return g.leaf(ln.leafName, ln.owner, ln.data);
 }
 
 std::optional<eg::Id> addDefinition(eg::EGraph& g, const LGraph& lg, int id) {

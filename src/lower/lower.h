@@ -32,6 +32,7 @@ namespace tangle {
 struct LNode {
   std::string name;        // "S.mm", "D1.wait_tensor"
   int graph = 0;           // index into LGraph::graphs (the rank for the impl; 0 for the spec)
+  Owner owner;             // the spec, or the implementation rank
   NodeId origin = -1;      // node in that graph
   bool isInput = false;    // placeholder, get_attr, or a declared cut point: no definition
   int aliasOf = -1;        // identity op: same value as that LNode (resolved to the root)

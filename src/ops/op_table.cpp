@@ -20,7 +20,7 @@ namespace s = samplers;
 const OpDef kOps[] = {
   // name        attribute schema                          clean  type rule        kernel         gather              sampler         ATen
   // leaves
-  {"tensor",     "name:str",                               false, inferTensorLeaf, nullptr,       nullptr,            nullptr,        ""},  // clean iff an implementation tensor
+  {"tensor",     "name:str owner:int",                          false, inferTensorLeaf, nullptr,       nullptr,            nullptr,        ""},  // clean iff an implementation tensor
   {"const",      "value:number",                           false, inferConst,      k::constant,   nullptr,            s::constant,    ""},
   // clean rearrangements and the cross-rank combines
   {"slice",      "dim:int start:dim end:dim step:int",     true,  inferSlice,      k::slice,      k::sliceGather,     s::slice,       ""},

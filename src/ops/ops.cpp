@@ -2,7 +2,6 @@
 // file) operators, and the interned symbols.
 #include "ops/ops.h"
 
-#include <cctype>
 #include <sstream>
 #include <unordered_map>
 
@@ -34,14 +33,6 @@ struct Custom {
 Custom& customs() {
   static Custom c;
   return c;
-}
-
-// "D<digits>.<name>"
-bool isImplName(const std::string& s) {
-  if (s.size() < 4 || s[0] != 'D') return false;
-  size_t i = 1;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-  return i > 1 && i + 1 < s.size() && s[i] == '.';
 }
 
 bool fitsKind(const eg::Attr& a, const std::string& kind) {
@@ -137,8 +128,22 @@ const std::string* tensorName(eg::Symbol op, eg::AttrsId attrs) {
   return &eg::symbolName(static_cast<eg::Symbol>(a[0].i));
 }
 
+std::optional<Owner> tensorOwner(eg::Symbol op, eg::AttrsId attrs) {
+  if (op != syms().tensor) return std::nullopt;
+  const auto& a = eg::attrs(attrs);
+  if (a.size() != 2 || a[1].kind != eg::Attr::Kind::Int) return std::nullopt;
+  return Owner{static_cast<int32_t>(a[1].i)};
+}
+
+eg::AttrsId tensorAttrs(std::string_view name, Owner owner) {
+  return eg::internAttrs({eg::Attr::str(name), eg::Attr::integer(owner.rank)});
+}
+
 bool isCleanNode(const eg::ENode& n) {
-  if (const std::string* name = tensorName(n)) return isImplName(*name);
+  if (n.op == syms().tensor) {  // implementation tensors are clean, spec tensors are not
+    auto owner = tensorOwner(n);
+    return owner && !owner->isSpec();
+  }
   const OpDef* def = find(n.op);
   return def && def->clean;
 }

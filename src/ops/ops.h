@@ -102,6 +102,11 @@ bool isCleanNode(const eg::ENode& n);
 // attrs), else nullptr.
 const std::string* tensorName(eg::Symbol op, eg::AttrsId attrs);
 inline const std::string* tensorName(const eg::ENode& n) { return tensorName(n.op, n.attrs); }
+// The graph of a tensor leaf, else nullopt.
+std::optional<Owner> tensorOwner(eg::Symbol op, eg::AttrsId attrs);
+inline std::optional<Owner> tensorOwner(const eg::ENode& n) { return tensorOwner(n.op, n.attrs); }
+// The attributes of a tensor leaf: [Str name, Int owner.rank].
+eg::AttrsId tensorAttrs(std::string_view name, Owner owner);
 
 // The interned symbol of every built-in operator, for code that names one.
 struct Syms {

@@ -11,22 +11,21 @@ namespace tangle::replay::detail {
 
 namespace {
 
-// "D1.mm" -> "mm"; "S.mm" -> "mm".
-std::string baseName(const std::string& name) {
-  auto dot = name.find('.');
-  return dot == std::string::npos ? name : name.substr(dot + 1);
+// The name of a lowered node in its own graph ("D1.mm" -> "mm"); for an
+// alias's leaf, the name of the node the leaf is named after.
+std::string baseName(const LGraph& lg, const std::string& leafName) {
+  auto id = lg.find(leafName);
+  return id ? lg.origin(*id).name : leafName;
 }
 
-eg::Term::Node leafNode(const std::string& name) {
-  return {ops::syms().tensor, eg::internAttrs({eg::Attr::str(name)}), {}};
-}
+eg::Term::Node leafNode(const LNode& n) { return {ops::syms().tensor, ops::tensorAttrs(n.leafName, n.owner), {}}; }
 
-eg::Term combine(eg::Symbol op, eg::AttrList attrs, const std::vector<std::string>& leaves) {
+eg::Term combine(eg::Symbol op, eg::AttrList attrs, const std::vector<const LNode*>& leaves) {
   eg::Term t;
   std::vector<uint32_t> kids;
-  for (auto& l : leaves) {
+  for (const LNode* l : leaves) {
     kids.push_back(static_cast<uint32_t>(t.nodes.size()));
-    t.nodes.push_back(leafNode(l));
+    t.nodes.push_back(leafNode(*l));
   }
   t.nodes.push_back({op, eg::internAttrs(attrs), kids});
   return t;
@@ -42,8 +41,8 @@ Candidates candidatesFor(const LGraph& spec, const LGraph& impl, const Failure& 
   auto addBase = [&](const std::string& b) {
     if (std::find(bases.begin(), bases.end(), b) == bases.end()) bases.push_back(b);
   };
-  for (int id : f.nearbyImpl) addBase(baseName(impl.node(impl.resolve(id)).leafName));
-  addBase(baseName(spec.node(f.tensor).name));
+  for (int id : f.nearbyImpl) addBase(baseName(impl, impl.node(impl.resolve(id)).leafName));
+  addBase(spec.origin(f.tensor).name);
 
   std::set<std::string> seen, seenOther;
   auto add = [&](eg::Term t) {
@@ -52,20 +51,21 @@ Candidates candidatesFor(const LGraph& spec, const LGraph& impl, const Failure& 
   };
   const int ranks = static_cast<int>(impl.graphs.size());
   for (const std::string& b : bases) {
-    std::vector<std::string> names;  // leaf names per rank that has the tensor
+    std::vector<const LNode*> names;  // the tensor on each rank that has it
     std::vector<interp::Shape> shapes;
     for (int r = 0; r < ranks; ++r) {
-      auto id = impl.find("D" + std::to_string(r) + "." + b);
+      auto id = impl.find(Owner::impl(r).prefix() + b);
       if (!id) continue;
       const LNode& n = impl.node(impl.resolve(*id));
       auto shape = concreteShape(n);
       if (!shape) continue;
-      names.push_back(n.leafName);
+      names.push_back(&n);
       shapes.push_back(*shape);
     }
     for (size_t k = 0; k < names.size(); ++k) {
-      if (shapes[k] == *target) add(eg::Term{{leafNode(names[k])}});
-      else if (seenOther.insert(names[k]).second) out.otherShapes.push_back(names[k] + " " + interp::shapeString(shapes[k]));
+      if (shapes[k] == *target) add(eg::Term{{leafNode(*names[k])}});
+      else if (seenOther.insert(names[k]->leafName).second)
+        out.otherShapes.push_back(names[k]->leafName + " " + interp::shapeString(shapes[k]));
     }
     if (names.size() < 2 || static_cast<int>(names.size()) != ranks) continue;
     bool allSame = std::all_of(shapes.begin(), shapes.end(), [&](auto& s) { return s == shapes[0]; });

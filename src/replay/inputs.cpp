@@ -89,7 +89,8 @@ class Inverter {
     for (uint32_t i = 0; i < t_.size(); ++i) {
       const auto& n = t_.nodes[i];
       if (const std::string* name = leafName(n)) {
-        auto id = impl_.find(*name);
+        auto owner = ops::tensorOwner(n.op, n.attrs);
+        auto id = owner && !owner->isSpec() ? impl_.find(*name) : std::nullopt;
         if (!id) return "'" + *name + "' is not an implementation tensor";
         leafIds_[i] = impl_.resolve(*id);
         shapes_[i] = concreteShape(impl_.node(leafIds_[i]));
@@ -274,7 +275,8 @@ InputValues drawInputs(const LGraph& spec, const LGraph& impl, const RelationFil
   }
 
   // Every relation must hold forwards on the derived values.
-  LeafValues implLeaves = [&](const std::string& name) -> const interp::Value* {
+  LeafValues implLeaves = [&](const std::string& name, Owner owner) -> const interp::Value* {
+    if (owner.isSpec()) return nullptr;
     auto id = impl.find(name);
     if (!id) return nullptr;
     auto it = out.impl.find(impl.resolve(*id));

@@ -4,12 +4,7 @@
 
 namespace tangle::replay {
 
-const std::string* leafName(const eg::Term::Node& n) {
-  if (n.op != ops::syms().tensor) return nullptr;
-  const eg::AttrList& a = eg::attrs(n.attrs);
-  if (a.size() != 1 || a[0].kind != eg::Attr::Kind::Str) return nullptr;
-  return &eg::symbolName(static_cast<eg::Symbol>(a[0].i));
-}
+const std::string* leafName(const eg::Term::Node& n) { return ops::tensorName(n.op, n.attrs); }
 
 std::optional<interp::Value> evalTerm(const eg::Term& t, const LeafValues& leaves, std::string* error) {
   auto failWith = [&](std::string why) -> std::optional<interp::Value> {
@@ -21,7 +16,7 @@ std::optional<interp::Value> evalTerm(const eg::Term& t, const LeafValues& leave
   vals.reserve(t.nodes.size());
   for (const auto& n : t.nodes) {
     if (const std::string* name = leafName(n)) {
-      const interp::Value* v = leaves(*name);
+      const interp::Value* v = leaves(*name, ops::tensorOwner(n.op, n.attrs).value_or(Owner::spec()));
       if (!v) return failWith("no value for " + *name);
       vals.push_back(*v);
       continue;

@@ -13,8 +13,8 @@
 
 namespace tangle::replay {
 
-// Value of a leaf tensor by name ("S.x", "D0.x"); nullptr when unknown.
-using LeafValues = std::function<const interp::Value*(const std::string& name)>;
+// Value of a leaf tensor by name ("S.x", "D0.x") in the graph of `owner`; nullptr when unknown.
+using LeafValues = std::function<const interp::Value*(const std::string& name, Owner owner)>;
 
 // Name of a tensor leaf node, or nullptr for other nodes.
 const std::string* leafName(const eg::Term::Node& n);

@@ -11,9 +11,8 @@ Trial::Trial(const LGraph& spec, const LGraph& impl, const RelationFile& rel, ui
 }
 
 LeafValues Trial::leaves() {
-  return [this](const std::string& name) -> const interp::Value* {
-    bool isSpec = name.rfind("S.", 0) == 0;
-    LGraphEvaluator& ev = isSpec ? spec_ : impl_;
+  return [this](const std::string& name, Owner owner) -> const interp::Value* {
+    LGraphEvaluator& ev = owner.isSpec() ? spec_ : impl_;
     auto id = ev.graph().find(name);
     return id ? ev.value(*id) : nullptr;
   };

@@ -17,10 +17,7 @@ using interp::Tensor;
 using interp::Value;
 
 const std::string* leafName(const eg::ENode& n) {
-  static const eg::Symbol kTensor = ops::syms().tensor;
-  const auto& a = eg::attrs(n.attrs);
-  if (n.op != kTensor || !n.children.empty() || a.size() != 1 || a[0].kind != eg::Attr::Kind::Str) return nullptr;
-  return &eg::symbolName(static_cast<eg::Symbol>(a[0].i));
+  return n.children.empty() ? ops::tensorName(n) : nullptr;
 }
 
 // Tolerance scaled to the magnitude of the compared tensors.

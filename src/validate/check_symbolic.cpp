@@ -43,9 +43,9 @@ std::optional<CheckResult> checkSymbolic(const eg::EGraph& g) {
   auto eval = [&](const eg::ENode& n, const std::vector<const Sym*>& kids) -> std::optional<Sym> {
     if (n.op == kTensor) {
       const TensorType* t = g.data(g.lookup(n).value_or(0)).tensor();
-      const auto& a = eg::attrs(n.attrs);
-      if (!t || a.size() != 1) return std::nullopt;
-      const std::string& name = eg::symbolName(static_cast<eg::Symbol>(a[0].i));
+      const std::string* leaf = ops::tensorName(n);
+      if (!t || !leaf) return std::nullopt;
+      const std::string& name = *leaf;
       Sym s{t->shape, {}};
       for (int64_t i = 0; i < interp::numelOf(t->shape); ++i)
         s.data.push_back(z.real_const(fmt::format("{}[{}]", name, i).c_str()));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "egraph/egraph.h"
+#include "ops/ops.h"
 
 namespace tangle::validate {
 
@@ -67,11 +68,7 @@ template <class V>
 std::string nodeTerm(const eg::EGraph& g, const ClassValues<V>& cv, const eg::ENode& n, int depth = 6) {
   const std::string& op = eg::symbolName(n.op);
   std::string out;
-  if (op == "tensor" && n.children.empty()) {
-    const auto& a = eg::attrs(n.attrs);
-    out = a.size() == 1 && a[0].kind == eg::Attr::Kind::Str ? eg::symbolName(static_cast<eg::Symbol>(a[0].i)) : "?";
-    return out;
-  }
+  if (const std::string* name = n.children.empty() ? ops::tensorName(n) : nullptr) return *name;
   out = "(" + op;
   if (n.attrs != eg::kNoAttrs) out += "[" + eg::toString(eg::attrs(n.attrs)) + "]";
   for (eg::Id k : n.children) out += " " + termOf(g, cv, k, depth - 1);

@@ -75,7 +75,7 @@ Shape Gen::randomShape() {
 eg::Id Gen::leaf(const Shape& s) {
   eg::ClassData d;
   d.types.push_back(TensorType{DType::F32, s});
-  eg::Id id = g_.leaf("S.v" + std::to_string(leaves_++), d);
+  eg::Id id = g_.leaf("S.v" + std::to_string(leaves_++), Owner::spec(), d);
   remember(id);
   return id;
 }

@@ -26,14 +26,14 @@ TEST(Extract, BestIsTheSmallestTerm) {
   g.rebuild();
   Extractor all(g);
   EXPECT_EQ(all.cost(x), 1u);
-  EXPECT_EQ(all.best(x)->toSExpr(), "(tensor[\"S.x\"])");
+  EXPECT_EQ(all.best(x)->toSExpr(), "(tensor[\"S.x\", -1])");
   EXPECT_EQ(all.cost(cat), 3u);
   // Only implementation tensors and concat allowed: the concat form.
   Extractor clean(g, [](const EGraph&, const ENode& n) {
     return isLeafNamed(n, "D") || symbolName(n.op) == "concat";
   });
   EXPECT_EQ(clean.best(x), std::nullopt);  // neg is not allowed
-  EXPECT_EQ(clean.best(cat)->toSExpr(), "(concat[0] (tensor[\"D0.x\"]) (tensor[\"D1.x\"]))");
+  EXPECT_EQ(clean.best(cat)->toSExpr(), "(concat[0] (tensor[\"D0.x\", -1]) (tensor[\"D1.x\", -1]))");
   Extractor withNeg(g, [](const EGraph&, const ENode& n) { return !isLeafNamed(n, "S"); });
   EXPECT_EQ(withNeg.cost(x), 5u);
   // Nothing allowed at all.
@@ -54,11 +54,11 @@ TEST(Extract, CyclicClassesTerminate) {
   g.rebuild();
   Extractor all(g);
   EXPECT_EQ(all.cost(a), 1u);
-  EXPECT_EQ(all.best(gab)->toSExpr(), "(tensor[\"b\"])");
+  EXPECT_EQ(all.best(gab)->toSExpr(), "(tensor[\"b\", -1])");
   auto alts = all.alternatives(a, 10);
   ASSERT_EQ(alts.size(), 2u);
-  EXPECT_EQ(alts[0].toSExpr(), "(tensor[\"a\"])");
-  EXPECT_EQ(alts[1].toSExpr(), "(f (tensor[\"a\"]))");
+  EXPECT_EQ(alts[0].toSExpr(), "(tensor[\"a\", -1])");
+  EXPECT_EQ(alts[1].toSExpr(), "(f (tensor[\"a\", -1]))");
   // Without leaves, only infinite terms exist.
   Extractor noLeaves(g, [](const EGraph&, const ENode& n) { return !n.isLeaf(); });
   EXPECT_EQ(noLeaves.best(a), std::nullopt);
@@ -81,9 +81,9 @@ TEST(Extract, AlternativesAreSortedAndLimited) {
   // D0.w, D1.w, transpose(transpose(D0.w)) (the inner transpose is its own
   // class, transpose(s)); S.w is filtered out.
   ASSERT_EQ(alts.size(), 3u);
-  EXPECT_EQ(alts[0].toSExpr(), "(tensor[\"D0.w\"])");
-  EXPECT_EQ(alts[1].toSExpr(), "(tensor[\"D1.w\"])");
-  EXPECT_EQ(alts[2].toSExpr(), "(transpose[0, 1] (transpose[0, 1] (tensor[\"D0.w\"])))");
+  EXPECT_EQ(alts[0].toSExpr(), "(tensor[\"D0.w\", -1])");
+  EXPECT_EQ(alts[1].toSExpr(), "(tensor[\"D1.w\", -1])");
+  EXPECT_EQ(alts[2].toSExpr(), "(transpose[0, 1] (transpose[0, 1] (tensor[\"D0.w\", -1])))");
   EXPECT_EQ(ex.alternatives(s, 1).size(), 1u);
 }
 

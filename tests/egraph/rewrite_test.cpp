@@ -25,7 +25,7 @@ Rule fresh(std::string name, std::chrono::milliseconds delay = {}) {
   auto counter = std::make_shared<int64_t>(0);
   Rule r;
   r.name = std::move(name);
-  r.lhs = Pattern::parse("(tensor[_])");
+  r.lhs = Pattern::parse("(tensor[_, _])");  // every tensor leaf (name, owner)
   r.apply = [counter, delay](EGraph& g, const Match&) -> std::optional<Id> {
     if (delay.count()) std::this_thread::sleep_for(delay);
     return g.add(node("fresh", {}, {Attr::integer((*counter)++)}));

@@ -210,10 +210,14 @@ TEST_F(OpsTest, UntypedChildIsRefused) {
 }
 
 TEST_F(OpsTest, CleanNodes) {
-  eg::Id d = g.leaf("D12.x", {});
-  eg::Id s = g.leaf("S.x", {});
+  eg::Id d = g.leaf("D12.x", Owner::impl(12), {});
+  eg::Id s = g.leaf("S.x", Owner::spec(), {});
   EXPECT_TRUE(isCleanNode(g.eclass(d).nodes[0]));
   EXPECT_FALSE(isCleanNode(g.eclass(s).nodes[0]));
+  EXPECT_EQ(tensorOwner(g.eclass(d).nodes[0]), Owner::impl(12));
+  // The owner decides, not the name: a spec tensor named like a rank's is not clean.
+  eg::Id named = g.leaf("D3.y", Owner::spec(), {});
+  EXPECT_FALSE(isCleanNode(g.eclass(named).nodes[0]));
   eg::ENode c;
   c.op = syms().constant;
   c.attrs = eg::internAttrs({eg::Attr::real(0)});
