@@ -65,10 +65,10 @@ void importGraphs(PreparedCheck& pc) {
 // Each graph's symbolic sizes are its own ("S.s0", "D1.s0") until a fact
 // relates them; every one of them is a size (>= 0).
 void qualifyAndNoteSymbols(PreparedCheck& pc) {
-  qualifySymbols(pc.spec, "S.");
+  qualifySymbols(pc.spec, Owner::spec());
   noteSymbolicSizes(pc.spec, *pc.symbols);
   for (size_t r = 0; r < pc.impl.size(); ++r) {
-    qualifySymbols(pc.impl[r], "D" + std::to_string(r) + ".");
+    qualifySymbols(pc.impl[r], Owner::impl(static_cast<int32_t>(r)));
     noteSymbolicSizes(pc.impl[r], *pc.symbols);
   }
 }

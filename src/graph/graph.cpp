@@ -72,10 +72,11 @@ void Graph::verify() const {
   }
 }
 
-void qualifySymbols(Graph& g, const std::string& prefix) {
+void qualifySymbols(Graph& g, Owner owner) {
+  const std::string prefix = owner.prefix();
   auto rename = [&](sym::ExprId e) {
     return sym::substitute(e, [&](sym::AtomId v) -> std::optional<sym::ExprId> {
-      return sym::var(prefix + sym::atom(v).name);
+      return sym::var(prefix + sym::atom(v).name, owner.rank);
     });
   };
   for (Node& n : g.nodes) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "support/error.h"
+#include "support/owner.h"
 #include "support/tensor_type.h"
 
 namespace tangle {
@@ -100,8 +101,9 @@ class Graph {
 };
 
 // Renames every symbol of the graph's types and Sym values `s` to
-// `prefix + s` ("s77" -> "D0.s77"). Symbols of different graphs are unrelated
-// unless a fact relates them, so each graph of a check gets its own prefix.
-void qualifySymbols(Graph& g, const std::string& prefix);
+// `owner.prefix() + s` ("s77" -> "D0.s77") and records that it belongs to
+// `owner`'s graph. Symbols of different graphs are unrelated unless a fact
+// relates them, so each graph of a check gets its own names.
+void qualifySymbols(Graph& g, Owner owner);
 
 }  // namespace tangle

@@ -96,8 +96,8 @@ bool Context::solveFor(ExprId diff, const std::string& origin) {
   };
   std::optional<size_t> best;
   auto rank = [&](size_t i) {
-    const std::string& name = atom(p.terms[i].atoms[0]).name;
-    return std::make_pair(name.rfind("S.", 0) == 0, name);  // spec symbols go first, then the last name
+    AtomId v = p.terms[i].atoms[0];
+    return std::make_pair(varGraph(v) == -1, atom(v).name);  // spec symbols go first, then the last name
   };
   for (size_t i = 0; i < p.terms.size(); ++i) {
     const Term& t = p.terms[i];

@@ -17,6 +17,7 @@ struct Tables {
   std::unordered_map<std::string, ExprId> polyIds;
   std::deque<Atom> atoms;
   std::unordered_map<std::string, AtomId> atomIds;
+  std::unordered_map<AtomId, int32_t> varGraphs;  // see var(name, graph)
 };
 Tables& tables() {
   static Tables t;
@@ -111,6 +112,24 @@ ExprId constant(int64_t v) {
 }
 
 ExprId var(std::string_view name) { return atomExpr(internAtom({Atom::Kind::Var, std::string(name), 0, 1, {}})); }
+
+ExprId var(std::string_view name, int32_t graph) {
+  AtomId a = internAtom({Atom::Kind::Var, std::string(name), 0, 1, {}});
+  Tables& t = tables();
+  {
+    std::lock_guard lock(t.mu);
+    t.varGraphs[a] = graph;
+  }
+  return atomExpr(a);
+}
+
+std::optional<int32_t> varGraph(AtomId v) {
+  Tables& t = tables();
+  std::lock_guard lock(t.mu);
+  auto it = t.varGraphs.find(v);
+  if (it == t.varGraphs.end()) return std::nullopt;
+  return it->second;
+}
 ExprId opaque(std::string_view fn, std::vector<ExprId> args) {
   return atomExpr(internAtom({Atom::Kind::Opaque, std::string(fn), 0, 1, std::move(args)}));
 }

@@ -54,6 +54,11 @@ const Atom& atom(AtomId a);
 
 ExprId constant(int64_t v);
 ExprId var(std::string_view qualifiedName);
+// The graph a variable belongs to (owner rank as in support/owner.h: -1 the
+// spec, r an implementation rank), recorded when a graph's symbols are
+// qualified; nullopt for a variable of no graph.
+ExprId var(std::string_view qualifiedName, int32_t graph);
+std::optional<int32_t> varGraph(AtomId v);
 // fn(args...); an operator name ("//", ">=") prints infix.
 ExprId opaque(std::string_view fn, std::vector<ExprId> args);
 ExprId add(ExprId a, ExprId b);

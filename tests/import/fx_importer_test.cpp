@@ -294,7 +294,7 @@ TEST(FxImporter, SymbolicArithmetic) {
   EXPECT_EQ(nodeNamed(g, "ge").op, "sym.compare");
   EXPECT_EQ(nodeNamed(g, "s").type->shape, (std::vector<Dim>{*sym::toDim(*sym::floorDiv(s0, 2)), 8}));
 
-  qualifySymbols(g, "D3.");
+  qualifySymbols(g, Owner::impl(3));
   EXPECT_EQ(nodeNamed(g, "floordiv").symValue, sym::floorDiv(sym::var("D3.s0"), 2));
   EXPECT_EQ(toString(*nodeNamed(g, "s").type), "f32[(D3.s0//2), 8]");
   EXPECT_EQ(toString(*nodeNamed(g, "m").type), "f32[Max(1, D3.s0), 8]");  // inside calls too

@@ -52,7 +52,7 @@ TEST(Lower, CollectiveSizeFactsStayInTheirContext) {
                      "a: \"f32[s0, 2]\" = torch.ops._c10d_functional.all_reduce.default(x, 'sum', '0')\n"
                      "return (a,)",
                      "r" + std::to_string(r) + ".py"));
-    qualifySymbols(g.back(), "D" + std::to_string(r) + ".");
+    qualifySymbols(g.back(), Owner::impl(r));
   }
   sym::ExprId d0 = sym::var("D0.s0"), d1 = sym::var("D1.s0");
   sym::Context first, second;

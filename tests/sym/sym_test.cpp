@@ -247,3 +247,20 @@ TEST(SymContext, SamplesSatisfyTheFacts) {
 
 }  // namespace
 }  // namespace tangle::sym
+
+namespace tangle::sym {
+namespace {
+// An equality between a spec size and a rank's size is kept as a substitution
+// of the spec's variable; which variable is the spec's comes from the graph
+// recorded for it (var(name, graph)), not from its name.
+TEST(SymContext, SpecVariablesAreSubstitutedByGraphNotByName) {
+  ExprId spec = var("Q.n", -1), rank = var("S.m", 0);  // names that would mislead a prefix test
+  Context c;
+  ASSERT_TRUE(c.assumeEqual(spec, rank, nullptr));
+  EXPECT_EQ(c.canon(spec), rank);
+  EXPECT_EQ(c.canon(rank), rank);
+  EXPECT_EQ(varGraph(leaves(spec).at(0)), -1);
+  EXPECT_EQ(varGraph(leaves(rank).at(0)), 0);
+}
+}  // namespace
+}  // namespace tangle::sym
