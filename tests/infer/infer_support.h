@@ -3,6 +3,7 @@
 // the relation given as text.
 #pragma once
 
+#include "../fx_text.h"
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -19,14 +20,7 @@ namespace tangle::testing {
 // The FX text print_readable() gives for `forward(self, PARAMS)` with BODY
 // (one statement per line, the last one `return (...)`).
 inline std::string fx(const std::string& params, const std::string& body) {
-  std::string text = "import torch\n\nclass M(torch.nn.Module):\n    def forward(self, " + params + "):\n";
-  size_t start = 0;
-  while (start < body.size()) {
-    size_t end = body.find('\n', start);
-    if (end == std::string::npos) end = body.size();
-    text += "        " + body.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
+  std::string text = testing::fxModuleText(params, body);
   return text;
 }
 

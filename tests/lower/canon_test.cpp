@@ -1,5 +1,6 @@
 // ATen call -> canonical vocabulary, on small FX graphs (read by the FX
 // importer) and on every real dump of the artifact.
+#include "../fx_text.h"
 #include "lower/canon.h"
 
 #include <gtest/gtest.h>
@@ -16,14 +17,7 @@ namespace {
 
 // An FX dump with the given forward() parameters and body lines.
 Graph fx(const std::string& params, const std::string& body) {
-  std::string text = "import torch\n\nclass M(torch.nn.Module):\n    def forward(self, " + params + "):\n";
-  size_t start = 0;
-  while (start < body.size()) {
-    size_t end = body.find('\n', start);
-    if (end == std::string::npos) end = body.size();
-    text += "        " + body.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
+  std::string text = testing::fxModuleText(params, body);
   return importFxText(text, "test.py");
 }
 

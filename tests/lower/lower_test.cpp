@@ -1,4 +1,5 @@
 // Rank joining and collective lowering (src/lower/lower.cpp).
+#include "../fx_text.h"
 #include "lower/lower.h"
 
 #include <gtest/gtest.h>
@@ -10,14 +11,7 @@ namespace tangle {
 namespace {
 
 Graph rank(const std::string& params, const std::string& body, const std::string& file) {
-  std::string text = "import torch\n\nclass M(torch.nn.Module):\n    def forward(self, " + params + "):\n";
-  size_t start = 0;
-  while (start < body.size()) {
-    size_t end = body.find('\n', start);
-    if (end == std::string::npos) end = body.size();
-    text += "        " + body.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
+  std::string text = testing::fxModuleText(params, body);
   return importFxText(text, file);
 }
 

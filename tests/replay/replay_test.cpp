@@ -1,4 +1,5 @@
 // The LGraph evaluator, relation inversion and output replay (src/replay).
+#include "../fx_text.h"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,14 +15,7 @@ namespace tangle::replay {
 namespace {
 
 Graph fx(const std::string& params, const std::string& body, const std::string& file) {
-  std::string text = "import torch\n\nclass M(torch.nn.Module):\n    def forward(self, " + params + "):\n";
-  size_t start = 0;
-  while (start < body.size()) {
-    size_t end = body.find('\n', start);
-    if (end == std::string::npos) end = body.size();
-    text += "        " + body.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
+  std::string text = testing::fxModuleText(params, body);
   return importFxText(text, file);
 }
 
