@@ -144,6 +144,10 @@ std::vector<Term> Extractor::alternatives(Id eclass, size_t limit) const {
   std::vector<std::pair<size_t, size_t>> ranked;  // cost, node index
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (allowed_ && !allowed_(g_, nodes[i])) continue;
+    // A node that reads its own class (reshape(x) = x, slice(x) of a class
+    // equal to x) only rewrites the class in terms of itself: no alternative.
+    if (std::any_of(nodes[i].children.begin(), nodes[i].children.end(), [&](Id ch) { return g_.find(ch) == c; }))
+      continue;
     size_t sum = 1;
     for (Id ch : nodes[i].children) {
       size_t cc = cost_[g_.find(ch)];

@@ -26,7 +26,8 @@ std::vector<eg::Term> cleanRelations(const InferState& st, const eg::EGraph& g, 
       if (!ops::isCleanNode(n)) return false;
       return n.op != ops::syms().tensor || leaves::isRankLeaf(n, static_cast<int32_t>(r));
     });
-    if (auto t = mine.best(root); t && std::find(out.begin(), out.end(), *t) == out.end()) out.push_back(*t);
+    for (eg::Term& t : mine.alternatives(root, st.opts.maxRelationsPerRank))
+      if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
   }
   return out;
 }

@@ -46,6 +46,17 @@ bool isCleanDef(const LNode& n) {
   return info && info->clean;
 }
 
+// Rearranging an implementation value, or taking it apart (split, getitem,
+// broadcast): an operator whose output may be a rearrangement of related
+// tensors.
+bool rearranges(const LNode& n) {
+  if (isCleanDef(n) || n.tuple()) return true;
+  if (n.def.nodes.empty()) return false;
+  eg::Symbol op = n.def.nodes.back().op;
+  const ops::Syms& y = ops::syms();
+  return op == y.getitem || op == y.split || op == y.expand;
+}
+
 bool allInputsRelated(const InferState& st, int u) {
   const auto& operands = st.impl.nodes[u].operands;
   return std::all_of(operands.begin(), operands.end(), [&](int o) { return inRel(st, o); });
@@ -118,9 +129,20 @@ bool overBudget(const InferState& st, const OperatorSearch& s) {
 std::vector<int> nextBatch(InferState& st, OperatorSearch& s, bool withSources) {
   std::vector<int> batch;
   eg::Symbol detourOp = s.detours ? detourOperator(st, s.op) : 0;
+  // Once the output has a clean expression (and from the start for a
+  // rearrangement of the spec's inputs, which has one over their relations),
+  // the implementation nodes that can give it another one are rearrangements.
+  // Computing nodes read the output's relatives to compute the next
+  // operators' values: they are explored for those operators, and here would
+  // only grow the e-graph (an HF causal-mask chain relating a vector to its
+  // own shift enumerated every split of it).
+  const auto& specDef = st.spec.nodes[s.op.node].def.nodes;
+  const ops::OpDef* specOp = specDef.empty() ? nullptr : ops::find(specDef.back().op);
+  bool rearrangementsOnly = !s.clean.empty() || (specOp && specOp->clean && s.op.reported == s.op.node);
   for (int t : s.frontier)
     for (int u : st.impl.users[t]) {
       if (st.marks.isExplored(u) || st.impl.nodes[u].aliasOf >= 0) continue;
+      if (rearrangementsOnly && !rearranges(st.impl.nodes[u])) continue;
       if (allInputsRelated(st, u)) {
         st.marks.markExplored(u);
         batch.push_back(u);

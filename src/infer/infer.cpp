@@ -5,6 +5,9 @@
 // relation; then the outputs of interest and the expectations.
 #include "infer/infer.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "infer/operator_search.h"
 
 namespace tangle {
@@ -41,6 +44,12 @@ std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& s
     failure = conclude(st, s, stats);
   }
   inlined = std::move(s.inlined);
+  // Developer aid: TANGLE_TRACE_OPS=1 prints each operator's e-graph size and time.
+  static const bool trace = std::getenv("TANGLE_TRACE_OPS") != nullptr;
+  if (trace)
+    std::fprintf(stderr, "op %s (%s): %zu e-nodes, %zu explored, %.3f s\n", st.spec.nodes[op.node].name.c_str(),
+                 st.spec.nodes[op.node].def.nodes.empty() ? "" : eg::symbolName(st.spec.nodes[op.node].def.nodes.back().op).c_str(),
+                 s.g.numNodes(), s.explored.size(), since(s.start));
   return failure;
 }
 

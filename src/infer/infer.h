@@ -26,6 +26,10 @@ struct InferOptions {
   double operatorSeconds = 60;      // per spec operator
   double totalSeconds = 1800;       // whole run; past it the verdict is inconclusive
   size_t maxRelationsPerTensor = 8; // clean expressions kept per spec tensor (smallest first)
+  // Besides those, the clean expressions over each rank's tensors alone kept
+  // per rank: a replicated value keeps its relations on every rank, however
+  // many equal copies each rank computes (each rank's chain is explored from them).
+  size_t maxRelationsPerRank = 4;
   // A spec intermediate with no clean relation (e.g. a mask over the full
   // vocabulary that no rank computes) may be carried as a non-clean
   // expression over implementation tensors for up to this many consecutive

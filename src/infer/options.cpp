@@ -29,10 +29,11 @@ InferOptions inferOptionsFrom(const RelationFile& rel) {
     else if (key == "operator_seconds") o.operatorSeconds = parseNumber<double>(key, value, rel);
     else if (key == "total_seconds") o.totalSeconds = parseNumber<double>(key, value, rel);
     else if (key == "max_relations") o.maxRelationsPerTensor = parseNumber<size_t>(key, value, rel);
+    else if (key == "max_relations_per_rank") o.maxRelationsPerRank = parseNumber<size_t>(key, value, rel);
     else if (key == "max_deferred") o.maxDeferred = parseNumber<size_t>(key, value, rel);
     else
       throw InputError(locOf(key, rel), "unknown option '" + key +
-                                          "' (known: max_iterations, max_nodes, operator_seconds, total_seconds, max_relations, max_deferred)");
+                                          "' (known: max_iterations, max_nodes, operator_seconds, total_seconds, max_relations, max_relations_per_rank, max_deferred)");
   }
   return o;
 }
