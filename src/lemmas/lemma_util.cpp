@@ -98,6 +98,16 @@ std::optional<std::vector<Id>> mapPieces(const std::vector<Id>& xs, const std::f
   return out;
 }
 
+bool hasConcatSplit(const EGraph& g, Id y, int64_t dim, const std::vector<Dim>& sizes) {
+  for (const ENode* n : nodesOf(g, y, op().concat)) {
+    auto d = ops::attrInt(attrsOf(*n), 0);
+    if (!d || *d != dim) continue;
+    auto have = dimsAlong(g, n->children, dim);
+    if (have && sameDims(g.symbols(), *have, sizes)) return true;
+  }
+  return false;
+}
+
 std::optional<std::vector<Id>> piecesOf(EGraph& g, Id y, int64_t dim, const std::vector<Dim>& sizes,
                                         bool allowSlices) {
   for (const ENode* n : nodesOf(g, y, op().concat)) {
@@ -142,6 +152,43 @@ std::optional<Id> zipSum(EGraph& g, eg::Symbol op, const std::vector<Id>& as, co
   return makeSum(g, parts);
 }
 
+namespace {
+// The windows a class is known to be, along `dim`: itself at offset 0, and
+// (src, offset) for each slice[dim, offset, ..](src) node in it.
+struct Window {
+  Id src;
+  int64_t dim;
+  Dim offset;
+};
+std::vector<Window> windowsOf(const EGraph& g, Id c, int64_t dim) {
+  std::vector<Window> out{{g.find(c), dim, 0}};
+  for (const ENode* n : nodesOf(g, c, op().slice)) {
+    const AttrList& a = attrsOf(*n);
+    auto d = ops::attrInt(a, 0), s = ops::attrDim(a, 1), st = ops::attrInt(a, 3);
+    if (d && s && st == 1 && n->children.size() == 1) out.push_back({g.find(n->children[0]), *d, *s});
+  }
+  return out;
+}
+}  // namespace
+
+bool shiftedSelfOverlap(const EGraph& g, const std::vector<Id>& xs, int64_t dx, Id y, int64_t dy,
+                        const std::vector<Dim>& sizes) {
+  std::vector<Window> ys = windowsOf(g, y, dy);
+  Dim off = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    for (const Window& a : windowsOf(g, xs[i], dx))
+      for (const Window& b : ys) {
+        if (a.src != b.src || a.dim != b.dim) continue;
+        auto at = sym::dimAdd(g.symbols(), b.offset, off);  // y's piece i starts at b.offset + off in src
+        if (!at || !sym::dimEqual(g.symbols(), a.offset, *at)) return true;
+      }
+    auto next = sym::dimAdd(g.symbols(), off, sizes[i]);
+    if (!next) return true;
+    off = *next;
+  }
+  return false;
+}
+
 std::optional<Id> distributeOverConcat(EGraph& g, const Match& m, eg::Symbol sym, const AttrList& attrs,
                                        const std::vector<std::string>& args, size_t pos) {
   const auto& xs = m.subst.list("xs");
@@ -169,6 +216,7 @@ std::optional<Id> distributeOverConcat(EGraph& g, const Match& m, eg::Symbol sym
       continue;
     }
     if (!sym::dimEqual(g.symbols(), yt->shape[yd], total)) return std::nullopt;
+    if (!hasConcatSplit(g, y, yd, *sizes) && shiftedSelfOverlap(g, xs, d, y, yd, *sizes)) return std::nullopt;
     auto p = piecesOf(g, y, yd, *sizes);
     if (!p) return std::nullopt;
     for (size_t i = 0; i < xs.size(); ++i) kids[i][k] = (*p)[i];

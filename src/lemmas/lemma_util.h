@@ -67,6 +67,14 @@ std::optional<std::vector<Id>> mapPieces(const std::vector<Id>& xs, const std::f
 // concat[dim] node of y split exactly so, else (when allowSlices) new slices.
 std::optional<std::vector<Id>> piecesOf(EGraph& g, Id y, int64_t dim, const std::vector<Dim>& sizes,
                                         bool allowSlices = true);
+// y has a concat[dim] node split exactly into `sizes`.
+bool hasConcatSplit(const EGraph& g, Id y, int64_t dim, const std::vector<Dim>& sizes);
+// Splitting y along dy into pieces of `sizes` next to the pieces xs (along
+// dx) would pair two windows of one tensor at different offsets (x[1:] - x[:-1]
+// around a prepended concat): each such split only creates another shifted
+// pair, so distributing over it never ends. Lemmas decline these splits.
+bool shiftedSelfOverlap(const EGraph& g, const std::vector<Id>& xs, int64_t dx, Id y, int64_t dy,
+                        const std::vector<Dim>& sizes);
 // An elementwise op whose child `pos` is concat[d](xs) (list var "xs", attr
 // var "d"; the other children are the class vars `args[k]`) distributed over
 // the pieces: concat[D](op(.., x_i, ..)), each other operand broadcast along
