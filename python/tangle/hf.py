@@ -295,6 +295,8 @@ def write_relation(spec_params: dict, rank_params: list[dict], spec_file="spec.p
     ranks = [by_fqn(p) for p in rank_params]
     lines.append("# inputs, parameters and buffers (matched by FQN)")
     for ph in spec_params["placeholders"]:
+        if ph["kind"] == "tensor":
+            lines.append(f"# S.{ph['name']}: a tensor input with no known name; no relation written")
         if ph["kind"] not in ("input", "parameter", "buffer"):
             continue
         fqn = ph["fqn"]

@@ -230,3 +230,22 @@ def test_planted_swapped_weights_is_a_violation(captured, tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "verdict: violation" in r.stdout
     assert "failing operator: S.silu" in r.stdout, r.stdout
+
+
+def test_placements_and_logits_hold_on_values(captured, tmp_path):
+    """The placeholder map describes the real data: run the llama TP=2 model with gloo (CPU, two
+    processes); each rank's parameters are the spec's blocks its placements name, and its logits
+    are the spec's."""
+    result, _, _ = captured["llama"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"), os.path.dirname(__file__)]))
+    procs = [subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "hf_values.py"), "llama", "1",
+                               "2", str(r), str(tmp_path / "store"), result.out_dir, str(tmp_path / f"r{r}.json")],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for r in range(2)]
+    for r, p in enumerate(procs):
+        out, _ = p.communicate(timeout=300)
+        assert p.returncode == 0, f"rank {r}:\n{out[-3000:]}"
+    for r in range(2):
+        got = json.loads((tmp_path / f"r{r}.json").read_text())
+        assert got["mismatches"] == [], (r, got)
+        assert got["max_logit_error"] < 1e-4, (r, got)
