@@ -22,3 +22,9 @@ if ! python3 -c "import torch" >/dev/null 2>&1; then
   # Not fatal: without torch the capture tests skip with a message; the core needs no Python.
   python3 -m pip install -q torch==2.13.0 || echo "warning: torch==2.13.0 could not be installed; capture tests will be skipped"
 fi
+# HF transformers for python/tangle/hf.py (capture HF causal LMs with their own TP plan) and its tests.
+if ! python3 -c "import transformers, sys; sys.exit(transformers.__version__ != '5.23.0')" >/dev/null 2>&1; then
+  echo "installing: transformers==5.23.0"
+  # Not fatal: without it tests/python/test_hf.py skips with a message.
+  python3 -m pip install -q transformers==5.23.0 || echo "warning: transformers==5.23.0 could not be installed; HF capture tests will be skipped"
+fi
