@@ -89,6 +89,39 @@ std::optional<Id> flattenConcat(EGraph& g, const Match& m) {
   return makeConcat(g, d, *out);
 }
 
+// concat[d](concat[e](a1..ak), concat[e](b1..bk), ..), e != d, the inner
+// concats split alike along e = concat[e](concat[d](a1, b1, ..), .., concat[d](ak, bk, ..)):
+// a block matrix read by rows or by columns (heads sharded over ranks, then
+// halves of each head concatenated, as rotate_half does on every rank).
+std::optional<Id> concatInterchange(EGraph& g, const Match& m) {
+  int64_t d = attrI(m.subst, "d");
+  const auto& xs = m.subst.list("xs");
+  if (xs.size() < 2) return std::nullopt;
+  for (const ENode* first : nodesOf(g, xs[0], op().concat)) {
+    auto e = ops::attrInt(attrsOf(*first), 0);
+    if (!e || *e == d || first->children.size() < 2) continue;
+    auto sizes = dimsAlong(g, first->children, *e);
+    if (!sizes) continue;
+    std::vector<std::vector<Id>> rows{first->children};
+    for (size_t j = 1; j < xs.size(); ++j) {
+      auto pieces = piecesOf(g, xs[j], *e, *sizes, /*allowSlices=*/false);
+      if (!pieces) break;
+      rows.push_back(*pieces);
+    }
+    if (rows.size() != xs.size()) continue;
+    std::vector<Id> cols;
+    for (size_t i = 0; i < sizes->size(); ++i) {
+      std::vector<Id> col;
+      for (const auto& row : rows) col.push_back(row[i]);
+      auto c = makeConcat(g, d, col);
+      if (!c) return std::nullopt;
+      cols.push_back(*c);
+    }
+    return makeConcat(g, *e, cols);
+  }
+  return std::nullopt;
+}
+
 // A slice[d, s, e, 1] node of class c, as (source, start, end).
 struct SliceOf {
   Id src;
@@ -333,6 +366,10 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
   out.push_back(rewrite("concat-single", "concat[d](x) = x", "(concat[?d] ?x)", "?x"));
   out.push_back(applier("concat-flatten", "concat[d](.., concat[d](ys..), ..) = concat[d](.., ys.., ..)",
                         "(concat[?d] ?xs...)", flattenConcat));
+  out.push_back(applier("concat-interchange",
+                        "concat[d](concat[e](a1..ak), concat[e](b1..bk), ..) = concat[e](concat[d](a1, b1, ..), .., "
+                        "concat[d](ak, bk, ..)), e != d, the inner concats split alike",
+                        "(concat[?d] ?xs...)", concatInterchange));
   out.push_back(applier("concat-adjacent-slices",
                         "concat[d](.., slice[d,a,b](x), slice[d,b,c](x), ..) = concat[d](.., slice[d,a,c](x), ..)",
                         "(concat[?d] ?xs...)", mergeAdjacentSlices));

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <string_view>
+#include <unordered_map>
+
+#include <fmt/format.h>
 
 #include "lower/canon_model.h"
 #include "ops/ops.h"
@@ -125,6 +128,10 @@ class Lowerer {
     registerTags();
     applyCuts();
     indexOperands();
+    if (mergeDuplicates()) {
+      resolveAliases();
+      indexOperands();
+    }
     markOutputs();
     return std::move(lg_);
   }
@@ -501,10 +508,45 @@ class Lowerer {
       }
   }
 
+  // Common subexpressions: within one graph, a node whose definition and type
+  // equal an earlier node's (operands compared after merging) becomes its
+  // alias. Models recompute the same values (HF unsqueezes the rotary cos/sin
+  // and rebuilds position ids in every layer); as separate tensors each copy
+  // entered every relation and was explored in every layer's e-graphs. The
+  // e-graph's congruence already equates such nodes, so no value changes
+  // (random draws and uninitialized memory carry a unique attribute).
+  bool mergeDuplicates() {
+    bool any = false;
+    for (bool changed = true; changed;) {
+      changed = false;
+      std::unordered_map<std::string, int> seen;
+      for (size_t i = 0; i < lg_.nodes.size(); ++i) {
+        const LNode& ln = lg_.nodes[i];
+        if (ln.aliasOf >= 0 || ln.isInput || ln.def.nodes.empty()) continue;
+        std::string key = std::to_string(ln.graph) + (ln.data.tuple ? "|tuple" : "|");
+        for (const TensorType& t : ln.data.types) key += toString(t) + ";";
+        for (const auto& tn : ln.def.nodes) {
+          key += "|" + std::to_string(tn.op) + "[" + std::to_string(eg::internAttrs(tn.attrs)) + "]";
+          for (const auto& r : tn.children) {
+            if (r.kind == CanonTerm::Ref::Kind::Operand) key += " o" + std::to_string(lg_.resolve(r.operand));
+            else if (r.kind == CanonTerm::Ref::Kind::Local) key += " l" + std::to_string(r.local);
+            else key += " s" + fmt::format("{}", r.scalar);
+          }
+        }
+        auto [it, fresh] = seen.emplace(std::move(key), static_cast<int>(i));
+        if (fresh) continue;
+        lg_.nodes[i].aliasOf = it->second;
+        changed = any = true;
+      }
+    }
+    return any;
+  }
+
   void indexOperands() {
     lg_.users.assign(lg_.nodes.size(), {});
     for (size_t i = 0; i < lg_.nodes.size(); ++i) {
       LNode& ln = lg_.nodes[i];
+      ln.operands.clear();
       for (auto& tn : ln.def.nodes)
         for (auto& r : tn.children)
           if (r.kind == CanonTerm::Ref::Kind::Operand) {
