@@ -183,3 +183,37 @@ TEST(Lower, DebugTagsNameTheirTensorAndCutsMakeInputs) {
 
 }  // namespace
 }  // namespace tangle
+
+namespace tangle {
+namespace {
+
+// Within one graph, a node defined like an earlier one is its alias (after
+// its operands are merged); random draws, other ranks' nodes and nodes that
+// differ in any attribute stay apart, and users read the first copy.
+TEST(Lower, DuplicateNodesOfAGraphAreMerged) {
+  const char* body =
+      "a: \"f32[4, 2]\" = torch.ops.aten.neg.default(x)\n"
+      "b: \"f32[4, 2]\" = torch.ops.aten.neg.default(x)\n"
+      "ua: \"f32[4, 1, 2]\" = torch.ops.aten.unsqueeze.default(a, 1)\n"
+      "ub: \"f32[4, 1, 2]\" = torch.ops.aten.unsqueeze.default(b, 1)\n"
+      "uc: \"f32[4, 2, 1]\" = torch.ops.aten.unsqueeze.default(b, 2)\n"
+      "r1: \"f32[4, 2]\" = torch.ops.aten.rand_like.default(x)\n"
+      "r2: \"f32[4, 2]\" = torch.ops.aten.rand_like.default(x)\n"
+      "s: \"f32[4, 1, 2]\" = torch.ops.aten.add.Tensor(ub, ua)\n"
+      "return (s, uc, r1, r2)";
+  sym::Context ctx;
+  LGraph lg = lowerImpl(twoRanks(body), {}, ctx);
+  auto id = [&](const std::string& n) { return lg.resolve(lg.find(n).value()); };
+  EXPECT_EQ(id("D0.b"), id("D0.a"));
+  EXPECT_EQ(id("D0.ub"), id("D0.ua"));  // equal once b is a
+  EXPECT_NE(id("D0.uc"), id("D0.ua"));  // another dim
+  EXPECT_NE(id("D0.r1"), id("D0.r2"));  // random draws are never equal
+  EXPECT_NE(id("D0.a"), id("D1.a"));    // each rank keeps its own tensors
+  EXPECT_EQ(defOf(lg, "D0.s"), "add(D0.ua)");
+  const LNode& s = node(lg, "D0.s");
+  ASSERT_EQ(s.operands.size(), 1u);  // both operands are the one copy
+  EXPECT_EQ(s.operands[0], id("D0.ua"));
+}
+
+}  // namespace
+}  // namespace tangle
