@@ -46,6 +46,31 @@ size_t totalFirings(const InferStats& s) {
   return n;
 }
 
+// The graph inputs (placeholders, constants, cut points) an operator reads: its operands that are
+// inputs, and inputs reached from an operand through a chain of single-operand operators (a linear
+// layer's weight behind its permute/view), at most 8 deep. In operand order, without duplicates.
+struct InputRead {
+  std::string input;                // "S.arg7_1"
+  std::vector<std::string> through; // the chain from the operator's operand back to it ("S.permute_3")
+};
+
+std::vector<InputRead> inputsRead(const LGraph& lg, int op) {
+  std::vector<InputRead> out;
+  for (int o : lg.node(op).operands) {
+    int cur = lg.resolve(o);
+    std::vector<std::string> chain;
+    while (!lg.node(cur).isInput && lg.node(cur).operands.size() == 1 && chain.size() < 8) {
+      chain.push_back(lg.node(cur).name);
+      cur = lg.resolve(lg.node(cur).operands[0]);
+    }
+    if (!lg.node(cur).isInput) continue;
+    const std::string& name = lg.node(cur).name;
+    if (std::none_of(out.begin(), out.end(), [&](const InputRead& r) { return r.input == name; }))
+      out.push_back({name, std::move(chain)});
+  }
+  return out;
+}
+
 std::string expectationText(const Expectation& e) { return e.lhs.toString() + " = " + e.rhs.toString(); }
 
 }  // namespace
@@ -77,6 +102,14 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
     if (f.gaveUpAt >= 0)
       out << "  (carried as a non-clean expression until " << describe(spec, f.gaveUpAt)
           << ", where the search stopped)\n";
+    if (auto reads = inputsRead(spec, f.node); !reads.empty()) {
+      out << "  graph inputs it reads:";
+      for (size_t i = 0; i < reads.size(); ++i) {
+        out << (i ? ", " : " ") << reads[i].input;
+        if (!reads[i].through.empty()) out << " (through " << reads[i].through.front() << ")";
+      }
+      out << "\n";
+    }
     out << "  known relations of its inputs:\n";
     for (auto& in : f.inputRelations) {
       if (in.exprs.empty()) out << "    " << in.tensor << " = (none)\n";
@@ -151,6 +184,8 @@ nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph
     }
     json nearby = json::array();
     for (int d : f.nearbyImpl) nearby.push_back({{"tensor", impl.node(d).name}, {"op", impl.origin(d).op}, {"location", location(impl, d)}});
+    json reads = json::array();
+    for (auto& r : inputsRead(spec, f.node)) reads.push_back({{"tensor", r.input}, {"through", r.through}});
     j["failure"] = {{"operator", spec.node(f.node).name},
                     {"tensor", spec.node(f.tensor).name},
                     {"op", spec.origin(f.node).op},
@@ -160,6 +195,7 @@ nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph
                     {"gave_up_at", f.gaveUpAt >= 0 ? json(spec.node(f.gaveUpAt).name) : json(nullptr)},
                     {"limit_reached", f.limitReached},
                     {"input_relations", inputs},
+                    {"inputs_read", reads},
                     {"nearby_impl", nearby}};
   } else {
     j["failure"] = nullptr;
