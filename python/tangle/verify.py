@@ -105,6 +105,7 @@ class Failure:
     reason: str
     input_relations: dict          # spec tensor -> [clean expressions over the implementation]
     inputs_read: list              # graph inputs read directly or through single-operand ops
+    input_sources: list            # [{"tensor", "producer", "op", "inputs_read"}]: what computes each input
     nearby_impl: list              # [{"tensor", "op", "location"}]
     parameters: list               # [Parameter] of the placeholders this failure names
 
@@ -320,7 +321,7 @@ def _failure(j: dict, params: list) -> Failure | None:
                    source_file=m.group("file") if m else None, source_line=int(m.group("line")) if m else None,
                    code=m.group("code").strip() if m else None, reason=f.get("reason", ""),
                    input_relations={r["tensor"]: r["expressions"] for r in f.get("input_relations", [])},
-                   inputs_read=reads, nearby_impl=f.get("nearby_impl", []),
+                   inputs_read=reads, input_sources=f.get("input_sources", []), nearby_impl=f.get("nearby_impl", []),
                    parameters=[p for p in params if p.name in named])
 
 

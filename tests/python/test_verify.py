@@ -282,10 +282,15 @@ def test_tangle_verify_hf_llama_refines(llama_cli):
     assert os.listdir(d) == ["report.json"]  # the temporary folder is gone
 
 
-def test_api_hf_llama_refines(tmp_path_factory):
+@pytest.fixture(scope="module")
+def llama_api(tmp_path_factory):
     _need_hf()
     out = tmp_path_factory.mktemp("llama_api") / "out"
-    r = tangle.verify("hf:llama", tp=2, layers=1, out=str(out), tangle=str(TANGLE), log=lambda msg: None)
+    return tangle.verify("hf:llama", tp=2, layers=1, out=str(out), tangle=str(TANGLE), log=lambda msg: None), out
+
+
+def test_api_hf_llama_refines(llama_api):
+    r, out = llama_api
     assert isinstance(r, tangle.VerifyResult)
     assert (r.verdict, r.exit_code, r.failure) == ("refines", 0, None), r.report
     assert r.output_relation and all(t == r.output_relation[0][0] for t, _ in r.output_relation)
@@ -294,3 +299,27 @@ def test_api_hf_llama_refines(tmp_path_factory):
     # the same folder checks again through tangle.check, parameters found beside the graphs
     again = tangle.check(str(out / "check.rel"), tangle=str(TANGLE))
     assert again.verdict == "refines"
+
+
+def test_hf_llama_without_o_proj_all_reduce_names_o_proj(llama_api, tmp_path):
+    """The ranks' graphs with the attention output's all-reduce replaced by a copy: the residual add
+    fails, and the report names the o_proj weight that its partial-sum input comes from."""
+    _, out = llama_api
+    broken = tmp_path / "broken"
+    shutil.copytree(out, broken)
+    for r in range(2):
+        path = broken / f"impl.r{r}.py"
+        lines = path.read_text().splitlines(keepends=True)
+        reduces = [i for i, line in enumerate(lines) if "_c10d_functional.all_reduce.default(" in line]
+        assert len(reduces) == 3, "embedding, attention output, MLP output"
+        i = reduces[1]
+        arg = lines[i].split("all_reduce.default(")[1].split(",")[0]
+        lines[i] = lines[i].split("torch.ops.")[0] + f"torch.ops.aten.clone.default({arg})\n"
+        path.write_text("".join(lines))
+    r = tangle.check(str(broken / "check.rel"), tangle=str(TANGLE))
+    assert (r.verdict, r.exit_code) == ("violation", 1), r.report
+    assert r.failure.op == "aten.add.Tensor" and "modeling_llama.py" in r.failure.source_file
+    assert r.failure.code == "hidden_states = residual + hidden_states"
+    o_proj = [p for p in r.failure.parameters if p.fqn == "model.layers.0.self_attn.o_proj.weight"]
+    assert o_proj and o_proj[0].placement == "Shard(1)", r.report
+    assert f"  {o_proj[0].name} = model.layers.0.self_attn.o_proj.weight (Shard(1), [64, 64])" in r.report
