@@ -25,11 +25,17 @@ Command line:  python -m tangle.capture MODULE:FUNCTION --ranks N --out DIR
   writes DIR/impl.r{rank}.py for N ranks (FUNCTION is ``build``), or with
   ``--ranks 0`` calls FUNCTION() -> (fn, args) once and writes DIR/spec.py.
 """
+from __future__ import annotations
+
 import argparse
 import importlib
+import json
 import multiprocessing
 import os
+import re
 import sys
+import time
+import traceback
 
 
 def _writer(path):
@@ -42,10 +48,27 @@ def _writer(path):
     return compile_fw
 
 
-def capture(fn, args, path, dynamic=None):
+def _source_name(source) -> str | None:
+    """A readable name for a Dynamo input source: L['w1'] -> w1, G['b'] -> b,
+    L['self']._modules['fc']._parameters['weight'] -> self.fc.weight."""
+    if source is None:
+        return None
+    text = source.name if isinstance(getattr(source, "name", None), str) else str(source.name())
+    text = re.sub(r"^[LG]\[['\"]([^'\"]+)['\"]\]", r"\1", text)
+    text = re.sub(r"\._(?:modules|parameters|buffers)\[['\"]([^'\"]+)['\"]\]", r".\1", text)
+    text = re.sub(r"\[['\"]([^'\"]+)['\"]\]", r".\1", text)
+    return text
+
+
+def capture(fn, args, path, dynamic=None, params_path=None):
     """Traces fn(*args) to ATen ops and writes its readable FX graph to path.
 
-    dynamic: {argument index: [dims]} to keep symbolic (None: all static)."""
+    dynamic: {argument index: [dims]} to keep symbolic (None: all static).
+    params_path: also write a placeholder map (JSON): for each graph placeholder, the
+    argument (or global, closure variable, attribute) it holds, as Dynamo names its source:
+    ``{"placeholders": [{"name": "arg0_1", "kind": "input", "fqn": "w1", "source": "L['w1']",
+    "global_shape": [16, 8], "dtype": "float32"}, ...], "outputs": [{"name": "cat"}]}`` (kind ``symint`` for
+    a symbolic size)."""
     import torch
     from torch._dynamo.backends.common import aot_autograd
 
@@ -53,7 +76,38 @@ def capture(fn, args, path, dynamic=None):
     for index, dims in (dynamic or {}).items():
         for d in dims:
             torch._dynamo.mark_dynamic(args[index], d)
-    backend = aot_autograd(fw_compiler=_writer(path))
+    sources = {}
+
+    def fw_compiler(gm, example_inputs):
+        _writer(path)(gm, example_inputs)
+        if params_path:
+            aot = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+            dyn = sources.get("inputs", [])
+            entries = []
+            if len(aot) == len(dyn):  # plain tensors and sizes: one AOT placeholder per Dynamo input
+                for name, (src, ex) in zip(aot, dyn):
+                    if isinstance(ex, torch.Tensor):
+                        entries.append(dict(name=name, kind="input", fqn=_source_name(src),
+                                            source=str(getattr(src, "name", src)) if src is not None else None,
+                                            global_shape=[str(d) if not isinstance(d, int) else d for d in ex.shape],
+                                            dtype=str(ex.dtype).removeprefix("torch.")))
+                    else:
+                        entries.append(dict(name=name, kind="symint", fqn=_source_name(src)))
+            out_node = next(n for n in gm.graph.nodes if n.op == "output")
+            outputs = [dict(name=getattr(a, "name", str(a))) for a in out_node.args[0]]
+            with open(params_path, "w") as f:
+                json.dump(dict(graph=os.path.basename(path), placeholders=entries, outputs=outputs), f, indent=1)
+                f.write("\n")
+        return gm.forward
+
+    inner = aot_autograd(fw_compiler=fw_compiler)
+
+    def backend(gm, example_inputs):
+        phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        grapharg = [n.meta.get("grapharg") for n in phs]
+        sources["inputs"] = [(getattr(g, "source", None), ex) for g, ex in zip(grapharg, example_inputs)]
+        return inner(gm, example_inputs)
+
     compiled = torch.compile(fn, backend=backend, fullgraph=True)
     with torch.no_grad():
         compiled(*args)
@@ -62,32 +116,101 @@ def capture(fn, args, path, dynamic=None):
     return path
 
 
-def _capture_rank(build_ref, rank, world_size, path):
-    import torch.distributed as dist
-    from torch.testing._internal.distributed.fake_pg import FakeStore
+def _error_path(path):
+    return path + ".error"
 
-    dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=world_size)
+
+def _run_reporting(path, work):
+    """Runs work() in a capture process; an exception becomes one line in path.error and exit code 3
+    (the traceback too with TANGLE_DEBUG=1), so the parent can say what went wrong."""
     try:
-        module, name = build_ref
-        build = getattr(importlib.import_module(module), name)
-        fn, args, *dynamic = build(rank, world_size)
-        capture(fn, args, path, dynamic[0] if dynamic else None)
-    finally:
-        dist.destroy_process_group()
+        work()
+    except BaseException as e:  # noqa: BLE001 -- reported to the parent process
+        if os.environ.get("TANGLE_DEBUG"):
+            traceback.print_exc()
+        message = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        with open(_error_path(path), "w") as f:
+            f.write(f"{type(e).__name__}: {message}" if message else type(e).__name__)
+        sys.exit(3)
 
 
-def capture_ranks(build_ref, world_size, out_dir, stem="impl"):
-    """Writes out_dir/{stem}.r{rank}.py for every rank; build_ref = (module, function)."""
+def failure_message(path) -> str | None:
+    """The one-line error a capture process left for path (and removes it), or None."""
+    err = _error_path(path)
+    if not os.path.exists(err):
+        return None
+    with open(err) as f:
+        text = f.read().strip()
+    os.remove(err)
+    return text
+
+
+def _capture_rank(build_ref, rank, world_size, path, params_path=None):
+    def work():
+        import torch.distributed as dist
+        from torch.testing._internal.distributed.fake_pg import FakeStore
+
+        dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=world_size)
+        try:
+            module, name = build_ref
+            build = getattr(importlib.import_module(module), name)
+            fn, args, *dynamic = _unpack(build(rank, world_size), f"{module}:{name}(rank, world_size)")
+            capture(fn, args, path, dynamic[0] if dynamic else None, params_path)
+        finally:
+            dist.destroy_process_group()
+
+    _run_reporting(path, work)
+
+
+def _capture_spec(spec_ref, path, params_path=None):
+    def work():
+        module, name = spec_ref
+        fn, args, *dynamic = _unpack(getattr(importlib.import_module(module), name)(), f"{module}:{name}()")
+        capture(fn, args, path, dynamic[0] if dynamic else None, params_path)
+
+    _run_reporting(path, work)
+
+
+def _unpack(result, what):
+    if not isinstance(result, (tuple, list)) or len(result) not in (2, 3) or not callable(result[0]):
+        raise TypeError(f"{what} must return (fn, args) or (fn, args, dynamic), got {type(result).__name__}")
+    fn, args, *rest = result
+    return (fn, tuple(args), *rest)
+
+
+class CaptureError(RuntimeError):
+    """A capture process failed; the message is one line (what the user code raised)."""
+
+
+def _run_capture(target, args, path, label):
+    p = multiprocessing.get_context("spawn").Process(target=target, args=args)
+    p.start()
+    p.join()
+    message = failure_message(path)
+    if p.exitcode != 0 or not os.path.exists(path):
+        raise CaptureError(f"capturing {label} failed: {message}" if message
+                           else f"capturing {label} failed (exit code {p.exitcode})")
+
+
+def capture_spec(spec_ref, path, params_path=None):
+    """Captures spec_ref = (module, function), function() -> (fn, args), in a spawned process."""
+    _run_capture(_capture_spec, (spec_ref, path, params_path), path, "the spec")
+    return path
+
+
+def capture_ranks(build_ref, world_size, out_dir, stem="impl", params=False, log=None):
+    """Writes out_dir/{stem}.r{rank}.py for every rank; build_ref = (module, function).
+    params: also write out_dir/{stem}.r{rank}.params.json (see capture). log: progress lines."""
     os.makedirs(out_dir, exist_ok=True)
     paths = []
-    ctx = multiprocessing.get_context("spawn")
     for rank in range(world_size):
         path = os.path.join(out_dir, f"{stem}.r{rank}.py")
-        p = ctx.Process(target=_capture_rank, args=(build_ref, rank, world_size, path))
-        p.start()
-        p.join()
-        if p.exitcode != 0 or not os.path.exists(path):
-            raise RuntimeError(f"capturing rank {rank} failed (exit code {p.exitcode})")
+        params_path = os.path.join(out_dir, f"{stem}.r{rank}.params.json") if params else None
+        t0 = time.time()
+        _run_capture(_capture_rank, (build_ref, rank, world_size, path, params_path), path,
+                     f"rank {rank}/{world_size}")
+        if log:
+            log(f"rank {rank}/{world_size}: captured {os.path.basename(path)} in {time.time() - t0:.1f} s")
         paths.append(path)
     return paths
 

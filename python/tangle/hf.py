@@ -38,6 +38,8 @@ import os
 import sys
 import time
 
+from .capture import CaptureError, _run_reporting, failure_message
+
 # Tiny shapes: GQA (fewer kv heads than heads), every TP degree up to 4 divides them.
 TINY = dict(hidden_size=64, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128,
             vocab_size=128, max_position_embeddings=64)
@@ -263,6 +265,11 @@ def _capture_one(family, layers, tp, rank, attn, graph_path, params_path, overri
         dist.destroy_process_group()
 
 
+def _capture_one_reporting(*args):
+    """_capture_one in a spawned process; an exception is left as one line for the parent."""
+    _run_reporting(args[5], lambda: _capture_one(*args))
+
+
 # ---------------------------------------------------------------- relation
 
 def _fmt_shape(s):
@@ -417,16 +424,18 @@ def _run(jobs, log):
     while pending or running:
         while pending and len(running) < limit:
             label, args, path = pending.pop(0)
-            p = ctx.Process(target=_capture_one, args=args)
+            p = ctx.Process(target=_capture_one_reporting, args=args)
             p.start()
             running.append((label, p, path, time.time()))
         label, p, path, t0 = running.pop(0)
         p.join()
+        message = failure_message(path.replace(".params.json", ".py"))
         if p.exitcode != 0 or not os.path.exists(path):
             for _, q, _, _ in running:
                 q.terminate()
                 q.join()
-            raise RuntimeError(f"capturing {label} failed (exit code {p.exitcode})")
+            raise CaptureError(f"capturing {label} failed: {message}" if message
+                               else f"capturing {label} failed (exit code {p.exitcode})")
         log(f"{label}: captured {os.path.basename(path).replace('.params.json', '.py')} in {time.time() - t0:.1f} s")
 
 

@@ -46,6 +46,61 @@ size_t totalFirings(const InferStats& s) {
   return n;
 }
 
+// The graph inputs (placeholders, constants, cut points) an operator reads: its operands that are
+// inputs, and inputs reached from an operand through a chain of single-operand operators (a linear
+// layer's weight behind its permute/view), at most 8 deep. In operand order, without duplicates.
+struct InputRead {
+  std::string input;                // "S.arg7_1"
+  std::vector<std::string> through; // the chain from the operator's operand back to it ("S.permute_3")
+};
+
+std::vector<InputRead> inputsRead(const LGraph& lg, int op) {
+  std::vector<InputRead> out;
+  for (int o : lg.node(op).operands) {
+    int cur = lg.resolve(o);
+    std::vector<std::string> chain;
+    while (!lg.node(cur).isInput && lg.node(cur).operands.size() == 1 && chain.size() < 8) {
+      chain.push_back(lg.node(cur).name);
+      cur = lg.resolve(lg.node(cur).operands[0]);
+    }
+    if (!lg.node(cur).isInput) continue;
+    const std::string& name = lg.node(cur).name;
+    if (std::none_of(out.begin(), out.end(), [&](const InputRead& r) { return r.input == name; }))
+      out.push_back({name, std::move(chain)});
+  }
+  return out;
+}
+
+// Where an operand of the failing operator comes from: the operator that computes it (past any chain
+// of single-operand operators such as views), and the graph inputs that operator reads. Lets a report
+// name the weight of the linear layer whose output is wrong. Empty producer for a graph input.
+struct OperandSource {
+  std::string tensor;    // the operand ("S._unsafe_view_5")
+  int producer = -1;     // "S.mm_3"
+  std::vector<InputRead> reads;
+};
+
+std::vector<OperandSource> operandSources(const LGraph& lg, int op) {
+  std::vector<OperandSource> out;
+  for (int o : lg.node(op).operands) {
+    int cur = lg.resolve(o);
+    for (size_t depth = 0; !lg.node(cur).isInput && lg.node(cur).operands.size() == 1 && depth < 8; ++depth)
+      cur = lg.resolve(lg.node(cur).operands[0]);
+    if (lg.node(cur).isInput) continue;
+    out.push_back({lg.node(lg.resolve(o)).name, cur, inputsRead(lg, cur)});
+  }
+  return out;
+}
+
+std::string readsText(const std::vector<InputRead>& reads) {
+  std::string s;
+  for (size_t i = 0; i < reads.size(); ++i) {
+    s += (i ? ", " : "") + reads[i].input;
+    if (!reads[i].through.empty()) s += " (through " + reads[i].through.front() + ")";
+  }
+  return s;
+}
+
 std::string expectationText(const Expectation& e) { return e.lhs.toString() + " = " + e.rhs.toString(); }
 
 }  // namespace
@@ -77,6 +132,13 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
     if (f.gaveUpAt >= 0)
       out << "  (carried as a non-clean expression until " << describe(spec, f.gaveUpAt)
           << ", where the search stopped)\n";
+    if (auto reads = inputsRead(spec, f.node); !reads.empty()) out << "  graph inputs it reads: " << readsText(reads) << "\n";
+    if (auto sources = operandSources(spec, f.node); !sources.empty()) {
+      out << "  where its inputs come from:\n";
+      for (auto& src : sources)
+        out << "    " << src.tensor << " <- " << spec.node(src.producer).name << " (" << spec.origin(src.producer).op
+            << ")" << (src.reads.empty() ? "" : ", which reads " + readsText(src.reads)) << "\n";
+    }
     out << "  known relations of its inputs:\n";
     for (auto& in : f.inputRelations) {
       if (in.exprs.empty()) out << "    " << in.tensor << " = (none)\n";
@@ -151,6 +213,16 @@ nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph
     }
     json nearby = json::array();
     for (int d : f.nearbyImpl) nearby.push_back({{"tensor", impl.node(d).name}, {"op", impl.origin(d).op}, {"location", location(impl, d)}});
+    json reads = json::array();
+    for (auto& r : inputsRead(spec, f.node)) reads.push_back({{"tensor", r.input}, {"through", r.through}});
+    json sources = json::array();
+    for (auto& src : operandSources(spec, f.node)) {
+      json srcReads = json::array();
+      for (auto& r : src.reads) srcReads.push_back({{"tensor", r.input}, {"through", r.through}});
+      sources.push_back({{"tensor", src.tensor}, {"producer", spec.node(src.producer).name},
+                         {"op", spec.origin(src.producer).op}, {"location", location(spec, src.producer)},
+                         {"inputs_read", srcReads}});
+    }
     j["failure"] = {{"operator", spec.node(f.node).name},
                     {"tensor", spec.node(f.tensor).name},
                     {"op", spec.origin(f.node).op},
@@ -160,6 +232,8 @@ nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph
                     {"gave_up_at", f.gaveUpAt >= 0 ? json(spec.node(f.gaveUpAt).name) : json(nullptr)},
                     {"limit_reached", f.limitReached},
                     {"input_relations", inputs},
+                    {"inputs_read", reads},
+                    {"input_sources", sources},
                     {"nearby_impl", nearby}};
   } else {
     j["failure"] = nullptr;

@@ -1,6 +1,7 @@
 // The tangle command line: flags -> a CheckRequest -> library calls -> report.
 // Exit codes: 0 refines, 1 violation, 2 bad input or usage, 3 inconclusive,
 // 4 internal error or a --replay mismatch (a reported relation that does not hold).
+// `tangle verify` hands its arguments to python3 -m tangle.verify, whose exit code is the check's.
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include "lemmas/lemma_file.h"
 #include "validate/lemma_file_check.h"
 #include "validate/validate.h"
+#include "verify.h"
 
 namespace {
 
@@ -117,6 +119,13 @@ int main(int argc, char** argv) {
   lemmasCmd->add_option("--cases", validateOpts.cases, "instances per lemma for --validate")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
+  std::vector<std::string> verifyArgs;
+  auto* verifyCmd = app.add_subcommand(
+      "verify",
+      "capture a model (hf:llama, hf:qwen2, or MODULE:build) and its ranks, write the relation and check it "
+      "(runs python3 -m tangle.verify; see tangle verify --help)");
+  verifyCmd->prefix_command();  // everything after `verify` goes to the Python front end, --help included
+  verifyCmd->set_help_flag();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -126,6 +135,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    if (*verifyCmd) {
+      verifyArgs = verifyCmd->remaining();
+      return tangle::cli::forwardToPythonVerify(argv[0], verifyArgs);
+    }
     if (*checkCmd) return check(positional, impl, relation, jsonOut, allRelations,
                                     replay ? std::optional(replayOpts) : std::nullopt, lemmaFiles, trustUnvalidated);
     if (*lemmasCmd) return validate ? validateLemmas(validateOpts, lemmaFiles) : listLemmas(lemmaFiles);
