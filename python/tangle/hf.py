@@ -276,6 +276,20 @@ def _fmt_shape(s):
     return "[" + ", ".join(map(str, s)) + "]" if s is not None else "?"
 
 
+def _layout_rhs(layout: str, every: str | None, per_rank: list[str] | None, unknown: str) -> list[str]:
+    """Right-hand sides relating a spec tensor to the ranks' tensors under `layout`: `every` names them
+    all (`D*.x`) when the ranks agree on the name, else `per_rank` lists them. One line per rank for a
+    replicated tensor named differently on each rank."""
+    if layout == "Replicate":
+        return [every] if every else list(per_rank)
+    if layout.startswith("Shard("):
+        dim = int(layout[len("Shard("):-1])
+        return [f"shard({every}, dim={dim})" if every else f"concat({', '.join(per_rank)}, dim={dim})"]
+    if layout == "Partial(sum)":
+        return [f"sum({every})" if every else f"sum({', '.join(per_rank)})"]
+    raise ValueError(unknown)
+
+
 def write_relation(spec_params: dict, rank_params: list[dict], spec_file="spec.py",
                    impl_pattern="impl.r{rank}.py", options: dict | None = None) -> str:
     """The text of a relation file relating the spec's placeholders to the ranks', matched by FQN.
@@ -324,20 +338,8 @@ def write_relation(spec_params: dict, rank_params: list[dict], spec_file="spec.p
             d = None
             per_rank = [f"D{i}.{m['name']}" for i, m in enumerate(mine)]
         comment = f"# {fqn} {placement} {_fmt_shape(ph['global_shape'])}"
-        if placement == "Replicate":
-            if d:
-                lines.append(f"S.{ph['name']} = {d}  {comment}")
-            else:
-                lines += [f"S.{ph['name']} = {x}  {comment}" for x in per_rank]
-        elif placement.startswith("Shard("):
-            dim = int(placement[len("Shard("):-1])
-            rhs = f"shard({d}, dim={dim})" if d else f"concat({', '.join(per_rank)}, dim={dim})"
-            lines.append(f"S.{ph['name']} = {rhs}  {comment}")
-        elif placement == "Partial(sum)":
-            rhs = f"sum({d})" if d else f"sum({', '.join(per_rank)})"
-            lines.append(f"S.{ph['name']} = {rhs}  {comment}")
-        else:
-            raise ValueError(f"{fqn}: no relation for placement {placement}")
+        rhss = _layout_rhs(placement, d, per_rank, f"{fqn}: no relation for placement {placement}")
+        lines += [f"S.{ph['name']} = {rhs}  {comment}" for rhs in rhss]
 
     consts = []
     for prefix, params in [("S", spec_params)] + [(f"D{i}", p) for i, p in enumerate(rank_params)]:
@@ -374,20 +376,10 @@ def write_relation(spec_params: dict, rank_params: list[dict], spec_file="spec.p
         else:
             rhs = None
             per_rank = [f"D{i}.{p['outputs'][k]['name']}" for i, p in enumerate(rank_params)]
-        if layout == "Replicate":
-            if rhs:
-                lines.append(f"expect S.{o['name']} = {rhs}  # full {o.get('what', 'output')} on every rank")
-            else:
-                lines += [f"expect S.{o['name']} = {x}" for x in per_rank]
-        elif layout.startswith("Shard("):
-            dim = int(layout[len("Shard("):-1])
-            expr = f"shard({rhs}, dim={dim})" if rhs else f"concat({', '.join(per_rank)}, dim={dim})"
-            lines.append(f"expect S.{o['name']} = {expr}  # {o.get('what', 'output')} {layout}")
-        elif layout == "Partial(sum)":
-            expr = f"sum({rhs})" if rhs else f"sum({', '.join(per_rank)})"
-            lines.append(f"expect S.{o['name']} = {expr}")
-        else:
-            raise ValueError(f"output {k}: no relation for layout {layout}")
+        what = o.get("what", "output")
+        comment = f"full {what} on every rank" if layout == "Replicate" else f"{what} {layout}"
+        exprs = _layout_rhs(layout, rhs, per_rank, f"output {k}: no relation for layout {layout}")
+        lines += [f"expect S.{o['name']} = {expr}  # {comment}" for expr in exprs]
     return "\n".join(lines) + "\n"
 
 
