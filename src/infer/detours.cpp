@@ -35,7 +35,7 @@ void backfill(InferState& st, int d, int depth, size_t& budget, std::vector<int>
 eg::Symbol detourOperator(const InferState& st, const SpecOp& op) {
   const auto& def = st.spec.nodes[op.node].def.nodes;
   eg::Symbol specRoot = def.empty() ? 0 : def.back().op;
-  const ops::OpInfo* info = specRoot ? ops::find(specRoot) : nullptr;
+  const ops::OpDef* info = specRoot ? ops::find(specRoot) : nullptr;
   return info && !info->clean ? specRoot : 0;
 }
 

@@ -42,7 +42,7 @@ void exploreNode(InferState& st, eg::EGraph& g, int d) {
 bool isCleanDef(const LNode& n) {
   if (n.def.nodes.empty()) return false;
   eg::ENode root{n.def.nodes.back().op, 0, {}};
-  const ops::OpInfo* info = ops::find(root.op);
+  const ops::OpDef* info = ops::find(root.op);
   return info && info->clean;
 }
 

@@ -54,8 +54,6 @@ struct OpDef {
   const char* aten;            // ATen ops (space-separated) lowered one-to-one: tensor operands in order, no attributes
 };
 
-using OpInfo = OpDef;  // the older name
-
 // Every built-in operator, in table order.
 const std::vector<const OpDef*>& allOps();
 // Registry lookup; nullptr for opaque (and custom) ops.
