@@ -98,24 +98,26 @@ std::optional<std::vector<Id>> mapPieces(const std::vector<Id>& xs, const std::f
   return out;
 }
 
-bool hasConcatSplit(const EGraph& g, Id y, int64_t dim, const std::vector<Dim>& sizes) {
+namespace {
+// A concat[dim] node of y split exactly into `sizes`, else nullptr.
+const ENode* concatSplit(const EGraph& g, Id y, int64_t dim, const std::vector<Dim>& sizes) {
   for (const ENode* n : nodesOf(g, y, op().concat)) {
     auto d = ops::attrInt(attrsOf(*n), 0);
     if (!d || *d != dim) continue;
     auto have = dimsAlong(g, n->children, dim);
-    if (have && sameDims(g.symbols(), *have, sizes)) return true;
+    if (have && sameDims(g.symbols(), *have, sizes)) return n;
   }
-  return false;
+  return nullptr;
+}
+}  // namespace
+
+bool hasConcatSplit(const EGraph& g, Id y, int64_t dim, const std::vector<Dim>& sizes) {
+  return concatSplit(g, y, dim, sizes) != nullptr;
 }
 
 std::optional<std::vector<Id>> piecesOf(EGraph& g, Id y, int64_t dim, const std::vector<Dim>& sizes,
                                         bool allowSlices) {
-  for (const ENode* n : nodesOf(g, y, op().concat)) {
-    auto d = ops::attrInt(attrsOf(*n), 0);
-    if (!d || *d != dim) continue;
-    auto have = dimsAlong(g, n->children, dim);
-    if (have && sameDims(g.symbols(), *have, sizes)) return n->children;
-  }
+  if (const ENode* n = concatSplit(g, y, dim, sizes)) return n->children;
   if (sizes.size() == 1) return std::vector<Id>{g.find(y)};
   if (!allowSlices) return std::nullopt;
   std::vector<Id> out;
