@@ -31,6 +31,7 @@ Files (see ``write_relation`` for the relation):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import multiprocessing
@@ -100,8 +101,9 @@ def _placement_text(p) -> str:
     raise ValueError(f"unsupported placement {p!r}")
 
 
-def _describe(value, names):
-    """The AOT placeholders that one Dynamo input becomes, in order (a list of dicts)."""
+def _describe(value, names, placements=None):
+    """The AOT placeholders that one Dynamo input becomes, in order (a list of dicts). `placements`
+    (FQN -> text) gives the layout of plain tensors that the framework shards without DTensors."""
     import torch
     from torch.distributed.tensor import DTensor
     if isinstance(value, DTensor):
@@ -115,7 +117,10 @@ def _describe(value, names):
                 dict(kind="opaque", fqn=fqn, what="DeviceMesh of the DTensor")]
     if isinstance(value, torch.Tensor):
         kind, fqn = names.get(id(value), ("tensor", None))
-        return [dict(kind=kind, fqn=fqn, placement="Replicate", global_shape=list(value.shape),
+        placement, shape = "Replicate", list(value.shape)
+        if placements and fqn in placements:
+            placement, shape = placements[fqn]
+        return [dict(kind=kind, fqn=fqn, placement=placement, global_shape=list(shape),
                      local_shape=list(value.shape), dtype=str(value.dtype).removeprefix("torch."))]
     if isinstance(value, (int, torch.SymInt)):
         return [dict(kind="symint", fqn=None)]
@@ -157,10 +162,13 @@ def _values(value):
 
 
 def _outputs(gm):
+    import torch
     node = next(n for n in gm.graph.nodes if n.op == "output")
     out = []
     for arg in node.args[0]:
         val = arg.meta.get("val") if hasattr(arg, "meta") else None
+        if hasattr(arg, "meta") and not isinstance(val, torch.Tensor):
+            continue  # the device mesh a DTensor output brings along: no data
         out.append(dict(name=getattr(arg, "name", str(arg)),
                         shape=list(val.shape) if val is not None and hasattr(val, "shape") else None))
     return out
@@ -178,9 +186,14 @@ def _output_layout(model) -> str:
     return _placement_text(layouts[0] if isinstance(layouts, (tuple, list)) else layouts)
 
 
-def capture_model(model, ids, graph_path, params_path, info=None):
+def capture_model(model, ids, graph_path, params_path, info=None, forward=None, placements=None,
+                  output_layout=None, context=None):
     """Trace `model(input_ids=ids).logits` (forward, no_grad) to ATen, write the readable graph
-    to graph_path and its placeholder map (JSON) to params_path. Returns the params dict."""
+    to graph_path and its placeholder map (JSON) to params_path. Returns the params dict.
+
+    For other frameworks: `forward(model, ids)` is what is traced; `placements` (FQN -> (placement
+    text, global shape)) describes parameters sharded as plain tensors; `output_layout(result)` gives
+    the layout of the output on the ranks; `context()` a context manager the trace runs in."""
     import torch
     from torch._dynamo.backends.common import aot_autograd
 
@@ -193,7 +206,7 @@ def capture_model(model, ids, graph_path, params_path, info=None):
 
     def fw_compiler(gm, example_inputs):
         dynamo_inputs = result["dynamo_inputs"]
-        expected = [d for v in dynamo_inputs for d in _describe(v, names)]
+        expected = [d for v in dynamo_inputs for d in _describe(v, names, placements)]
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         if len(placeholders) != len(expected) or len(example_inputs) != len(expected):
             raise RuntimeError(f"{graph_path}: {len(placeholders)} AOT placeholders, {len(example_inputs)} example "
@@ -217,15 +230,20 @@ def capture_model(model, ids, graph_path, params_path, info=None):
         return inner(gm, example_inputs)
 
     def logits(x):
+        if forward is not None:
+            return forward(model, x)
         return model(input_ids=x, use_cache=False).logits
 
     torch._dynamo.reset()
     compiled = torch.compile(logits, backend=backend, fullgraph=True)
-    with torch.no_grad():
-        compiled(ids)
+    with torch.no_grad(), (context() if context else contextlib.nullcontext()):
+        value = compiled(ids)
     if "placeholders" not in result:
         raise RuntimeError(f"nothing was captured for {graph_path}")
-    layout = _output_layout(model) if info and info.get("world_size", 1) > 1 else "Replicate"
+    if not info or info.get("world_size", 1) == 1:
+        layout = "Replicate"
+    else:
+        layout = output_layout(value) if output_layout else _output_layout(model)
     for o in result["outputs"]:
         o.update(what="logits", layout=layout)
     params = dict(info or {}, graph=os.path.basename(graph_path), placeholders=result["placeholders"],
@@ -291,17 +309,18 @@ def _layout_rhs(layout: str, every: str | None, per_rank: list[str] | None, unkn
 
 
 def write_relation(spec_params: dict, rank_params: list[dict], spec_file="spec.py",
-                   impl_pattern="impl.r{rank}.py", options: dict | None = None) -> str:
+                   impl_pattern="impl.r{rank}.py", options: dict | None = None, title: list | None = None) -> str:
     """The text of a relation file relating the spec's placeholders to the ranks', matched by FQN.
 
     Shard(d) -> ``S.a = shard(D*.b, dim=d)``; Replicate -> ``S.a = D*.b``; Partial(sum) -> ``S.a = sum(D*.b)``;
     scalar constants -> ``const`` lines; the logits -> ``output`` + ``expect`` with the lm_head's output layout."""
     n = len(rank_params)
     family = spec_params.get("family", "?")
-    lines = [f"# {family}, {spec_params.get('layers', '?')} layer(s), tensor parallel {n} "
-             f"(transformers TP plan), attention {spec_params.get('attn', '?')}",
-             "# written by python -m tangle.hf from the placeholder maps (*.params.json)",
-             f"spec {spec_file}", f"impl {impl_pattern} ranks {n}"]
+    lines = [f"# {t}" for t in title] if title else [
+        f"# {family}, {spec_params.get('layers', '?')} layer(s), tensor parallel {n} "
+        f"(transformers TP plan), attention {spec_params.get('attn', '?')}",
+        "# written by python -m tangle.hf from the placeholder maps (*.params.json)"]
+    lines += [f"spec {spec_file}", f"impl {impl_pattern} ranks {n}"]
     for key, value in (options or {}).items():
         lines.append(f"option {key} = {value}")
     lines.append("")
@@ -407,8 +426,10 @@ class HFCapture:
     relation: str
 
 
-def _run(jobs, log):
-    """Runs [(label, args)] in spawned processes, at most `jobs` at a time, in order of start."""
+def _run(jobs, log, target=None):
+    """Runs [(label, args, params_path)] in spawned processes (`target(*args)`, by default this
+    module's capture), at most 4 and the core count at a time, in order of start."""
+    target = target or _capture_one_reporting
     ctx = multiprocessing.get_context("spawn")
     pending = list(jobs)
     running = []
@@ -416,7 +437,7 @@ def _run(jobs, log):
     while pending or running:
         while pending and len(running) < limit:
             label, args, path = pending.pop(0)
-            p = ctx.Process(target=_capture_one_reporting, args=args)
+            p = ctx.Process(target=target, args=args)
             p.start()
             running.append((label, p, path, time.time()))
         label, p, path, t0 = running.pop(0)

@@ -62,6 +62,7 @@ struct Node {
   std::optional<TensorType> type;
   std::optional<sym::ExprId> symValue;  // a "Sym(...)" node: its symbolic integer value
   bool isTuple = false;      // the node computes a tuple; read it with getitem
+  bool complexView = false;  // a complex tensor, typed as its real view [..., 2] (import/type_annotation.cpp)
   SourceLoc loc;             // where in the dump file the node is defined
   std::string source;        // the "# File: ... code: ..." comment above it, if any
 

@@ -182,6 +182,7 @@ std::string unquote(std::string_view lit) {
 struct Annotation {
   std::optional<TensorType> type;
   std::optional<sym::ExprId> symValue;
+  bool complex = false;
 };
 
 struct Param {
@@ -358,7 +359,7 @@ class FxParser {
     AnnotationResult r = parseTypeAnnotation(text);
     if (!r.ok) fail("cannot parse the type annotation \"" + text + "\": " + r.error);
     advance();
-    return {std::move(r.type), r.symValue};
+    return {std::move(r.type), r.symValue, r.complex};
   }
 
   // ---- body
@@ -410,6 +411,7 @@ class FxParser {
     n.name = std::move(name);
     n.type = std::move(ann.type);
     n.symValue = ann.symValue;
+    n.complexView = ann.complex;
     n.loc = SourceLoc{path_, stmtLine_};
     n.source = source_;
     parseRhs(n);
@@ -466,6 +468,7 @@ class FxParser {
     n.op = "placeholder";
     n.type = std::move(p.ann.type);
     n.symValue = p.ann.symValue;
+    n.complexView = p.ann.complex;
     n.loc = SourceLoc{path_, p.line};
     g_.add(std::move(n));
   }

@@ -109,6 +109,7 @@ class JsonGraphReader {
       if (!r.ok) fail("cannot parse \"type\": \"" + type->get<std::string>() + "\": " + r.error);
       n.type = std::move(r.type);
       n.symValue = r.symValue;
+      n.complexView = r.complex;
     }
     if (auto tuple = j.find("tuple"); tuple != j.end()) {
       if (!tuple->is_boolean()) fail("\"tuple\" must be true or false");

@@ -72,7 +72,15 @@ AnnotationResult parseTypeAnnotation(std::string_view text) {
     dims = trim(dims.substr(comma + 1));
     if (dims.empty()) return failure("expected a dimension after ','");
   }
+  // A complex tensor is held as its real view (torch.view_as_real): the real
+  // dtype of its parts and a trailing dim of 2 (real, imaginary). `complex`
+  // marks it so the lowering tells a complex product from a real one (canon.cpp).
   AnnotationResult r;
+  if (type.dtype == DType::C64 || type.dtype == DType::C128) {
+    type.dtype = type.dtype == DType::C64 ? DType::F32 : DType::F64;
+    type.shape.push_back(2);
+    r.complex = true;
+  }
   r.ok = true;
   r.type = std::move(type);
   return r;

@@ -16,6 +16,7 @@ struct AnnotationResult {
   std::optional<TensorType> type;         // unset for "Sym(...)" (a symbolic int, not a tensor)
   std::optional<sym::ExprId> symValue;    // the value of a "Sym(...)" annotation
   std::string error;                      // what was expected, when !ok
+  bool complex = false;                   // a complex dtype, read as its real view (see the .cpp)
 };
 
 // Parses `text`. A symbolic dim ("s0", "2*s0", "(s77//2)") is a sym

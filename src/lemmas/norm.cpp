@@ -40,6 +40,14 @@ std::optional<Id> softmaxOfConcat(EGraph& g, const Match& m) {
   return makeConcat(g, m.subst.integer("d"), *parts);
 }
 
+// safe_softmax[dim](concat[d](xs)) = concat[d](safe_softmax[dim](x_i)), dim != d
+std::optional<Id> safeSoftmaxOfConcat(EGraph& g, const Match& m) {
+  static const eg::Symbol kSafe = eg::intern("safe_softmax");
+  auto parts = mapPieces(m.subst.list("xs"), [&](Id x) { return make(g, kSafe, {m.subst.attr("dim")}, {x}); });
+  if (!parts) return std::nullopt;
+  return makeConcat(g, m.subst.integer("d"), *parts);
+}
+
 // A reduction red[[dims], keep](concat[d](xs)):
 //   d not reduced: concat[d'](red(x_i)), d' = d minus the reduced dims before it (unless keep);
 //   d reduced (sum only): sum(red(x_i)).
@@ -91,6 +99,9 @@ void addNormLemmas(std::vector<Lemma>& out) {
                         [](EGraph& g, const Match& m) { return layerNormOfConcat(g, m, ops::syms().apexLayerNorm); }));
   out.push_back(applier("softmax-concat", "softmax[dim](concat[d](xs)) = concat[d](softmax[dim](x_i)), dim != d",
                         "(softmax[?dim, ?h] (concat[?d] ?xs...))", softmaxOfConcat,
+                        [](const EGraph&, Subst& s) { return s.integer("dim") != s.integer("d"); }));
+  out.push_back(applier("safe_softmax-concat", "safe_softmax[dim](concat[d](xs)) = concat[d](safe_softmax[dim](x_i)), dim != d",
+                        "(safe_softmax[?dim] (concat[?d] ?xs...))", safeSoftmaxOfConcat,
                         [](const EGraph&, Subst& s) { return s.integer("dim") != s.integer("d"); }));
   out.push_back(applier("sum_dim-concat",
                         "sum_dim[dims](concat[d](xs)) = concat[d'](sum_dim(x_i)) if d kept, else sum(sum_dim(x_i))",

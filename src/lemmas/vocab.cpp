@@ -107,6 +107,59 @@ std::optional<Id> vocabGather(EGraph& g, const Match& m) {
   return makeSum(g, terms);
 }
 
+// Does class c hold where(lt(u, 0), 0, where(gt(u, hi), hi, u)) (clamp(u, 0, hi)
+// as canon.cpp lowers it) with u = sub(idx, o)? Returns u.
+std::optional<Id> clampedShift(const EGraph& g, Id c, Id idx, double o, double hi) {
+  auto is = [&](Id k, double v) { return scalarConstant(g, k) == v; };
+  for (const ENode* w : nodesOf(g, c, sym().where)) {
+    if (!is(w->children[1], 0)) continue;
+    for (const ENode* l : nodesOf(g, w->children[0], sym().lt)) {
+      Id u = g.find(l->children[0]);
+      if (!is(l->children[1], 0)) continue;
+      bool shifted = false;
+      for (const ENode* sb : nodesOf(g, u, op().sub))
+        shifted |= g.find(sb->children[0]) == g.find(idx) && is(sb->children[1], o);
+      if (!shifted) continue;
+      for (const ENode* w2 : nodesOf(g, w->children[2], sym().where)) {
+        if (!is(w2->children[1], hi) || g.find(w2->children[2]) != u) continue;
+        for (const ENode* gt : nodesOf(g, w2->children[0], sym().gt))
+          if (g.find(gt->children[0]) == u && is(gt->children[1], hi)) return u;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// torchtitan's vocab-parallel embedding on one rank, rows [o, o + s) of the
+// table in W (s rows):
+//   mul(index_rows(W, clamp(idx - o, 0, s - 1)), cast[dt](reshape[sh](and(ge(idx, o), lt(idx, o + s)))))
+// = where(reshape[sh](m), 0, index_rows(W, where(m, 0, idx - o))),  m = lt(idx, o) | ge(idx, o + s)
+// (the form vocab-parallel-embedding sums): inside the range both look up
+// row idx - o, outside both give 0 (the clamped lookup is multiplied by 0;
+// weights are finite, as the real-number reading of every lemma assumes).
+std::optional<Id> clampedEmbedding(EGraph& g, const Match& m) {
+  Id w = m.subst.cls("w"), idx = m.subst.cls("idx");
+  if (g.find(idx) != g.find(m.subst.cls("idx2"))) return std::nullopt;
+  auto o = scalarConstant(g, m.subst.cls("o")), oe = scalarConstant(g, m.subst.cls("oe"));
+  const TensorType* wt = typeOf(g, w);
+  auto rows = sizeOf(g, w, 0);
+  const Attr& dtAttr = m.subst.attr("dt");
+  const std::string* dt = dtAttr.kind == Attr::Kind::Str ? &eg::symbolName(static_cast<eg::Symbol>(dtAttr.i)) : nullptr;
+  if (!o || !oe || !wt || !rows || !dt || !isIntegralValued(*o) || *oe - *o != static_cast<double>(*rows) || *rows < 1)
+    return std::nullopt;
+  if (*dt != dtypeName(wt->dtype)) return std::nullopt;  // the product keeps W's dtype
+  auto u = clampedShift(g, m.subst.cls("c"), idx, *o, static_cast<double>(*rows - 1));
+  if (!u) return std::nullopt;
+  auto mask = rangeMask(g, idx, static_cast<int64_t>(*o), static_cast<int64_t>(*oe));
+  if (!mask) return std::nullopt;
+  Id zero = makeConstant(g, 0);
+  auto local = make(g, sym().where, {}, {*mask, zero, *u});
+  auto looked = local ? make(g, sym().indexRows, {}, {w, *local}) : std::nullopt;
+  auto outMask = make(g, op().reshape, {m.subst.attr("sh")}, {*mask});
+  if (!looked || !outMask) return std::nullopt;
+  return make(g, sym().where, {}, {*outMask, zero, *looked});
+}
+
 // where with one operand a concat: concat of the pieces' wheres.
 Apply whereOverConcat(size_t pos) {
   return [pos](EGraph& g, const Match& m) { return distributeOverConcat(g, m, sym().where, {}, {"c", "a", "b"}, pos); };
@@ -144,6 +197,11 @@ void addVocabLemmas(std::vector<Lemma>& out) {
                         "= sum_r where(m_r, 0, gather_rows(x_r, where(m_r, 0, t - o_r))) (reshapes around kept)",
                         "(where ?m ?z (reshape[?s1] (gather_rows (concat[1] ?xs...) (reshape[?s2] (where ?m ?z2 (sub ?t ?a))))))",
                         vocabGather));
+  out.push_back(applier("vocab-embedding-clamped",
+                        "mul(index_rows(W, clamp(idx - o, 0, s - 1)), cast(reshape(ge(idx, o) & lt(idx, o + s)))) "
+                        "= where(reshape(m), 0, index_rows(W, where(m, 0, idx - o))), m = idx < o | idx >= o + s, s = rows of W",
+                        "(mul (index_rows ?w ?c) (cast[?dt] (reshape[?sh] (and (ge ?idx ?o) (lt ?idx2 ?oe)))))",
+                        clampedEmbedding));
   out.push_back(applier("where-concat-cond", "where(concat[d](cs), a, b) = concat[d](where(c_i, a_i, b_i))",
                         "(where (concat[?d] ?xs...) ?a ?b)", whereOverConcat(0)));
   out.push_back(applier("where-concat-then", "where(c, concat[d](as), b) = concat[d](where(c_i, a_i, b_i))",

@@ -281,7 +281,101 @@ struct Canon {
   bool split(bool sizesGiven);
   bool toCopy();
   bool copy();
+  bool clamp();
+  bool safeSoftmax();
+  // Complex tensors are real views with a trailing dim of 2 (import/type_annotation.cpp).
+  bool isComplex(NodeId t) const { return t >= 0 && static_cast<size_t>(t) < g.size() && g.node(t).complexView; }
+  bool touchesComplex() const;
+  bool complexOp();
+  bool complexMul();
 };
+
+// clamp(x, lo, hi) = where(lt(x, lo), lo, where(gt(x, hi), hi, x)) for lo <= hi
+// (NaN passes through both compares unchanged, as in ATen); one-sided
+// when a bound is None. Bounds must be numbers.
+bool Canon::clamp() {
+  if (overload != "default") return false;
+  Ref x = tensorRef(tensorArg(0, "self", "self"));
+  const Value* lo = arg(1, "min");
+  const Value* hi = arg(2, "max");
+  std::optional<double> l = isNone(lo) ? std::nullopt : number(*lo);
+  std::optional<double> h = isNone(hi) ? std::nullopt : number(*hi);
+  if ((!isNone(lo) && !l) || (!isNone(hi) && !h)) return false;  // tensor bounds: opaque
+  if (l && h && *l > *h) return false;                          // ATen gives hi everywhere: opaque
+  Ref r = x;
+  if (h) r = emit("where", {}, {emit("gt", {}, {x, scalarRef(*h)}), scalarRef(*h), x});
+  if (l) r = emit("where", {}, {emit("lt", {}, {x, scalarRef(*l)}), scalarRef(*l), r});
+  if (!l && !h) alias(x.operand);
+  return true;
+}
+
+// _safe_softmax(x, dim, dtype=None): softmax whose fully masked (all -inf) rows are 0.
+bool Canon::safeSoftmax() {
+  if (overload != "default" || dtypeArg(2, "dtype")) return false;
+  NodeId x = tensorArg(0, "self", "self");
+  auto rank = rankOf(x, true);
+  if (!rank) return false;
+  emit("safe_softmax", {Attr::integer(normDim(intArg(1, "dim", "dim"), *rank, "dim"))}, {tensorRef(x)});
+  return true;
+}
+
+bool Canon::touchesComplex() const {
+  if (n.complexView) return true;
+  std::vector<Ref> kids;
+  for (const Value& a : n.args) collect(a, kids);
+  for (const auto& kv : n.kwargs) collect(kv.second, kids);
+  return std::any_of(kids.begin(), kids.end(), [&](const Ref& r) { return isComplex(r.operand); });
+}
+
+// An op on complex tensors: only those whose reading of the real view is
+// right are lowered; any other is opaque (never related, never wrong).
+bool Canon::complexOp() {
+  if (base == "aten.view_as_real" || base == "aten.view_as_complex") {
+    if (overload != "default") return false;
+    alias(tensorArg(0, "self", "self"));  // same real view, same trailing dim of 2
+    return true;
+  }
+  if (base == "aten.mul") return complexMul();
+  // Shapes come from the node's own (real-view) annotation: right for complex.
+  static const std::string_view kViews[] = {"aten.view", "aten.reshape", "aten._unsafe_view", "aten.unsqueeze",
+                                            "aten.squeeze", "aten.flatten"};
+  if (std::find(std::begin(kViews), std::end(kViews), base) != std::end(kViews))
+    return selfType() && reshapeLike();
+  if (base == "aten.slice") {  // a dim of the complex tensor, never the trailing 2
+    int64_t dim = intArg(1, "dim", "dim", 0);
+    const TensorType* in = typeOf(tensorArg(0, "self", "self"));
+    // A negative dim would count the trailing 2: left opaque.
+    return in && dim >= 0 && dim < in->rank() - 1 && slice();
+  }
+  static const std::string_view kSame[] = {"aten.clone", "aten.detach", "aten.alias", "aten.contiguous",
+                                           "_c10d_functional.wait_tensor"};
+  if (std::find(std::begin(kSame), std::end(kSame), base) != std::end(kSame)) {
+    alias(tensorArg(0, nullptr, "the tensor argument"));
+    return true;
+  }
+  return false;
+}
+
+// (a + bi)(c + di) = (ac - bd) + (ad + bc)i on the real views, both operands complex.
+bool Canon::complexMul() {
+  if (overload != "Tensor") return false;
+  const Value* va = arg(0, "self");
+  const Value* vb = arg(1, "other");
+  auto ta = va ? std::get_if<TensorRef>(&va->v) : nullptr;
+  auto tb = vb ? std::get_if<TensorRef>(&vb->v) : nullptr;
+  if (!ta || !tb || !isComplex(ta->node) || !isComplex(tb->node) || !n.complexView || !typeOf(ta->node) ||
+      !typeOf(tb->node) || !selfType())
+    return false;
+  auto part = [&](NodeId t, int64_t k) {
+    int64_t last = typeOf(t)->rank() - 1;
+    return emit("slice", {Attr::integer(last), Attr::integer(k), Attr::integer(k + 1), Attr::integer(1)}, {tensorRef(t)});
+  };
+  Ref a = part(ta->node, 0), b = part(ta->node, 1), c = part(tb->node, 0), d = part(tb->node, 1);
+  Ref re = emit("sub", {}, {emit("mul", {}, {a, c}), emit("mul", {}, {b, d})});
+  Ref im = emit("add", {}, {emit("mul", {}, {a, d}), emit("mul", {}, {b, c})});
+  emit("concat", {Attr::integer(selfType()->rank() - 1)}, {re, im});
+  return true;
+}
 
 bool Canon::binary(std::string_view op) {
   if (overload == "Tensor_mode" || overload == "Scalar_mode") {
@@ -737,6 +831,8 @@ bool Canon::known() {
     m.emplace("aten._to_copy", [](Canon& c) { return c.toCopy(); });
     m.emplace("aten.to", [](Canon& c) { return c.toCopy(); });
     m.emplace("aten.copy", [](Canon& c) { return c.copy(); });
+    m.emplace("aten.clamp", [](Canon& c) { return c.clamp(); });
+    m.emplace("aten._safe_softmax", [](Canon& c) { return c.safeSoftmax(); });
     return m;
   }();
   auto it = handlers.find(base);
@@ -744,6 +840,10 @@ bool Canon::known() {
 }
 
 void Canon::run() {
+  if (touchesComplex()) {
+    if (!complexOp()) opaque();
+    return;
+  }
   if (known()) return;
   out = CanonTerm{};
   if (canonicalizeHloOp(g, id, out)) return;

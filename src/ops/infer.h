@@ -65,6 +65,7 @@ Data inferMatmul(const eg::EGraph&, const eg::ENode&);
 // Reductions and normalizations (infer_reduce.cpp)
 Data inferReduce(const eg::EGraph&, const eg::ENode&);
 Data inferSoftmax(const eg::EGraph&, const eg::ENode&);
+Data inferSafeSoftmax(const eg::EGraph&, const eg::ENode&);
 Data inferLayerNorm(const eg::EGraph&, const eg::ENode&);
 
 }  // namespace tangle::ops::detail

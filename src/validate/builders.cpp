@@ -46,6 +46,33 @@ std::optional<eg::Id> vocabParallelGather(Gen& gen) {
   return gen.node("where", {}, {mask, zero, *shaped});
 }
 
+// mul(index_rows(W, clamp(idx - o, 0, s - 1)), cast["f32"](reshape[idx.shape + 1](ge(idx, o) & lt(idx, o + s)))),
+// W: [s, D], idx integral around [o, o + s) (torchtitan's vocab-parallel embedding on one rank).
+std::optional<eg::Id> clampedEmbedding(Gen& gen) {
+  Shape t = gen.chance(0.5) ? Shape{gen.size()} : Shape{gen.size(), gen.size()};
+  int64_t rows = gen.uniform(1, 4), o = gen.uniform(0, 4);
+  eg::Id w = gen.leaf({rows, gen.size()});
+  eg::Id idx = gen.intLeaf(t, std::max<int64_t>(o - 2, 0), o + rows + 2);
+  eg::Id co = gen.constant(static_cast<double>(o)), ce = gen.constant(static_cast<double>(o + rows));
+  eg::Id zero = gen.constant(0), hi = gen.constant(static_cast<double>(rows - 1));
+  auto u = gen.node("sub", {}, {idx, co});
+  if (!u) return std::nullopt;
+  auto over = gen.node("gt", {}, {*u, hi}), under = gen.node("lt", {}, {*u, zero});
+  if (!over || !under) return std::nullopt;
+  auto top = gen.node("where", {}, {*over, hi, *u});
+  auto c = top ? gen.node("where", {}, {*under, zero, *top}) : std::nullopt;
+  auto rowsOut = c ? gen.node("index_rows", {}, {w, *c}) : std::nullopt;
+  auto ge = gen.node("ge", {}, {idx, co}), lt = gen.node("lt", {}, {idx, ce});
+  if (!rowsOut || !ge || !lt) return std::nullopt;
+  auto in = gen.node("and", {}, {*ge, *lt});
+  Shape sh = t;
+  sh.push_back(1);
+  auto r = in ? gen.node("reshape", {Attr::ints(sh)}, {*in}) : std::nullopt;
+  auto mask = r ? gen.node("cast", {Attr::str("f32")}, {*r}) : std::nullopt;
+  if (!mask) return std::nullopt;
+  return gen.node("mul", {}, {*rowsOut, *mask});
+}
+
 // getitem[k](layer_norm[ns, eps](concat[d](xs), w, b)) with d a leading dim:
 // the pieces vary along d, ns is a suffix of the rest, w and b have shape ns
 // (or are 0-d constants, PyTorch's None).
@@ -158,6 +185,7 @@ std::optional<eg::Id> expandTiles(Gen& gen) {
 const std::map<std::string, Builder>& builders() {
   static const std::map<std::string, Builder> m = {
       {"vocab-parallel-gather", vocabParallelGather},
+      {"vocab-embedding-clamped", clampedEmbedding},
       {"layernorm-concat", layerNormOfConcat("native_layer_norm")},
       {"apex-layernorm-bwd-rows", layerNormBwdOfRows},
       {"apex-layernorm-concat", layerNormOfConcat("apex_layer_norm")},

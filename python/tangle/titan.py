@@ -1,0 +1,276 @@
+"""Capture torchtitan's Llama-3 and its tensor-parallel version for tangle.
+
+The spec is the unparallelized model; rank r of N is the same model after torchtitan's own
+``model.parallelize(parallel_dims)`` (its per-module sharding configs, with or without sequence
+parallel) under a fake process group, with either SPMD backend:
+
+* ``partial_dtensor``: parameters are DTensors; their placements give the layout;
+* ``spmd_types`` (torchtitan's default): parameters stay plain tensors; the layout of each is its
+  module's ``_sharding_config.state_shardings`` (TP axis). This backend only communicates inside
+  ``dist_utils.get_spmd_context(parallel_dims=...)``: outside it the graph has no collective at all,
+  so a parallel capture that shards parameters but holds no collective is refused (CaptureError).
+
+The model is a tiny Llama-3 config (random weights, no download) with torchtitan's
+``ScaledDotProductAttention`` as inner attention, restricted to the math SDPA backend (the language
+model's own flex/varlen backends need GPU kernels). Graphs, placeholder maps and ``check.rel`` are
+written as by ``tangle.hf`` (same files, same relation writer); nothing here decides a verdict.
+
+    from tangle import titan                             # PYTHONPATH=python
+    out = titan.capture_titan(tp=2, sp=True, backend="spmd_types", out_dir="out/titan")
+
+Command line:  python -m tangle.titan --tp 2 [--sp] [--backend spmd_types|partial_dtensor] --out DIR
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import sys
+
+from . import hf
+from .capture import CaptureError, _run_reporting
+
+TINY = dict(dim=64, n_heads=4, n_kv_heads=2, hidden_dim=128, vocab_size=128, max_seq_len=64)
+SEQ = 8
+SEED = 0
+BACKENDS = ("spmd_types", "partial_dtensor")
+# Planted bugs for tests (never on by default): each makes the ranks compute something else.
+BUGS = ("embedding_offset",)
+
+
+def heads_for(tp: int) -> dict:
+    """Head counts for degree tp: torchtitan needs tp to divide both head counts."""
+    kv = TINY["n_kv_heads"]
+    if kv % tp == 0:
+        return {}
+    kv = tp * ((kv + tp - 1) // tp)
+    return dict(n_kv_heads=kv, n_heads=2 * kv)
+
+
+def model_config(layers: int, sp: bool, **overrides):
+    """A tiny Llama3Model.Config with torchtitan's sharding configs filled (TP plan, SP or not)."""
+    from torchtitan.models.common import ComplexRoPE, Embedding, Linear, RMSNorm
+    from torchtitan.models.common.attention import ScaledDotProductAttention
+    from torchtitan.models.llama3 import Llama3Model, _build_llama3_layers
+    from torchtitan.models.llama3.sharding import set_llama3_sharding_config
+    c = dict(TINY, **overrides)
+    dim, heads = c["dim"], c["n_heads"]
+    blocks = _build_llama3_layers(
+        n_layers=layers, dim=dim, n_heads=heads, n_kv_heads=c["n_kv_heads"], hidden_dim=c["hidden_dim"],
+        rope=ComplexRoPE.Config(dim=dim // heads, max_seq_len=c["max_seq_len"], theta=500000, scaling="llama"),
+        attn_backend="flex")
+    for b in blocks:  # flex attention needs GPU kernels; SDPA (math) is torchtitan's CPU-runnable module
+        b.attention.inner_attention = ScaledDotProductAttention.Config()
+    config = Llama3Model.Config(
+        dim=dim, vocab_size=c["vocab_size"],
+        tok_embeddings=Embedding.Config(num_embeddings=c["vocab_size"], embedding_dim=dim),
+        norm=RMSNorm.Config(normalized_shape=dim),
+        lm_head=Linear.Config(in_features=dim, out_features=c["vocab_size"]), layers=blocks)
+    # What Llama3Model.Config.update_from_config does for TP, without importing the trainer.
+    set_llama3_sharding_config(config, enable_sp=sp)
+    return config
+
+
+def _math_sdpa():
+    from torch.nn.attention import SDPBackend
+    from torchtitan.models.common.attention import ScaledDotProductAttention
+    ScaledDotProductAttention.sdpa_backends = [SDPBackend.MATH]
+
+
+def input_ids(vocab: int = TINY["vocab_size"], seq: int = SEQ):
+    import torch
+    g = torch.Generator().manual_seed(SEED + 1)
+    return torch.randint(0, vocab, (1, seq), generator=g)
+
+
+# ---------------------------------------------------------------- layouts (spmd_types)
+
+def _tp_type_text(t, rank: int) -> str | None:
+    """An spmd_types per-axis type as a placement text (S(d) -> Shard(d), R/I -> Replicate, P -> Partial)."""
+    import spmd_types as spmd
+    if isinstance(t, spmd.types.Shard):
+        return f"Shard({t.dim % rank if t.dim < 0 else t.dim})"
+    name = getattr(t, "name", str(t))
+    if name in ("R", "I"):
+        return "Replicate"
+    if name == "P":
+        return "Partial(sum)"
+    return None
+
+
+def _tp_axis(layout):
+    for axis, t in layout.axis_types.items():
+        if str(getattr(axis, "value", axis)) == "tp":
+            return t
+    return None
+
+
+def state_placements(model, world_size: int) -> dict:
+    """FQN -> (placement text, global shape) for every parameter/buffer whose module declares its
+    TP layout in ``_sharding_config.state_shardings`` (the spmd_types backend keeps plain tensors)."""
+    out = {}
+    for mname, mod in model.named_modules():
+        sc = getattr(mod, "_sharding_config", None)
+        for attr, layout in (getattr(sc, "state_shardings", None) or {}).items():
+            value = getattr(mod, attr, None)
+            if value is None or not hasattr(value, "shape"):
+                continue
+            t = _tp_axis(layout)
+            text = _tp_type_text(t, value.dim()) if t is not None else "Replicate"
+            if text is None:
+                raise CaptureError(f"{mname}.{attr}: TP layout {t} has no relation")
+            shape = list(value.shape)
+            if text.startswith("Shard("):
+                shape[int(text[6:-1])] *= world_size
+            out[f"{mname}.{attr}" if mname else attr] = (text, shape)
+    return out
+
+
+def _output_layout(model, value) -> str:
+    """Layout of the logits on the ranks: the DTensor's placement, else lm_head's declared output."""
+    from torch.distributed.tensor import DTensor
+    if isinstance(value, DTensor):
+        return hf._placement_text(value.placements[-1])
+    sc = getattr(model.lm_head, "_sharding_config", None)
+    layout = getattr(sc, "out_dst_shardings", None) or getattr(sc, "out_src_shardings", None)
+    t = _tp_axis(layout) if layout is not None else None
+    return (_tp_type_text(t, value.dim()) or "Replicate") if t is not None else "Replicate"
+
+
+# ---------------------------------------------------------------- the no-collective check
+
+COLLECTIVE = re.compile(r"torch\.ops\._c10d_functional\.(all_reduce|all_gather_into_tensor|reduce_scatter_tensor|"
+                        r"all_to_all_single|broadcast)\b")
+
+
+def check_collectives(params: dict, graph_text: str, where: str) -> None:
+    """Refuses a parallel graph whose parameters are sharded but that never communicates: it
+    cannot compute the sequential model (the silent failure of spmd_types outside its context)."""
+    sharded = [p["fqn"] for p in params["placeholders"]
+               if p.get("kind") == "parameter" and p.get("placement", "Replicate") != "Replicate"]
+    if sharded and not COLLECTIVE.search(graph_text):
+        raise CaptureError(f"{where}: the rank's graph shards parameters ({sharded[0]}, ...) but contains no "
+                           f"collective: it cannot compute the sequential model (spmd_types run outside "
+                           f"get_spmd_context?)")
+
+
+# ---------------------------------------------------------------- one capture
+
+def _capture_one(layers, tp, rank, backend, sp, graph_path, params_path, overrides=None, bug=None,
+                 spmd_context=True):
+    """One spawned process: the spec (rank None) or one rank under a fake process group."""
+    import torch
+    import torch.distributed as dist
+    import torchtitan.distributed.parallel_dims as pdims
+    from torchtitan.distributed import ParallelDims
+    from torchtitan.distributed import utils as dist_utils
+    pdims.device_type = "cpu"  # else torchtitan builds a CUDA mesh
+    _math_sdpa()
+    overrides = overrides or {}
+    info = dict(framework="torchtitan", family="llama3", layers=layers, attn="sdpa (math)", backend=backend,
+                sequence_parallel=sp, seq=SEQ, config=dict(TINY, **overrides))
+    config = model_config(layers, sp, **overrides)
+    if rank is None:
+        torch.manual_seed(SEED)
+        model = config.build()
+        model.init_states(buffer_device=torch.device("cpu"))
+        hf.capture_model(model.eval(), input_ids(), graph_path, params_path, dict(info, role="spec", world_size=1),
+                         forward=lambda m, x: m(x))
+        return
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+    dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=tp)
+    try:
+        dist_utils.set_spmd_backend(backend)
+        torch.manual_seed(SEED)
+        model = config.build()
+        model.init_states(buffer_device=torch.device("cpu"))
+        dims = ParallelDims(dp_replicate=1, dp_shard=1, cp=1, tp=tp, pp=1, ep=1, world_size=tp, spmd_backend=backend)
+        dims.build_mesh()
+        model.parallelize(dims)
+        if bug == "embedding_offset":  # the ranks' row offset computed from a wrong vocabulary size
+            model.tok_embeddings.num_embeddings += tp
+        placements = state_placements(model, tp) if backend == "spmd_types" else None
+        context = dist_utils.get_spmd_context(parallel_dims=dims) if spmd_context else None
+        params = hf.capture_model(model.eval(), input_ids(), graph_path, params_path,
+                                  dict(info, role="impl", rank=rank, world_size=tp, bug=bug),
+                                  forward=lambda m, x: m(x), placements=placements,
+                                  output_layout=lambda v: _output_layout(model, v), context=context)
+        with open(graph_path) as f:
+            check_collectives(params, f.read(), f"rank {rank}/{tp} ({backend})")
+    finally:
+        dist.destroy_process_group()
+
+
+def _capture_one_reporting(*args):
+    """_capture_one in a spawned process; an exception is left as one line for the parent."""
+    _run_reporting(args[5], lambda: _capture_one(*args))
+
+
+# ---------------------------------------------------------------- driver
+
+def capture_titan(tp: int, out_dir: str, sp: bool = False, backend: str = "spmd_types", layers: int = 1,
+                  options: dict | None = None, bug: str | None = None, spmd_context: bool = True,
+                  log=print) -> hf.HFCapture:
+    """Captures the spec and the `tp` ranks into out_dir, writes the placeholder maps and check.rel."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown spmd backend {backend!r} (known: {', '.join(BACKENDS)})")
+    if bug is not None and bug not in BUGS:
+        raise ValueError(f"unknown planted bug {bug!r} (known: {', '.join(BUGS)})")
+    if tp < 2:
+        raise ValueError("tp must be at least 2")
+    os.makedirs(out_dir, exist_ok=True)
+    spec = os.path.join(out_dir, "spec.py")
+    spec_params = os.path.join(out_dir, "spec.params.json")
+    impls = [os.path.join(out_dir, f"impl.r{r}.py") for r in range(tp)]
+    impl_params = [os.path.join(out_dir, f"impl.r{r}.params.json") for r in range(tp)]
+    overrides = heads_for(tp)
+    if overrides:
+        log(f"tp={tp}: {overrides['n_heads']} heads / {overrides['n_kv_heads']} kv heads "
+            f"(torchtitan needs tp to divide both)")
+    jobs = [("spec", (layers, tp, None, backend, sp, spec, spec_params, overrides), spec_params)]
+    jobs += [(f"rank {r}/{tp}", (layers, tp, r, backend, sp, impls[r], impl_params[r], overrides, bug, spmd_context),
+              impl_params[r]) for r in range(tp)]
+    hf._run(jobs, log, target=_capture_one_reporting)
+    with open(spec_params) as f:
+        sp_map = json.load(f)
+    rps = []
+    for path in impl_params:
+        with open(path) as f:
+            rps.append(json.load(f))
+    title = [f"torchtitan llama3, {layers} layer(s), tensor parallel {tp}"
+             f"{' + sequence parallel' if sp else ''}, spmd backend {backend}, attention sdpa (math)"
+             + (f", planted bug {bug}" if bug else ""),
+             "# written by python -m tangle.titan from the placeholder maps (*.params.json)"]
+    relation = os.path.join(out_dir, "check.rel")
+    with open(relation, "w") as f:
+        f.write(hf.write_relation(sp_map, rps, options=options, title=[t.removeprefix("# ") for t in title]))
+    log(f"wrote {relation}")
+    return hf.HFCapture(out_dir, spec, impls, spec_params, impl_params, relation)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m tangle.titan", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tp", type=int, default=2, help="tensor-parallel degree (ranks)")
+    ap.add_argument("--sp", action="store_true", help="sequence parallel (torchtitan's enable_sequence_parallel)")
+    ap.add_argument("--backend", choices=BACKENDS, default="spmd_types", help="torchtitan's spmd backend")
+    ap.add_argument("--layers", type=int, default=1, help="decoder layers")
+    ap.add_argument("--bug", choices=BUGS, default=None, help="plant a bug in the ranks (for tests)")
+    ap.add_argument("--out", required=True, help="output folder")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="an `option KEY = VALUE` line for check.rel (repeatable)")
+    a = ap.parse_args(argv)
+    options = {}
+    for o in a.option:
+        key, sep, value = o.partition("=")
+        if not sep:
+            ap.error(f"--option needs KEY=VALUE, got {o!r}")
+        options[key.strip()] = value.strip()
+    out = capture_titan(a.tp, a.out, a.sp, a.backend, a.layers, options, a.bug)
+    print(out.relation)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
