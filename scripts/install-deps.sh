@@ -28,3 +28,16 @@ if ! python3 -c "import transformers, sys; sys.exit(transformers.__version__ != 
   # Not fatal: without it tests/python/test_hf.py skips with a message.
   python3 -m pip install -q transformers==5.23.0 || echo "warning: transformers==5.23.0 could not be installed; HF capture tests will be skipped"
 fi
+# torchtitan's Llama-3 for python/tangle/titan.py (tangle verify torchtitan:llama3) and its tests.
+# --no-deps: its declared requirements (datasets, torchdata, wandb, ...) are for training; importing
+# the model, its sharding configs and parallelize needs only spmd_types, tyro and triton (imported
+# unconditionally by torchtitan.distributed; a CPU-installable wheel).
+if ! python3 -c "import torchtitan, spmd_types, tyro, triton, sys; from importlib.metadata import version as v; \
+sys.exit(not (v('torchtitan') == '0.3.0' and v('spmd_types') == '0.2.3' and v('tyro') == '1.0.17' and v('triton') == '3.8.0'))" \
+    >/dev/null 2>&1; then
+  echo "installing: torchtitan==0.3.0 (no deps), spmd_types==0.2.3, tyro==1.0.17, triton==3.8.0"
+  # Not fatal: without them tests/python/test_titan.py skips with a message.
+  { python3 -m pip install -q --no-deps torchtitan==0.3.0 spmd_types==0.2.3 &&
+    python3 -m pip install -q tyro==1.0.17 triton==3.8.0; } ||
+    echo "warning: torchtitan==0.3.0 and its imports could not be installed; torchtitan capture tests will be skipped"
+fi

@@ -27,6 +27,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import sys
 
 from . import hf
@@ -212,8 +213,10 @@ def _capture_one_reporting(*args):
 
 def capture_titan(tp: int, out_dir: str, sp: bool = False, backend: str = "spmd_types", layers: int = 1,
                   options: dict | None = None, bug: str | None = None, spmd_context: bool = True,
-                  log=print) -> hf.HFCapture:
-    """Captures the spec and the `tp` ranks into out_dir, writes the placeholder maps and check.rel."""
+                  spec_from: str | None = None, log=print) -> hf.HFCapture:
+    """Captures the spec and the `tp` ranks into out_dir, writes the placeholder maps and check.rel.
+    `spec_from`: a folder of an earlier capture with the same layers and heads whose spec is reused
+    (the spec does not depend on tp, sp, the backend or a planted bug)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown spmd backend {backend!r} (known: {', '.join(BACKENDS)})")
     if bug is not None and bug not in BUGS:
@@ -229,7 +232,16 @@ def capture_titan(tp: int, out_dir: str, sp: bool = False, backend: str = "spmd_
     if overrides:
         log(f"tp={tp}: {overrides['n_heads']} heads / {overrides['n_kv_heads']} kv heads "
             f"(torchtitan needs tp to divide both)")
-    jobs = [("spec", (layers, tp, None, backend, sp, spec, spec_params, overrides), spec_params)]
+    jobs = []
+    if spec_from:
+        with open(os.path.join(spec_from, "spec.params.json")) as f:
+            earlier = json.load(f)
+        if earlier.get("layers") != layers or earlier.get("config") != dict(TINY, **overrides):
+            raise ValueError(f"{spec_from}: its spec has another config; cannot reuse it")
+        for name in ("spec.py", "spec.params.json"):
+            shutil.copyfile(os.path.join(spec_from, name), os.path.join(out_dir, name))
+    else:
+        jobs.append(("spec", (layers, tp, None, backend, sp, spec, spec_params, overrides), spec_params))
     jobs += [(f"rank {r}/{tp}", (layers, tp, r, backend, sp, impls[r], impl_params[r], overrides, bug, spmd_context),
               impl_params[r]) for r in range(tp)]
     hf._run(jobs, log, target=_capture_one_reporting)
@@ -242,10 +254,10 @@ def capture_titan(tp: int, out_dir: str, sp: bool = False, backend: str = "spmd_
     title = [f"torchtitan llama3, {layers} layer(s), tensor parallel {tp}"
              f"{' + sequence parallel' if sp else ''}, spmd backend {backend}, attention sdpa (math)"
              + (f", planted bug {bug}" if bug else ""),
-             "# written by python -m tangle.titan from the placeholder maps (*.params.json)"]
+             "written by python -m tangle.titan from the placeholder maps (*.params.json)"]
     relation = os.path.join(out_dir, "check.rel")
     with open(relation, "w") as f:
-        f.write(hf.write_relation(sp_map, rps, options=options, title=[t.removeprefix("# ") for t in title]))
+        f.write(hf.write_relation(sp_map, rps, options=options, title=title))
     log(f"wrote {relation}")
     return hf.HFCapture(out_dir, spec, impls, spec_params, impl_params, relation)
 

@@ -10,6 +10,9 @@ Targets:
 * ``hf:llama``, ``hf:qwen2``: an HF transformers causal LM (tiny config, random weights, no download)
   against the same model distributed with transformers' own tensor-parallel plan (``tangle.hf``).
   The relation is written from the placeholder maps, matched by parameter name (FQN).
+* ``torchtitan:llama3``: torchtitan's own Llama-3 (tiny config, random weights, no download) against
+  the same model after torchtitan's ``model.parallelize`` (``tangle.titan``): ``--sp`` for sequence
+  parallel, ``--backend spmd_types`` (torchtitan's default) or ``partial_dtensor``.
 * ``MODULE:FUNCTION`` (e.g. ``mypkg.mymodel:build``): your own code. ``FUNCTION(rank, world_size)``
   returns ``(fn, args)`` (or ``(fn, args, dynamic)``, see ``tangle.capture``) for one rank, using
   ``torch.distributed._functional_collectives`` for communication (a fake process group is set up;
@@ -24,6 +27,7 @@ Targets:
 Command line (``tangle verify ...`` runs this with PYTHONPATH and TANGLE_BIN set):
 
     python -m tangle.verify hf:llama --tp 4 --layers 2 [--out DIR] [--json FILE] [--keep]
+    python -m tangle.verify torchtitan:llama3 --tp 2 [--sp] [--backend spmd_types|partial_dtensor]
     python -m tangle.verify mypkg.mymodel:build --ranks 2 [--spec mypkg.mymodel:spec] [--relation REL]
 
 Exit codes are the checker's: 0 refines, 1 violation, 2 bad input (one line ``tangle verify: error:
@@ -144,11 +148,21 @@ def _shape(s):
 class Target:
     text: str
     family: str | None = None      # hf:FAMILY
+    titan: str | None = None       # torchtitan:MODEL
     module: str | None = None      # MODULE:FUNCTION
     build: str | None = None
 
 
+TITAN_MODELS = ("llama3",)
+
+
 def parse_target(text: str) -> Target:
+    if text.startswith("torchtitan:"):
+        model = text[len("torchtitan:"):]
+        if model not in TITAN_MODELS:
+            raise VerifyError(f"unknown torchtitan model {model!r} in {text!r} (known: "
+                              f"{', '.join('torchtitan:' + m for m in TITAN_MODELS)})")
+        return Target(text, titan=model)
     if text.startswith("hf:"):
         family = text[3:]
         if family not in hf.FAMILIES:
@@ -158,14 +172,15 @@ def parse_target(text: str) -> Target:
     module, sep, function = text.partition(":")
     if not sep or not module or not function or not all(p.isidentifier() for p in module.split(".")) \
             or not function.isidentifier():
-        raise VerifyError(f"target {text!r} is neither hf:FAMILY ({', '.join(hf.FAMILIES)}) nor MODULE:FUNCTION")
+        raise VerifyError(f"target {text!r} is neither hf:FAMILY ({', '.join(hf.FAMILIES)}), torchtitan:llama3 "
+                          f"nor MODULE:FUNCTION")
     return Target(text, module=module, build=function)
 
 
 def _need(module: str, why: str):
     if importlib.util.find_spec(module) is None:
         raise VerifyError(f"{why} needs the Python package {module!r}, which is not installed "
-                          f"(scripts/install-deps.sh installs torch==2.13.0 and transformers==5.23.0)")
+                          f"(scripts/install-deps.sh installs it with the pinned versions)")
 
 
 def _import(module: str):
@@ -429,13 +444,20 @@ def _check_fqns(spec_params_path, impl_params_paths):
                               f"spec and implementation parameter names must match")
 
 
-def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relation_file, attn, options, log):
+def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relation_file, attn, options, log,
+             sp=False, backend=None):
     """Captures into workdir and writes workdir/check.rel. Returns (spec, impls, user_relation), where
     user_relation is (where the relation text came from, lines added above it) for user targets."""
     from . import capture
     try:
         if target.family:
             out = hf.capture_hf(target.family, ranks, layers, workdir, attn, options or None, log=log)
+            _check_fqns(out.spec_params, out.impl_params)
+            return out.spec, out.impls, None
+        if target.titan:
+            from . import titan
+            out = titan.capture_titan(ranks, workdir, sp=sp, backend=backend or "spmd_types", layers=layers,
+                                      options=options or None, log=log)
             _check_fqns(out.spec_params, out.impl_params)
             return out.spec, out.impls, None
         # user code: import first, so a missing module or function is one line before any process starts
@@ -480,29 +502,37 @@ def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relatio
 
 def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relation=None, spec=None,
            keep: bool = False, json_out=None, attn: str = "eager", options=None, tangle=None,
-           log=None) -> VerifyResult:
-    """Captures `target` (hf:llama, hf:qwen2, or MODULE:FUNCTION) with `tp` ranks, writes the relation,
-    runs `tangle check` and returns the parsed result. `out`: keep the files in that folder (else a
+           log=None, sp: bool = False, backend: str | None = None) -> VerifyResult:
+    """Captures `target` (hf:llama, hf:qwen2, torchtitan:llama3, or MODULE:FUNCTION) with `tp` ranks, writes the relation,
+    runs `tangle check` and returns the parsed result. `sp`, `backend`: torchtitan targets only. `out`: keep the files in that folder (else a
     temporary folder, removed unless `keep`). `relation`/`spec`: for user targets. Bad input raises
     VerifyError; nothing is left in `out` then. `log`: progress lines (default: stderr)."""
     log = log or _stderr
     t = parse_target(target)
-    if tp is None or int(tp) < 1 or (t.family and int(tp) < 2):
-        raise VerifyError(f"the number of ranks must be at least {2 if t.family else 1}, got {tp}")
+    model_target = t.family or t.titan
+    if tp is None or int(tp) < 1 or (model_target and int(tp) < 2):
+        raise VerifyError(f"the number of ranks must be at least {2 if model_target else 1}, got {tp}")
     tp = int(tp)
-    if t.family:
+    if (sp or backend) and not t.titan:
+        raise VerifyError("--sp and --backend apply to torchtitan: targets only")
+    if backend is not None and backend not in ("spmd_types", "partial_dtensor"):
+        raise VerifyError(f"unknown --backend {backend!r} (spmd_types, partial_dtensor)")
+    if model_target:
         if spec or relation:
-            raise VerifyError("--spec and --relation are for MODULE:FUNCTION targets; hf: targets write their own")
+            raise VerifyError("--spec and --relation are for MODULE:FUNCTION targets; model targets write their own")
         layers = 1 if layers is None else int(layers)
         if layers < 1:
             raise VerifyError(f"--layers must be at least 1, got {layers}")
     elif layers is not None:
-        raise VerifyError("--layers applies to hf: targets only")
+        raise VerifyError("--layers applies to hf: and torchtitan: targets only")
     if relation and not os.path.isfile(relation):
         raise VerifyError(f"{relation}: no such relation file")
     _need("torch", "capturing graphs")
     if t.family:
         _need("transformers", f"hf:{t.family}")
+    if t.titan:
+        for module in ("torchtitan", "spmd_types", "triton", "tyro"):
+            _need(module, target)
     try:
         binary.find_binary(tangle, required=True)
     except FileNotFoundError as e:
@@ -517,7 +547,8 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
     workdir = tempfile.mkdtemp(prefix=".tangle-verify-" if out else "tangle-verify-", dir=parent)
     final = workdir
     try:
-        spec_path, impls, user_relation = _capture(t, tp, layers, workdir, spec, relation, attn, options, log)
+        spec_path, impls, user_relation = _capture(t, tp, layers, workdir, spec, relation, attn, options, log,
+                                                   sp=sp, backend=backend)
         if out:  # move the finished set into place; files of other names already there are kept
             os.makedirs(out, exist_ok=True)
             for name in os.listdir(workdir):
@@ -563,11 +594,12 @@ def main(argv=None) -> int:
     ap = _Parser(
         prog="tangle verify",
         description="Capture a model and its tensor-parallel ranks, write the relation, check the refinement.",
-        epilog="Targets: hf:llama, hf:qwen2 (HF transformers, tiny random config, transformers' TP plan), or "
+        epilog="Targets: hf:llama, hf:qwen2 (HF transformers, tiny random config, transformers' TP plan), "
+               "torchtitan:llama3 (torchtitan's Llama-3, tiny config, its own parallelize; --sp, --backend), or "
                "MODULE:FUNCTION with FUNCTION(rank, world_size) -> (fn, args), a spec() -> (fn, args) "
                "(--spec to name another) and a relation (--relation FILE, or relation(world_size) -> str in the "
                "module). Exit codes: 0 refines, 1 violation, 2 bad input, 3 inconclusive.")
-    ap.add_argument("target", help="hf:FAMILY or MODULE:FUNCTION")
+    ap.add_argument("target", help="hf:FAMILY, torchtitan:llama3 or MODULE:FUNCTION")
     ap.add_argument("--tp", "--ranks", dest="ranks", type=int, default=2, help="number of ranks (default 2)")
     ap.add_argument("--layers", type=int, default=None, help="decoder layers of an hf: model (default 1)")
     ap.add_argument("--out", help="write graphs, placeholder maps, check.rel and report.json here "
@@ -577,6 +609,9 @@ def main(argv=None) -> int:
     ap.add_argument("--spec", help="MODULE:FUNCTION returning the spec's (fn, args) (user targets; default MODULE:spec)")
     ap.add_argument("--relation", help="relation file for a user target (default: the module's relation(world_size))")
     ap.add_argument("--attn", default="eager", help="attn_implementation of an hf: model (eager, sdpa)")
+    ap.add_argument("--sp", action="store_true", help="sequence parallel (torchtitan: targets)")
+    ap.add_argument("--backend", default=None, help="torchtitan's spmd backend: spmd_types (default) or "
+                                                    "partial_dtensor (torchtitan: targets)")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="an `option KEY = VALUE` line for check.rel (repeatable)")
     ap.add_argument("--tangle", help="the tangle binary (default: $TANGLE_BIN, else build/bin/tangle)")
@@ -585,7 +620,7 @@ def main(argv=None) -> int:
         a = ap.parse_args(argv)
         r = verify(a.target, tp=a.ranks, layers=a.layers, out=a.out, relation=a.relation, spec=a.spec,
                    keep=a.keep, json_out=a.json_out, attn=a.attn, options=a.option, tangle=a.tangle,
-                   log=(lambda msg: None) if a.quiet else _stderr)
+                   log=(lambda msg: None) if a.quiet else _stderr, sp=a.sp, backend=a.backend)
     except VerifyError as e:
         print(f"tangle verify: error: {e}", file=sys.stderr)
         return BAD_INPUT

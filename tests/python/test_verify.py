@@ -163,6 +163,10 @@ def test_spec_and_rank_parameter_names_must_match(tmp_path):
     (["hf:llama", "--tp", "1"], "at least 2"),
     (["hf:llama", "--relation", "x.rel"], "for MODULE:FUNCTION targets"),
     (["hf:llama", "--no-such-flag"], "unrecognized arguments"),
+    (["torchtitan:gpt"], "unknown torchtitan model 'gpt'"),
+    (["torchtitan:llama3", "--tp", "1"], "at least 2"),
+    (["torchtitan:llama3", "--backend", "full_dtensor"], "unknown --backend 'full_dtensor'"),
+    (["hf:llama", "--sp"], "torchtitan: targets only"),
 ])
 def test_bad_arguments_are_one_line(tmp_path, args, message):
     _need_binary()

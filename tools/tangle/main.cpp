@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> verifyArgs;
   auto* verifyCmd = app.add_subcommand(
       "verify",
-      "capture a model (hf:llama, hf:qwen2, or MODULE:build) and its ranks, write the relation and check it "
+      "capture a model (hf:llama, hf:qwen2, torchtitan:llama3, or MODULE:build) and its ranks, write the relation and check it "
       "(runs python3 -m tangle.verify; see tangle verify --help)");
   verifyCmd->prefix_command();  // everything after `verify` goes to the Python front end, --help included
   verifyCmd->set_help_flag();
