@@ -260,6 +260,49 @@ TEST(Canon, MaskingIndexingAndDropout) {
   EXPECT_EQ(canon(g, "mx"), "(max_dim[1, false] l)");
 }
 
+// torchtitan's vocab-parallel embedding clamps the shifted ids; its attention uses _safe_softmax.
+TEST(Canon, ClampAndSafeSoftmax) {
+  Graph g = fx("ids: \"i64[2, 5]\", x: \"f32[2, 5]\"",
+               "c: \"i64[2, 5]\" = torch.ops.aten.clamp.default(ids, 0, 63)\n"
+               "lo: \"i64[2, 5]\" = torch.ops.aten.clamp.default(ids, 2)\n"
+               "bad: \"i64[2, 5]\" = torch.ops.aten.clamp.default(ids, 5, 1)\n"
+               "s: \"f32[2, 5]\" = torch.ops.aten._safe_softmax.default(x, -1)\n"
+               "return (c,)");
+  EXPECT_EQ(canon(g, "c"), "(where (lt ids #0) #0 (where (gt ids #63) #63 ids))");
+  EXPECT_EQ(canon(g, "lo"), "(where (lt ids #2) #2 ids)");
+  EXPECT_EQ(canon(g, "bad").rfind("(aten.clamp.default", 0), 0u);  // lo > hi: ATen gives hi everywhere
+  EXPECT_EQ(canon(g, "s"), "(safe_softmax[1] x)");
+}
+
+// A complex tensor is its real view [..., 2]: views keep the annotation's shape, a complex
+// product is (ac - bd, ad + bc) on the last dim, any other op on it stays opaque.
+TEST(Canon, ComplexTensorsAsRealViews) {
+  Graph g = fx("q: \"f32[1, 8, 2, 16]\", c: \"c64[8, 8]\"",
+               "v: \"f32[1, 8, 2, 8, 2]\" = torch.ops.aten.view.default(q, [1, 8, 2, 8, 2])\n"
+               "z: \"c64[1, 8, 2, 8]\" = torch.ops.aten.view_as_complex.default(v)\n"
+               "s: \"c64[4, 8]\" = torch.ops.aten.slice.Tensor(c, 0, 0, 4)\n"
+               "neg: \"c64[8, 4]\" = torch.ops.aten.slice.Tensor(c, -1, 0, 4)\n"
+               "r: \"c64[1, 8, 1, 8]\" = torch.ops.aten.view.default(c, [1, 8, 1, 8])\n"
+               "m: \"c64[1, 8, 2, 8]\" = torch.ops.aten.mul.Tensor(z, r)\n"
+               "t: \"c64[1, 8, 2, 8]\" = torch.ops.aten.add.Tensor(z, r)\n"
+               "o: \"f32[1, 8, 2, 8, 2]\" = torch.ops.aten.view_as_real.default(m)\n"
+               "return (o,)");
+  EXPECT_TRUE(g.node(id(g, "c")).complexView);
+  ASSERT_TRUE(g.node(id(g, "c")).type);
+  EXPECT_EQ(toString(*g.node(id(g, "c")).type), "f32[8, 8, 2]");
+  EXPECT_FALSE(g.node(id(g, "v")).complexView);
+  EXPECT_EQ(canon(g, "z"), "=v");
+  EXPECT_EQ(canon(g, "o"), "=m");
+  EXPECT_EQ(canon(g, "s"), "(slice[0, 0, 4, 1] c)");
+  EXPECT_EQ(canon(g, "neg").rfind("(aten.slice.Tensor", 0), 0u);  // -1 would count the trailing 2
+  EXPECT_EQ(canon(g, "r"), "(reshape[[1, 8, 1, 8, 2]] c)");
+  EXPECT_EQ(canon(g, "m"),
+            "(concat[4] (sub (mul (slice[4, 0, 1, 1] z) (slice[4, 0, 1, 1] r)) (mul (slice[4, 1, 2, 1] z) "
+            "(slice[4, 1, 2, 1] r))) (add (mul (slice[4, 0, 1, 1] z) (slice[4, 1, 2, 1] r)) (mul (slice[4, 1, 2, 1] z) "
+            "(slice[4, 0, 1, 1] r))))");
+  EXPECT_EQ(canon(g, "t").rfind("(aten.add.Tensor", 0), 0u);  // not lowered: opaque
+}
+
 TEST(Canon, SliceScatterIsAConcatAroundTheSource) {
   Graph g = fx("x: \"f32[4, 10]\", s: \"f32[4, 3]\", f: \"f32[4, 10]\"",
                "mid: \"f32[4, 10]\" = torch.ops.aten.slice_scatter.default(x, s, 1, 2, 5)\n"
