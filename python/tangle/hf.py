@@ -52,31 +52,38 @@ def _families():
     return {
         "llama": (tf.LlamaConfig, tf.LlamaForCausalLM),
         "qwen2": (tf.Qwen2Config, tf.Qwen2ForCausalLM),
+        "qwen3": (tf.Qwen3Config, tf.Qwen3ForCausalLM),
+        "phi3": (tf.Phi3Config, tf.Phi3ForCausalLM),
     }
 
 
-FAMILIES = ("llama", "qwen2")
+FAMILIES = ("llama", "qwen2", "qwen3", "phi3")
 
 
 def tiny_config(family: str, layers: int, attn: str = "eager", **overrides):
     """A small config of `family` with `layers` decoder layers (random init, no download)."""
     config_cls, _ = _families()[family]
     kw = dict(TINY, num_hidden_layers=layers, use_cache=False, tie_word_embeddings=False,
-              attn_implementation=attn)
+              attn_implementation=attn, pad_token_id=None)  # some families default to a pad id past TINY's vocab
     kw.update(overrides)
     return config_cls(**kw)
 
 
-def build_model(family: str, layers: int, tp: int = 1, attn: str = "eager", **overrides):
-    """The model (eval mode, seeded weights); with tp > 1 distributed with the model's own TP plan.
-    For tp > 1 the (fake) default process group must already be initialized."""
+def build_model(family: str, layers: int, tp: int = 1, attn: str = "eager", plan: dict | None = None,
+                **overrides):
+    """The model (eval mode, seeded weights); with tp > 1 distributed with the model's own TP plan, its
+    rules overridden by `plan` ({"model.layers.*.mlp.down_proj": "rowwise", ...}: transformers'
+    ``DistributedConfig.tp_plan``). For tp > 1 the (fake) default process group must already be initialized."""
     import torch
     _, model_cls = _families()[family]
     torch.manual_seed(SEED)
     model = model_cls(tiny_config(family, layers, attn, **overrides)).eval()
     if tp > 1:
         from transformers.distributed import DistributedConfig
-        dc, _, mesh_manager = model_cls.prepare_distribute_model(DistributedConfig(tp_size=tp))
+        if plan:
+            _register_user_styles(plan)
+        config = DistributedConfig(tp_size=tp, tp_plan=dict(plan)) if plan else DistributedConfig(tp_size=tp)
+        dc, _, mesh_manager = model_cls.prepare_distribute_model(config)
         model = model_cls.maybe_distribute_model(model, dc, mesh_manager)
     return model
 
@@ -167,9 +174,10 @@ def _outputs(gm):
 
 
 def _output_layout(model) -> str:
-    """Layout of the logits on the ranks, from the lm_head style of the model's TP plan."""
+    """Layout of the logits the ranks must produce: the one the lm_head style of the model's shipped TP plan
+    gives. A plan override does not change it: what callers of the model expect is the model's contract."""
     from transformers.distributed.tensor_parallel import ALL_PARALLEL_STYLES
-    style = (getattr(model, "tp_plan", None) or {}).get("lm_head")
+    style = (getattr(type(model), "_tp_plan", None) or {}).get("lm_head")
     if style is None:
         return "Replicate"
     layouts = getattr(ALL_PARALLEL_STYLES[style], "output_layouts", None)
@@ -246,11 +254,13 @@ def heads_for(tp: int) -> dict:
     return dict(num_key_value_heads=kv, num_attention_heads=2 * kv)
 
 
-def _capture_one(family, layers, tp, rank, attn, graph_path, params_path, overrides=None):
+def _capture_one(family, layers, tp, rank, attn, graph_path, params_path, overrides=None, plan=None):
     """One spawned process: the spec (rank None) or one rank under a fake process group."""
     import torch.distributed as dist
     overrides = overrides or {}
     info = dict(family=family, layers=layers, attn=attn, seq=SEQ, config=dict(TINY, **overrides))
+    if plan:
+        info["plan_overrides"] = dict(plan)
     if rank is None:
         model = build_model(family, layers, 1, attn, **overrides)
         capture_model(model, input_ids(), graph_path, params_path, dict(info, role="spec", world_size=1))
@@ -258,7 +268,7 @@ def _capture_one(family, layers, tp, rank, attn, graph_path, params_path, overri
     from torch.testing._internal.distributed.fake_pg import FakeStore
     dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=tp)
     try:
-        model = build_model(family, layers, tp, attn, **overrides)
+        model = build_model(family, layers, tp, attn, plan, **overrides)
         capture_model(model, input_ids(), graph_path, params_path,
                       dict(info, role="impl", rank=rank, world_size=tp))
     finally:
@@ -397,6 +407,66 @@ def _const_line(prefix, c):
 
 # ---------------------------------------------------------------- driver
 
+def _user_style(ref: str):
+    """The parallel style object `ref` ("MODULE:NAME") names: a transformers TensorParallelLayer instance."""
+    import importlib
+    from transformers.distributed.tensor_parallel import TensorParallelLayer
+    module, _, name = ref.partition(":")
+    try:
+        obj = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"plan style {ref}: cannot import it ({e})") from None
+    if not isinstance(obj, TensorParallelLayer):
+        raise ValueError(f"plan style {ref}: not a transformers TensorParallelLayer (got {type(obj).__name__})")
+    return obj
+
+
+def _register_user_styles(plan):
+    """A style written MODULE:NAME is the user's own: registered under that name in this process."""
+    from transformers.distributed.tensor_parallel import ALL_PARALLEL_STYLES
+    for style in plan.values():
+        if ":" in style and style not in ALL_PARALLEL_STYLES:
+            ALL_PARALLEL_STYLES.register(style, _user_style(style))
+
+
+def _check_plan(family, plan):
+    """Refuses, before any process starts, a plan override naming a style transformers does not have (nor
+    the user's MODULE:NAME) or a malformed module pattern."""
+    import re
+    from transformers.distributed.tensor_parallel import ALL_PARALLEL_STYLES
+    for key, style in plan.items():
+        if ":" in style:
+            _user_style(style)
+        elif style not in ALL_PARALLEL_STYLES:
+            raise ValueError(f"plan override {key}={style}: unknown parallel style {style!r} "
+                             f"(known: {', '.join(sorted(ALL_PARALLEL_STYLES))})")
+        if not re.fullmatch(r"[A-Za-z0-9_.*]+", key):
+            raise ValueError(f"plan override {key}={style}: a module pattern is dotted names and '*'")
+
+
+def parse_plan(items) -> dict:
+    """["model.layers.*.mlp.down_proj=colwise", ...] -> {pattern: style}; bad items raise ValueError."""
+    plan = {}
+    for item in items or []:
+        key, sep, style = item.partition("=")
+        if not sep or not key.strip() or not style.strip():
+            raise ValueError(f"--plan needs MODULE_PATTERN=STYLE, got {item!r}")
+        plan[key.strip()] = style.strip()
+    return plan
+
+
+def _copy_spec(src_dir, out_dir, info):
+    """Copies spec.py and spec.params.json from src_dir after checking they were captured for `info`."""
+    import shutil
+    with open(os.path.join(src_dir, "spec.params.json")) as f:
+        captured = json.load(f)
+    for key, value in info.items():
+        if captured.get(key) != value:
+            raise ValueError(f"{src_dir}: its spec was captured with {key}={captured.get(key)!r}, not {value!r}")
+    for name in ("spec.py", "spec.params.json"):
+        shutil.copyfile(os.path.join(src_dir, name), os.path.join(out_dir, name))
+
+
 @dataclasses.dataclass
 class HFCapture:
     out_dir: str
@@ -432,9 +502,13 @@ def _run(jobs, log):
 
 
 def capture_hf(family: str, tp: int, layers: int, out_dir: str, attn: str = "eager",
-               options: dict | None = None, log=print) -> HFCapture:
+               options: dict | None = None, log=print, plan: dict | None = None,
+               spec_from: str | None = None) -> HFCapture:
     """Captures the spec and the `tp` ranks of `family` with `layers` layers into out_dir and writes
-    the placeholder maps and check.rel. Returns the paths."""
+    the placeholder maps and check.rel. Returns the paths. `plan` overrides rules of the model's TP plan
+    (module pattern -> transformers parallel style); unknown patterns or styles are refused (ValueError).
+    `spec_from`: a folder with the spec captured before for the same family, layers, attention and heads
+    (a plan override changes only the ranks); it is copied instead of captured again."""
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r} (known: {', '.join(FAMILIES)})")
     if tp < 2:
@@ -448,9 +522,17 @@ def capture_hf(family: str, tp: int, layers: int, out_dir: str, attn: str = "eag
     if overrides:
         log(f"tp={tp}: {overrides['num_attention_heads']} heads / {overrides['num_key_value_heads']} kv heads "
             f"(each rank needs whole kv heads)")
-    jobs = [("spec", (family, layers, tp, None, attn, spec, spec_params, overrides), spec_params)]
-    jobs += [(f"rank {r}/{tp}", (family, layers, tp, r, attn, impls[r], impl_params[r], overrides), impl_params[r])
-             for r in range(tp)]
+    if plan:
+        _check_plan(family, plan)
+        log("plan overrides: " + ", ".join(f"{k}={v}" for k, v in plan.items()))
+    jobs = [] if spec_from else [("spec", (family, layers, tp, None, attn, spec, spec_params, overrides),
+                                      spec_params)]
+    if spec_from:
+        _copy_spec(spec_from, out_dir, dict(family=family, layers=layers, attn=attn, seq=SEQ,
+                                            config=dict(TINY, **overrides)))
+        log(f"spec: copied from {spec_from}")
+    jobs += [(f"rank {r}/{tp}", (family, layers, tp, r, attn, impls[r], impl_params[r], overrides, plan),
+              impl_params[r]) for r in range(tp)]
     _run(jobs, log)
     with open(spec_params) as f:
         sp = json.load(f)
@@ -474,6 +556,9 @@ def main(argv=None):
     ap.add_argument("--out", required=True, help="output folder")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="an `option KEY = VALUE` line for check.rel (repeatable)")
+    ap.add_argument("--plan", action="append", default=[], metavar="PATTERN=STYLE",
+                    help="override a rule of the model's TP plan, e.g. model.layers.*.mlp.down_proj=colwise; "
+                         "a style MODULE:NAME is your own TensorParallelLayer object")
     a = ap.parse_args(argv)
     options = {}
     for o in a.option:
@@ -481,7 +566,7 @@ def main(argv=None):
         if not sep:
             ap.error(f"--option needs KEY=VALUE, got {o!r}")
         options[key.strip()] = value.strip()
-    out = capture_hf(a.family, a.tp, a.layers, a.out, a.attn, options)
+    out = capture_hf(a.family, a.tp, a.layers, a.out, a.attn, options, plan=parse_plan(a.plan))
     print(out.relation)
     return 0
 
