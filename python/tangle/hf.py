@@ -45,6 +45,18 @@ TINY = dict(hidden_size=64, num_attention_heads=4, num_key_value_heads=2, interm
             vocab_size=128, max_position_embeddings=64)
 SEQ = 8
 SEED = 0
+# Full-size shapes of released models (public architecture numbers), for --shape: captured without
+# weights (FakeTensorMode), so a 405B-shaped layer costs no memory; the checker never needs values.
+SHAPES = {
+    "tiny": TINY,
+    "llama3-8b": dict(hidden_size=4096, num_attention_heads=32, num_key_value_heads=8, intermediate_size=14336,
+                      vocab_size=128256, max_position_embeddings=8192, rope_theta=500000.0),
+    "llama3-70b": dict(hidden_size=8192, num_attention_heads=64, num_key_value_heads=8, intermediate_size=28672,
+                       vocab_size=128256, max_position_embeddings=8192, rope_theta=500000.0),
+    "llama3-405b": dict(hidden_size=16384, num_attention_heads=128, num_key_value_heads=8,
+                        intermediate_size=53248, vocab_size=128256, max_position_embeddings=8192,
+                        rope_theta=500000.0),
+}
 
 
 def _families():
@@ -70,21 +82,25 @@ def tiny_config(family: str, layers: int, attn: str = "eager", **overrides):
 
 
 def build_model(family: str, layers: int, tp: int = 1, attn: str = "eager", plan: dict | None = None,
-                **overrides):
+                fake=None, **overrides):
     """The model (eval mode, seeded weights); with tp > 1 distributed with the model's own TP plan, its
     rules overridden by `plan` ({"model.layers.*.mlp.down_proj": "rowwise", ...}: transformers'
-    ``DistributedConfig.tp_plan``). For tp > 1 the (fake) default process group must already be initialized."""
+    ``DistributedConfig.tp_plan``). For tp > 1 the (fake) default process group must already be initialized.
+    `fake`: a FakeTensorMode to build the weights in (shapes only)."""
+    import contextlib
     import torch
     _, model_cls = _families()[family]
     torch.manual_seed(SEED)
-    model = model_cls(tiny_config(family, layers, attn, **overrides)).eval()
+    with fake or contextlib.nullcontext():
+        model = model_cls(tiny_config(family, layers, attn, **overrides)).eval()
     if tp > 1:
         from transformers.distributed import DistributedConfig
         if plan:
             _register_user_styles(plan)
         config = DistributedConfig(tp_size=tp, tp_plan=dict(plan)) if plan else DistributedConfig(tp_size=tp)
         dc, _, mesh_manager = model_cls.prepare_distribute_model(config)
-        model = model_cls.maybe_distribute_model(model, dc, mesh_manager)
+        with fake or contextlib.nullcontext():
+            model = model_cls.maybe_distribute_model(model, dc, mesh_manager)
     return model
 
 
@@ -244,33 +260,43 @@ def capture_model(model, ids, graph_path, params_path, info=None):
     return params
 
 
-def heads_for(tp: int) -> dict:
-    """Head counts for degree tp: the tiny 4 heads / 2 kv heads while the kv heads divide by tp,
-    else tp kv heads and twice as many heads (GQA kept; each rank needs whole kv heads)."""
-    kv = TINY["num_key_value_heads"]
+def heads_for(tp: int, base: dict = TINY) -> dict:
+    """Head counts for degree tp: the shape's own while its kv heads divide by tp, else tp kv heads and
+    twice as many heads (GQA kept; each rank needs whole kv heads)."""
+    kv = base["num_key_value_heads"]
     if kv % tp == 0:
         return {}
     kv = tp * ((kv + tp - 1) // tp)
     return dict(num_key_value_heads=kv, num_attention_heads=2 * kv)
 
 
-def _capture_one(family, layers, tp, rank, attn, graph_path, params_path, overrides=None, plan=None):
-    """One spawned process: the spec (rank None) or one rank under a fake process group."""
+def _capture_one(family, layers, tp, rank, attn, graph_path, params_path, overrides=None, plan=None,
+                 fake=False):
+    """One spawned process: the spec (rank None) or one rank under a fake process group. `fake`: no
+    weights, shapes only (FakeTensorMode; graphs equal to a capture with weights)."""
+    import contextlib
     import torch.distributed as dist
     overrides = overrides or {}
     info = dict(family=family, layers=layers, attn=attn, seq=SEQ, config=dict(TINY, **overrides))
     if plan:
         info["plan_overrides"] = dict(plan)
+    mode = None
+    if fake:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        mode = FakeTensorMode(allow_non_fake_inputs=True)  # constants the model makes while running are real
     if rank is None:
-        model = build_model(family, layers, 1, attn, **overrides)
-        capture_model(model, input_ids(), graph_path, params_path, dict(info, role="spec", world_size=1))
+        model = build_model(family, layers, 1, attn, fake=mode, **overrides)
+        with mode or contextlib.nullcontext():
+            capture_model(model, input_ids(info["config"]["vocab_size"]), graph_path, params_path,
+                          dict(info, role="spec", world_size=1))
         return
     from torch.testing._internal.distributed.fake_pg import FakeStore
     dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=tp)
     try:
-        model = build_model(family, layers, tp, attn, plan, **overrides)
-        capture_model(model, input_ids(), graph_path, params_path,
-                      dict(info, role="impl", rank=rank, world_size=tp))
+        model = build_model(family, layers, tp, attn, plan, fake=mode, **overrides)
+        with mode or contextlib.nullcontext():
+            capture_model(model, input_ids(info["config"]["vocab_size"]), graph_path, params_path,
+                          dict(info, role="impl", rank=rank, world_size=tp))
     finally:
         dist.destroy_process_group()
 
@@ -503,12 +529,13 @@ def _run(jobs, log):
 
 def capture_hf(family: str, tp: int, layers: int, out_dir: str, attn: str = "eager",
                options: dict | None = None, log=print, plan: dict | None = None,
-               spec_from: str | None = None) -> HFCapture:
+               spec_from: str | None = None, shape: str = "tiny") -> HFCapture:
     """Captures the spec and the `tp` ranks of `family` with `layers` layers into out_dir and writes
     the placeholder maps and check.rel. Returns the paths. `plan` overrides rules of the model's TP plan
     (module pattern -> transformers parallel style); unknown patterns or styles are refused (ValueError).
     `spec_from`: a folder with the spec captured before for the same family, layers, attention and heads
-    (a plan override changes only the ranks); it is copied instead of captured again."""
+    (a plan override changes only the ranks); it is copied instead of captured again. `shape`: a key of
+    SHAPES; other than "tiny" the graphs are captured without weights (FakeTensorMode)."""
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r} (known: {', '.join(FAMILIES)})")
     if tp < 2:
@@ -518,20 +545,25 @@ def capture_hf(family: str, tp: int, layers: int, out_dir: str, attn: str = "eag
     spec_params = os.path.join(out_dir, "spec.params.json")
     impls = [os.path.join(out_dir, f"impl.r{r}.py") for r in range(tp)]
     impl_params = [os.path.join(out_dir, f"impl.r{r}.params.json") for r in range(tp)]
-    overrides = heads_for(tp)
-    if overrides:
+    if shape not in SHAPES:
+        raise ValueError(f"unknown shape {shape!r} (known: {', '.join(SHAPES)})")
+    fake = shape != "tiny"
+    base = SHAPES[shape]
+    heads = heads_for(tp, base)
+    overrides = dict(base if fake else {}, **heads)
+    if heads:
         log(f"tp={tp}: {overrides['num_attention_heads']} heads / {overrides['num_key_value_heads']} kv heads "
             f"(each rank needs whole kv heads)")
     if plan:
         _check_plan(family, plan)
         log("plan overrides: " + ", ".join(f"{k}={v}" for k, v in plan.items()))
-    jobs = [] if spec_from else [("spec", (family, layers, tp, None, attn, spec, spec_params, overrides),
-                                      spec_params)]
+    jobs = [] if spec_from else [("spec", (family, layers, tp, None, attn, spec, spec_params, overrides, None,
+                                            fake), spec_params)]
     if spec_from:
         _copy_spec(spec_from, out_dir, dict(family=family, layers=layers, attn=attn, seq=SEQ,
                                             config=dict(TINY, **overrides)))
         log(f"spec: copied from {spec_from}")
-    jobs += [(f"rank {r}/{tp}", (family, layers, tp, r, attn, impls[r], impl_params[r], overrides, plan),
+    jobs += [(f"rank {r}/{tp}", (family, layers, tp, r, attn, impls[r], impl_params[r], overrides, plan, fake),
               impl_params[r]) for r in range(tp)]
     _run(jobs, log)
     with open(spec_params) as f:
@@ -556,6 +588,9 @@ def main(argv=None):
     ap.add_argument("--out", required=True, help="output folder")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="an `option KEY = VALUE` line for check.rel (repeatable)")
+    ap.add_argument("--shape", default="tiny", choices=sorted(SHAPES),
+                    help="model dimensions: tiny (random weights), or a released model's full shape, captured "
+                         "without weights (FakeTensorMode)")
     ap.add_argument("--plan", action="append", default=[], metavar="PATTERN=STYLE",
                     help="override a rule of the model's TP plan, e.g. model.layers.*.mlp.down_proj=colwise; "
                          "a style MODULE:NAME is your own TensorParallelLayer object")
@@ -566,7 +601,7 @@ def main(argv=None):
         if not sep:
             ap.error(f"--option needs KEY=VALUE, got {o!r}")
         options[key.strip()] = value.strip()
-    out = capture_hf(a.family, a.tp, a.layers, a.out, a.attn, options, plan=parse_plan(a.plan))
+    out = capture_hf(a.family, a.tp, a.layers, a.out, a.attn, options, plan=parse_plan(a.plan), shape=a.shape)
     print(out.relation)
     return 0
 

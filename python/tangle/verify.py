@@ -430,13 +430,14 @@ def _check_fqns(spec_params_path, impl_params_paths):
 
 
 def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relation_file, attn, options, log,
-             plan=None):
+             plan=None, shape="tiny"):
     """Captures into workdir and writes workdir/check.rel. Returns (spec, impls, user_relation), where
     user_relation is (where the relation text came from, lines added above it) for user targets."""
     from . import capture
     try:
         if target.family:
-            out = hf.capture_hf(target.family, ranks, layers, workdir, attn, options or None, log=log, plan=plan)
+            out = hf.capture_hf(target.family, ranks, layers, workdir, attn, options or None, log=log, plan=plan,
+                                shape=shape)
             _check_fqns(out.spec_params, out.impl_params)
             return out.spec, out.impls, None
         # user code: import first, so a missing module or function is one line before any process starts
@@ -481,10 +482,11 @@ def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relatio
 
 def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relation=None, spec=None,
            keep: bool = False, json_out=None, attn: str = "eager", options=None, tangle=None,
-           log=None, plan=None) -> VerifyResult:
+           log=None, plan=None, shape: str = "tiny") -> VerifyResult:
     """Captures `target` (hf:llama, hf:qwen2, or MODULE:FUNCTION) with `tp` ranks, writes the relation,
     runs `tangle check` and returns the parsed result. `plan`: overrides of an hf: model's TP plan
-    ({module pattern: style} or ["PATTERN=STYLE", ...]). `out`: keep the files in that folder (else a
+    ({module pattern: style} or ["PATTERN=STYLE", ...]). `shape`: "tiny" (random weights) or a released
+    model's full shape from tangle.hf.SHAPES, captured without weights. `out`: keep the files in that folder (else a
     temporary folder, removed unless `keep`). `relation`/`spec`: for user targets. Bad input raises
     VerifyError; nothing is left in `out` then. `log`: progress lines (default: stderr)."""
     log = log or _stderr
@@ -502,8 +504,11 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
         layers = 1 if layers is None else int(layers)
         if layers < 1:
             raise VerifyError(f"--layers must be at least 1, got {layers}")
-    elif layers is not None or plan:
-        raise VerifyError(f"{'--layers' if layers is not None else '--plan'} applies to hf: targets only")
+        if shape not in hf.SHAPES:
+            raise VerifyError(f"unknown --shape {shape!r} (known: {', '.join(hf.SHAPES)})")
+    elif layers is not None or plan or shape != "tiny":
+        flag = "--layers" if layers is not None else "--plan" if plan else "--shape"
+        raise VerifyError(f"{flag} applies to hf: targets only")
     if relation and not os.path.isfile(relation):
         raise VerifyError(f"{relation}: no such relation file")
     _need("torch", "capturing graphs")
@@ -524,7 +529,7 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
     final = workdir
     try:
         spec_path, impls, user_relation = _capture(t, tp, layers, workdir, spec, relation, attn, options, log,
-                                                   plan)
+                                                   plan, shape)
         if out:  # move the finished set into place; files of other names already there are kept
             os.makedirs(out, exist_ok=True)
             for name in os.listdir(workdir):
@@ -586,6 +591,9 @@ def main(argv=None) -> int:
     ap.add_argument("--attn", default="eager", help="attn_implementation of an hf: model (eager, sdpa)")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="an `option KEY = VALUE` line for check.rel (repeatable)")
+    ap.add_argument("--shape", default="tiny",
+                    help="an hf: model's dimensions: tiny (random weights, default), or a released model's full "
+                         "shape (llama3-8b, llama3-70b, llama3-405b), captured without weights")
     ap.add_argument("--plan", action="append", default=[], metavar="PATTERN=STYLE",
                     help="override a rule of an hf: model's TP plan (transformers parallel style), e.g. "
                          "model.layers.*.self_attn.o_proj=colwise (repeatable)")
@@ -595,7 +603,7 @@ def main(argv=None) -> int:
         a = ap.parse_args(argv)
         r = verify(a.target, tp=a.ranks, layers=a.layers, out=a.out, relation=a.relation, spec=a.spec,
                    keep=a.keep, json_out=a.json_out, attn=a.attn, options=a.option, tangle=a.tangle,
-                   log=(lambda msg: None) if a.quiet else _stderr, plan=a.plan)
+                   log=(lambda msg: None) if a.quiet else _stderr, plan=a.plan, shape=a.shape)
     except VerifyError as e:
         print(f"tangle verify: error: {e}", file=sys.stderr)
         return BAD_INPUT

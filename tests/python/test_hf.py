@@ -332,3 +332,19 @@ def test_plan_override_refusals():
         hf._check_plan("llama", {"lm_head": "rowise"})
     with pytest.raises(ValueError, match="cannot import it"):
         hf._check_plan("llama", {"lm_head": "no_such_module_here:style"})
+
+
+def test_full_size_shape_without_weights(tmp_path):
+    """Llama-3-8B's dimensions (4096 hidden, 32 heads / 8 kv heads, 128256 vocab), one layer, TP=2,
+    captured under FakeTensorMode (no weights, no memory): the placeholder map has the full shapes and
+    the check refines."""
+    _need_hf()
+    out = hf.capture_hf("llama", tp=2, layers=1, out_dir=str(tmp_path), log=lambda m: None, shape="llama3-8b")
+    with open(out.impl_params[1]) as f:
+        rank1 = _by_fqn(json.load(f))
+    assert rank1["model.embed_tokens.weight"]["global_shape"] == [128256, 4096]
+    assert rank1["model.embed_tokens.weight"]["local_shape"] == [64128, 4096]
+    assert rank1[LAYER + "mlp.down_proj.weight"]["local_shape"] == [4096, 7168]
+    assert rank1[LAYER + "self_attn.k_proj.weight"]["local_shape"] == [512, 4096]  # 4 of 8 kv heads of 128
+    r = _check(out.relation)
+    assert r.returncode == 0 and r.stdout.startswith("verdict: refines"), r.stdout + r.stderr
