@@ -162,10 +162,26 @@ def parse_target(text: str) -> Target:
     return Target(text, module=module, build=function)
 
 
+# The versions the capture was written against: how a DTensor becomes graph placeholders, and the TP
+# plans' code, change between releases. Others are refused (TANGLE_ALLOW_UNTESTED_VERSIONS=1 tries anyway).
+TESTED_VERSIONS = {"torch": "2.13", "transformers": "5.23"}
+
+
 def _need(module: str, why: str):
     if importlib.util.find_spec(module) is None:
         raise VerifyError(f"{why} needs the Python package {module!r}, which is not installed "
                           f"(scripts/install-deps.sh installs torch==2.13.0 and transformers==5.23.0)")
+    tested = TESTED_VERSIONS.get(module)
+    if tested is None or os.environ.get("TANGLE_ALLOW_UNTESTED_VERSIONS"):
+        return
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        have = version(module)
+    except PackageNotFoundError:
+        return  # importable but not installed as a distribution (a source checkout): nothing to compare
+    if have.split("+")[0].split(".")[:2] != tested.split("."):
+        raise VerifyError(f"{why} needs {module} {tested}.x, found {have} (scripts/install-deps.sh installs the "
+                          f"tested version; TANGLE_ALLOW_UNTESTED_VERSIONS=1 tries this one anyway)")
 
 
 def _import(module: str):
