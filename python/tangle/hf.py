@@ -114,6 +114,9 @@ def input_ids(vocab: int = TINY["vocab_size"], seq: int = SEQ):
 
 def _placement_text(p) -> str:
     from torch.distributed.tensor import Partial, Replicate, Shard
+    from torch.distributed.tensor.placement_types import _StridedShard
+    if isinstance(p, _StridedShard):  # a subclass of Shard: test it first
+        return f"StridedShard({p.dim}, {p.split_factor})"
     if isinstance(p, Shard):
         return f"Shard({p.dim})"
     if isinstance(p, Replicate):
@@ -312,12 +315,30 @@ def _fmt_shape(s):
     return "[" + ", ".join(map(str, s)) + "]" if s is not None else "?"
 
 
-def _layout_rhs(layout: str, every: str | None, per_rank: list[str] | None, unknown: str) -> list[str]:
+def _strided_rhs(dim: int, split: int, names: list[str], local_len: int | None, unknown: str) -> str:
+    """DTensor's StridedShard(dim, split): the tensor is `split` chunks along dim, each sharded over the
+    ranks, and a rank holds its piece of every chunk, in chunk order (a fused gate/up weight sharded per
+    half). As a relation: the pieces, rank by rank within each chunk."""
+    if local_len is None or local_len % split:
+        raise ValueError(f"{unknown}: local size {local_len} along dim {dim} does not split in {split}")
+    piece = local_len // split
+    parts = [f"slice({n}, dim={dim}, start={c * piece}, end={(c + 1) * piece})" for c in range(split) for n in names]
+    return f"concat({', '.join(parts)}, dim={dim})"
+
+
+def _layout_rhs(layout: str, every: str | None, per_rank: list[str] | None, unknown: str,
+                n: int | None = None, local_shape=None) -> list[str]:
     """Right-hand sides relating a spec tensor to the ranks' tensors under `layout`: `every` names them
     all (`D*.x`) when the ranks agree on the name, else `per_rank` lists them. One line per rank for a
-    replicated tensor named differently on each rank."""
+    replicated tensor named differently on each rank. A strided shard needs the number of ranks `n` and
+    the local shape."""
     if layout == "Replicate":
         return [every] if every else list(per_rank)
+    if layout.startswith("StridedShard("):
+        dim, split = (int(x) for x in layout[len("StridedShard("):-1].split(","))
+        names = per_rank or [every.replace("D*.", f"D{r}.") for r in range(n)]
+        local_len = local_shape[dim] if local_shape is not None else None
+        return [_strided_rhs(dim, split, names, local_len, unknown)]
     if layout.startswith("Shard("):
         dim = int(layout[len("Shard("):-1])
         return [f"shard({every}, dim={dim})" if every else f"concat({', '.join(per_rank)}, dim={dim})"]
@@ -374,7 +395,8 @@ def write_relation(spec_params: dict, rank_params: list[dict], spec_file="spec.p
             d = None
             per_rank = [f"D{i}.{m['name']}" for i, m in enumerate(mine)]
         comment = f"# {fqn} {placement} {_fmt_shape(ph['global_shape'])}"
-        rhss = _layout_rhs(placement, d, per_rank, f"{fqn}: no relation for placement {placement}")
+        rhss = _layout_rhs(placement, d, per_rank, f"{fqn}: no relation for placement {placement}", n,
+                           mine[0].get("local_shape"))
         lines += [f"S.{ph['name']} = {rhs}  {comment}" for rhs in rhss]
 
     consts = []

@@ -75,6 +75,28 @@ def test_write_relation_refuses_disagreeing_ranks():
         hf.write_relation(spec, ranks)
 
 
+@pytest.mark.parametrize("ranks, split, length", [(2, 2, 8), (4, 2, 16), (2, 3, 12)])
+def test_strided_shard_relation_matches_dtensor(ranks, split, length):
+    """StridedShard(0, k) (a fused gate/up weight sharded per half) is written as slices of the ranks'
+    tensors; concatenated as written they give back the tensor DTensor split (its own split function)."""
+    torch = pytest.importorskip("torch")
+    from torch.distributed.tensor.placement_types import _StridedShard
+    full = torch.arange(length * 3).reshape(length, 3)
+    local, _ = _StridedShard(dim=0, split_factor=split)._split_tensor(full, ranks, with_padding=False)
+    ph = [dict(name="w", kind="parameter", fqn="w", placement=f"StridedShard(0, {split})",
+               global_shape=[length, 3], local_shape=list(local[0].shape))]
+    text = hf.write_relation(dict(placeholders=[dict(ph[0], placement="Replicate")], outputs=[]),
+                             [dict(placeholders=ph, outputs=[]) for _ in range(ranks)])
+    line = next(x for x in text.splitlines() if x.startswith("S.w = "))
+    pieces = re.findall(r"slice\(D(\d+)\.w, dim=0, start=(\d+), end=(\d+)\)", line)
+    assert len(pieces) == ranks * split, line
+    rebuilt = torch.cat([local[int(r)][int(a):int(b)] for r, a, b in pieces], dim=0)
+    assert torch.equal(rebuilt, full), line
+    odd = [dict(placeholders=[dict(ph[0], local_shape=[split * 2 + 1, 3])], outputs=[]) for _ in range(ranks)]
+    with pytest.raises(ValueError, match="does not split"):
+        hf.write_relation(dict(placeholders=[dict(ph[0], placement="Replicate")], outputs=[]), odd)
+
+
 # ---------------------------------------------------------------- captured models
 
 def _need_hf():
