@@ -1,18 +1,20 @@
 """A planted bug for tangle.megatron (test helper): row-parallel layers that forget their all-reduce.
 
-setup() applies the CPU patches of megatron_cpu, then gives RowParallelLinear.forward (linear_proj
-and linear_fc2) an identity in place of `reduce_from_tensor_model_parallel_region`: each rank then
-keeps its partial sum. The vocab-parallel embedding keeps its all-reduce (it reads the original).
+setup() applies the CPU patches of megatron_cpu, then replaces RowParallelLinear.forward (linear_proj
+and linear_fc2) by a plain product with the rank's weight columns whose partial sum is never reduced
+over the ranks. The vocab-parallel embedding keeps its all-reduce.
 """
-import types
-
 import megatron_cpu
+
+
+def _forward_without_all_reduce(self, input_):
+    output = input_ @ self.weight.t()  # this rank's partial sum; the all-reduce is missing
+    if self.skip_bias_add:
+        return output, self.bias
+    return (output + self.bias if self.bias is not None else output), None
 
 
 def setup():
     megatron_cpu.setup()
     from megatron.core.tensor_parallel import layers
-    forward = layers.RowParallelLinear.forward
-    scope = dict(forward.__globals__, reduce_from_tensor_model_parallel_region=lambda x, group=None: x)
-    layers.RowParallelLinear.forward = types.FunctionType(forward.__code__, scope, forward.__name__,
-                                                          forward.__defaults__, forward.__closure__)
+    layers.RowParallelLinear.forward = _forward_without_all_reduce
