@@ -2,7 +2,7 @@
 
 Each capture spawns a process per graph, so every model is captured once per module: 1 layer at TP=2
 (through the Python API), the same with the planted bug of megatron_no_row_reduce.py (through the
-CLI), and TP=4. The CPU patches Megatron needs are this folder's megatron_cpu.py (`--setup`).
+CLI), and TP=4 with gathered logits. The CPU patches Megatron needs are this folder's megatron_cpu.py (`--setup`).
 """
 import json
 import os
@@ -156,13 +156,16 @@ def test_setup_module_must_exist():
         tangle.verify("megatron:gpt", tp=2, setup="no_such_setup_module", log=lambda msg: None)
 
 
-def test_tp4_refines(tmp_path):
+def test_tp4_gathered_logits_refine(tmp_path):
+    """TP=4 with the output layer gathering the logits (parallel_output=False): full logits on every rank."""
     _need()
-    r = tangle.verify("megatron:gpt", tp=4, layers=1, out=str(tmp_path / "gpt_tp4"), setup="megatron_cpu",
-                      log=lambda msg: None)
-    assert r.verdict == "refines", r.report
-    _, by_fqn = _params(os.path.join(r.out_dir, "impl.r3.params.json"))
+    out = megatron.capture_megatron(4, 1, str(tmp_path / "gpt_tp4"), setup="megatron_cpu", parallel_output=False,
+                                    log=lambda msg: None)
+    rank, by_fqn = _params(out.impl_params[3])
     assert by_fqn[LAYER + "self_attention.linear_qkv.weight"]["local_shape"] == [32, 64]  # 1 of 4 groups
+    assert [(o["layout"], o["shape"]) for o in rank["outputs"]] == [("Replicate", [1, 8, 128])]
+    r = tangle.check(out.relation)
+    assert r.verdict == "refines", r.report
 
 
 def test_heads_for():
