@@ -34,6 +34,7 @@ import importlib
 import json
 import os
 import sys
+import warnings
 
 from . import hf
 from .capture import _run_reporting
@@ -130,6 +131,8 @@ def _capture_one(layers, tp, rank, setup, parallel_output, graph_path, params_pa
     import torch
     import torch.distributed as dist
     from torch.testing._internal.distributed.fake_pg import FakeStore
+    if not os.environ.get("TANGLE_DEBUG"):  # Megatron's import-time notes (no Apex, no TE) on every process
+        warnings.filterwarnings("ignore", category=UserWarning, module=r"megatron\.")
     run_setup(setup)
     overrides = overrides or {}
     world = 1 if rank is None else tp
