@@ -126,8 +126,10 @@ def _placement_text(p) -> str:
     raise ValueError(f"unsupported placement {p!r}")
 
 
-def _describe(value, names):
-    """The AOT placeholders that one Dynamo input becomes, in order (a list of dicts)."""
+def _describe(value, names, layouts=None):
+    """The AOT placeholders that one Dynamo input becomes, in order (a list of dicts). `layouts`:
+    {id(plain tensor): (placement, global shape)} for frameworks whose sharded parameters are plain
+    tensors (default: Replicate, global shape = local shape)."""
     import torch
     from torch.distributed.tensor import DTensor
     if isinstance(value, DTensor):
@@ -141,7 +143,8 @@ def _describe(value, names):
                 dict(kind="opaque", fqn=fqn, what="DeviceMesh of the DTensor")]
     if isinstance(value, torch.Tensor):
         kind, fqn = names.get(id(value), ("tensor", None))
-        return [dict(kind=kind, fqn=fqn, placement="Replicate", global_shape=list(value.shape),
+        placement, global_shape = (layouts or {}).get(id(value), ("Replicate", value.shape))
+        return [dict(kind=kind, fqn=fqn, placement=placement, global_shape=list(global_shape),
                      local_shape=list(value.shape), dtype=str(value.dtype).removeprefix("torch."))]
     if isinstance(value, (int, torch.SymInt)):
         return [dict(kind="symint", fqn=None)]
@@ -205,13 +208,17 @@ def _output_layout(model) -> str:
     return _placement_text(layouts[0] if isinstance(layouts, (tuple, list)) else layouts)
 
 
-def capture_model(model, ids, graph_path, params_path, info=None):
+def capture_model(model, ids, graph_path, params_path, info=None, *, forward=None, layouts=None,
+                  output_layout=None):
     """Trace `model(input_ids=ids).logits` (forward, no_grad) to ATen, write the readable graph
-    to graph_path and its placeholder map (JSON) to params_path. Returns the params dict."""
+    to graph_path and its placeholder map (JSON) to params_path. Returns the params dict.
+    Other frameworks (tangle.megatron): `ids` may be {input name: tensor}, passed in that order to
+    `forward(*tensors) -> logits`; `layouts` is for `_describe`; `output_layout` is the logits' layout."""
     import torch
     from torch._dynamo.backends.common import aot_autograd
 
-    names = {id(ids): ("input", "input_ids")}
+    inputs = ids if isinstance(ids, dict) else {"input_ids": ids}
+    names = {id(t): ("input", n) for n, t in inputs.items()}
     for n, b in model.named_buffers():
         names[id(b)] = ("buffer", n)
     for n, p in model.named_parameters():
@@ -220,7 +227,7 @@ def capture_model(model, ids, graph_path, params_path, info=None):
 
     def fw_compiler(gm, example_inputs):
         dynamo_inputs = result["dynamo_inputs"]
-        expected = [d for v in dynamo_inputs for d in _describe(v, names)]
+        expected = [d for v in dynamo_inputs for d in _describe(v, names, layouts)]
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         if len(placeholders) != len(expected) or len(example_inputs) != len(expected):
             raise RuntimeError(f"{graph_path}: {len(placeholders)} AOT placeholders, {len(example_inputs)} example "
@@ -247,12 +254,14 @@ def capture_model(model, ids, graph_path, params_path, info=None):
         return model(input_ids=x, use_cache=False).logits
 
     torch._dynamo.reset()
-    compiled = torch.compile(logits, backend=backend, fullgraph=True)
+    compiled = torch.compile(forward or logits, backend=backend, fullgraph=True)
     with torch.no_grad():
-        compiled(ids)
+        compiled(*inputs.values())
     if "placeholders" not in result:
         raise RuntimeError(f"nothing was captured for {graph_path}")
-    layout = _output_layout(model) if info and info.get("world_size", 1) > 1 else "Replicate"
+    layout = "Replicate"
+    if info and info.get("world_size", 1) > 1:
+        layout = output_layout or _output_layout(model)
     for o in result["outputs"]:
         o.update(what="logits", layout=layout)
     params = dict(info or {}, graph=os.path.basename(graph_path), placeholders=result["placeholders"],
@@ -348,17 +357,18 @@ def _layout_rhs(layout: str, every: str | None, per_rank: list[str] | None, unkn
 
 
 def write_relation(spec_params: dict, rank_params: list[dict], spec_file="spec.py",
-                   impl_pattern="impl.r{rank}.py", options: dict | None = None) -> str:
+                   impl_pattern="impl.r{rank}.py", options: dict | None = None,
+                   header: list[str] | None = None) -> str:
     """The text of a relation file relating the spec's placeholders to the ranks', matched by FQN.
 
     Shard(d) -> ``S.a = shard(D*.b, dim=d)``; Replicate -> ``S.a = D*.b``; Partial(sum) -> ``S.a = sum(D*.b)``;
     scalar constants -> ``const`` lines; the logits -> ``output`` + ``expect`` with the lm_head's output layout."""
     n = len(rank_params)
     family = spec_params.get("family", "?")
-    lines = [f"# {family}, {spec_params.get('layers', '?')} layer(s), tensor parallel {n} "
-             f"(transformers TP plan), attention {spec_params.get('attn', '?')}",
-             "# written by python -m tangle.hf from the placeholder maps (*.params.json)",
-             f"spec {spec_file}", f"impl {impl_pattern} ranks {n}"]
+    lines = header or [f"# {family}, {spec_params.get('layers', '?')} layer(s), tensor parallel {n} "
+                       f"(transformers TP plan), attention {spec_params.get('attn', '?')}",
+                       "# written by python -m tangle.hf from the placeholder maps (*.params.json)"]
+    lines = [*lines, f"spec {spec_file}", f"impl {impl_pattern} ranks {n}"]
     for key, value in (options or {}).items():
         lines.append(f"option {key} = {value}")
     lines.append("")
@@ -525,8 +535,9 @@ class HFCapture:
     relation: str
 
 
-def _run(jobs, log):
-    """Runs [(label, args)] in spawned processes, at most `jobs` at a time, in order of start."""
+def _run(jobs, log, target=None):
+    """Runs [(label, args, params path)] in spawned processes (`target(*args)`, default
+    _capture_one_reporting), a few at a time, waited for in order of start."""
     ctx = multiprocessing.get_context("spawn")
     pending = list(jobs)
     running = []
@@ -534,7 +545,7 @@ def _run(jobs, log):
     while pending or running:
         while pending and len(running) < limit:
             label, args, path = pending.pop(0)
-            p = ctx.Process(target=_capture_one_reporting, args=args)
+            p = ctx.Process(target=target or _capture_one_reporting, args=args)
             p.start()
             running.append((label, p, path, time.time()))
         label, p, path, t0 = running.pop(0)

@@ -10,6 +10,10 @@ Targets:
 * ``hf:llama``, ``hf:qwen2``: an HF transformers causal LM (tiny config, random weights, no download)
   against the same model distributed with transformers' own tensor-parallel plan (``tangle.hf``).
   The relation is written from the placeholder maps, matched by parameter name (FQN).
+* ``megatron:gpt``: Megatron-core's ``GPTModel`` (tiny config, random weights) at tensor-parallel size 1
+  against the same model at size N (``tangle.megatron``); layouts from Megatron's parameter attributes.
+  Megatron needs CPU patches on a machine without CUDA: ``--setup MODULE`` names a module whose
+  ``setup()`` runs first in every capture process (tests/python/megatron_cpu.py is one).
 * ``MODULE:FUNCTION`` (e.g. ``mypkg.mymodel:build``): your own code. ``FUNCTION(rank, world_size)``
   returns ``(fn, args)`` (or ``(fn, args, dynamic)``, see ``tangle.capture``) for one rank, using
   ``torch.distributed._functional_collectives`` for communication (a fake process group is set up;
@@ -24,6 +28,7 @@ Targets:
 Command line (``tangle verify ...`` runs this with PYTHONPATH and TANGLE_BIN set):
 
     python -m tangle.verify hf:llama --tp 4 --layers 2 [--out DIR] [--json FILE] [--keep]
+    python -m tangle.verify megatron:gpt --tp 2 --layers 1 --setup megatron_cpu
     python -m tangle.verify mypkg.mymodel:build --ranks 2 [--spec mypkg.mymodel:spec] [--relation REL]
 
 Exit codes are the checker's: 0 refines, 1 violation, 2 bad input (one line ``tangle verify: error:
@@ -49,7 +54,7 @@ import time
 import types
 from pathlib import Path
 
-from . import binary, hf, relfile
+from . import binary, hf, megatron, relfile
 
 EXIT_CODES = {"refines": 0, "violation": 1, "inconclusive": 3}
 BAD_INPUT = 2
@@ -143,7 +148,8 @@ def _shape(s):
 @dataclasses.dataclass
 class Target:
     text: str
-    family: str | None = None      # hf:FAMILY
+    family: str | None = None      # hf:FAMILY, or megatron:gpt
+    framework: str = "hf"          # hf, megatron (with family)
     module: str | None = None      # MODULE:FUNCTION
     build: str | None = None
 
@@ -155,10 +161,15 @@ def parse_target(text: str) -> Target:
             raise VerifyError(f"unknown model family {family!r} in {text!r} (known: "
                               f"{', '.join('hf:' + f for f in hf.FAMILIES)})")
         return Target(text, family=family)
+    if text.startswith("megatron:"):
+        if text != "megatron:gpt":
+            raise VerifyError(f"unknown Megatron model {text[9:]!r} in {text!r} (known: megatron:gpt)")
+        return Target(text, family="gpt", framework="megatron")
     module, sep, function = text.partition(":")
     if not sep or not module or not function or not all(p.isidentifier() for p in module.split(".")) \
             or not function.isidentifier():
-        raise VerifyError(f"target {text!r} is neither hf:FAMILY ({', '.join(hf.FAMILIES)}) nor MODULE:FUNCTION")
+        raise VerifyError(f"target {text!r} is neither hf:FAMILY ({', '.join(hf.FAMILIES)}), megatron:gpt "
+                          f"nor MODULE:FUNCTION")
     return Target(text, module=module, build=function)
 
 
@@ -167,10 +178,18 @@ def parse_target(text: str) -> Target:
 TESTED_VERSIONS = {"torch": "2.13", "transformers": "5.23"}
 
 
+def _findable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package is missing
+        return False
+
+
 def _need(module: str, why: str):
-    if importlib.util.find_spec(module) is None:
+    if not _findable(module):
         raise VerifyError(f"{why} needs the Python package {module!r}, which is not installed "
-                          f"(scripts/install-deps.sh installs torch==2.13.0 and transformers==5.23.0)")
+                          f"(scripts/install-deps.sh installs torch==2.13.0, transformers==5.23.0 and "
+                          f"megatron-core==0.16.1)")
     tested = TESTED_VERSIONS.get(module)
     if tested is None or os.environ.get("TANGLE_ALLOW_UNTESTED_VERSIONS"):
         return
@@ -446,11 +465,15 @@ def _check_fqns(spec_params_path, impl_params_paths):
 
 
 def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relation_file, attn, options, log,
-             plan=None, shape="tiny"):
+             plan=None, shape="tiny", setup=None):
     """Captures into workdir and writes workdir/check.rel. Returns (spec, impls, user_relation), where
     user_relation is (where the relation text came from, lines added above it) for user targets."""
     from . import capture
     try:
+        if target.framework == "megatron":
+            out = megatron.capture_megatron(ranks, layers, workdir, setup, options=options or None, log=log)
+            _check_fqns(out.spec_params, out.impl_params)
+            return out.spec, out.impls, None
         if target.family:
             out = hf.capture_hf(target.family, ranks, layers, workdir, attn, options or None, log=log, plan=plan,
                                 shape=shape)
@@ -498,11 +521,12 @@ def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relatio
 
 def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relation=None, spec=None,
            keep: bool = False, json_out=None, attn: str = "eager", options=None, tangle=None,
-           log=None, plan=None, shape: str = "tiny") -> VerifyResult:
-    """Captures `target` (hf:llama, hf:qwen2, or MODULE:FUNCTION) with `tp` ranks, writes the relation,
-    runs `tangle check` and returns the parsed result. `plan`: overrides of an hf: model's TP plan
+           log=None, plan=None, shape: str = "tiny", setup=None) -> VerifyResult:
+    """Captures `target` (hf:llama, hf:qwen2, megatron:gpt, or MODULE:FUNCTION) with `tp` ranks, writes the
+    relation, runs `tangle check` and returns the parsed result. `plan`: overrides of an hf: model's TP plan
     ({module pattern: style} or ["PATTERN=STYLE", ...]). `shape`: "tiny" (random weights) or a released
-    model's full shape from tangle.hf.SHAPES, captured without weights. `out`: keep the files in that folder (else a
+    model's full shape from tangle.hf.SHAPES, captured without weights. `setup` (megatron:gpt): a module
+    whose setup() runs first in each capture process. `out`: keep the files in that folder (else a
     temporary folder, removed unless `keep`). `relation`/`spec`: for user targets. Bad input raises
     VerifyError; nothing is left in `out` then. `log`: progress lines (default: stderr)."""
     log = log or _stderr
@@ -512,23 +536,35 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
     tp = int(tp)
     if t.family:
         if spec or relation:
-            raise VerifyError("--spec and --relation are for MODULE:FUNCTION targets; hf: targets write their own")
+            raise VerifyError("--spec and --relation are for MODULE:FUNCTION targets; hf: and megatron: targets "
+                              "write their own")
+        layers = 1 if layers is None else int(layers)
+        if layers < 1:
+            raise VerifyError(f"--layers must be at least 1, got {layers}")
+    elif layers is not None:
+        raise VerifyError("--layers applies to hf: and megatron: targets only")
+    if t.family and t.framework == "hf":
         try:
             plan = plan if isinstance(plan, dict) else hf.parse_plan(plan)
         except ValueError as e:
             raise VerifyError(str(e)) from None
-        layers = 1 if layers is None else int(layers)
-        if layers < 1:
-            raise VerifyError(f"--layers must be at least 1, got {layers}")
         if shape not in hf.SHAPES:
             raise VerifyError(f"unknown --shape {shape!r} (known: {', '.join(hf.SHAPES)})")
-    elif layers is not None or plan or shape != "tiny":
-        flag = "--layers" if layers is not None else "--plan" if plan else "--shape"
-        raise VerifyError(f"{flag} applies to hf: targets only")
+    elif plan or shape != "tiny":
+        raise VerifyError(f"{'--plan' if plan else '--shape'} applies to hf: targets only")
+    if setup and t.framework != "megatron":
+        raise VerifyError("--setup applies to megatron: targets only")
     if relation and not os.path.isfile(relation):
         raise VerifyError(f"{relation}: no such relation file")
     _need("torch", "capturing graphs")
-    if t.family:
+    if t.framework == "megatron":
+        _need("megatron.core", t.text)
+        if setup:
+            if "" not in sys.path and os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())  # like `python -m`; spawned capture processes inherit sys.path
+            if not _findable(setup):
+                raise VerifyError(f"--setup module {setup!r} is not importable (put its folder on PYTHONPATH)")
+    elif t.family:
         _need("transformers", f"hf:{t.family}")
     try:
         binary.find_binary(tangle, required=True)
@@ -545,7 +581,7 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
     final = workdir
     try:
         spec_path, impls, user_relation = _capture(t, tp, layers, workdir, spec, relation, attn, options, log,
-                                                   plan, shape)
+                                                   plan, shape, setup)
         if out:  # move the finished set into place; files of other names already there are kept
             os.makedirs(out, exist_ok=True)
             for name in os.listdir(workdir):
@@ -591,13 +627,16 @@ def main(argv=None) -> int:
     ap = _Parser(
         prog="tangle verify",
         description="Capture a model and its tensor-parallel ranks, write the relation, check the refinement.",
-        epilog="Targets: hf:llama, hf:qwen2 (HF transformers, tiny random config, transformers' TP plan), or "
+        epilog="Targets: hf:llama, hf:qwen2 (HF transformers, tiny random config, transformers' TP plan), "
+               "megatron:gpt (Megatron-core GPTModel, tiny random config; --setup for its CPU patches), or "
                "MODULE:FUNCTION with FUNCTION(rank, world_size) -> (fn, args), a spec() -> (fn, args) "
                "(--spec to name another) and a relation (--relation FILE, or relation(world_size) -> str in the "
                "module). Exit codes: 0 refines, 1 violation, 2 bad input, 3 inconclusive.")
-    ap.add_argument("target", help="hf:FAMILY or MODULE:FUNCTION")
+    ap.add_argument("target", help="hf:FAMILY, megatron:gpt or MODULE:FUNCTION")
     ap.add_argument("--tp", "--ranks", dest="ranks", type=int, default=2, help="number of ranks (default 2)")
-    ap.add_argument("--layers", type=int, default=None, help="decoder layers of an hf: model (default 1)")
+    ap.add_argument("--layers", type=int, default=None, help="decoder layers of an hf:/megatron: model (default 1)")
+    ap.add_argument("--setup", metavar="MODULE",
+                    help="megatron: a module whose setup() runs first in each capture process (e.g. CPU patches)")
     ap.add_argument("--out", help="write graphs, placeholder maps, check.rel and report.json here "
                                   "(default: a temporary folder, removed unless --keep)")
     ap.add_argument("--json", dest="json_out", help="also write the JSON report (with parameters_involved) here")
@@ -619,7 +658,8 @@ def main(argv=None) -> int:
         a = ap.parse_args(argv)
         r = verify(a.target, tp=a.ranks, layers=a.layers, out=a.out, relation=a.relation, spec=a.spec,
                    keep=a.keep, json_out=a.json_out, attn=a.attn, options=a.option, tangle=a.tangle,
-                   log=(lambda msg: None) if a.quiet else _stderr, plan=a.plan, shape=a.shape)
+                   log=(lambda msg: None) if a.quiet else _stderr, plan=a.plan, shape=a.shape,
+                   setup=a.setup)
     except VerifyError as e:
         print(f"tangle verify: error: {e}", file=sys.stderr)
         return BAD_INPUT

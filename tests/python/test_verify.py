@@ -260,7 +260,7 @@ def test_user_code_missing_collective_names_the_parameter(user_buggy):
     (["tp_colpar_user:nope"], "module 'tp_colpar_user' has no function 'nope'"),
     (["tp_colpar_user:build_raises"], "capturing rank 0/2 failed: RuntimeError: no weights for rank 0"),
     (["tp_colpar_user:build", "--relation", "bad.rel"], "bad.rel:2: tensor 'S.nope' does not exist"),
-    (["tp_colpar_user:build", "--layers", "2"], "--layers applies to hf: targets only"),
+    (["tp_colpar_user:build", "--layers", "2"], "--layers applies to hf: and megatron: targets only"),
 ])
 def test_user_code_bad_input_is_one_line(user_dir, args, message):
     (user_dir / "bad.rel").write_text("S.x = shard(D*.x, dim=0)\nS.nope = D*.w\n")
