@@ -23,7 +23,7 @@ Targets:
 
 Command line (``tangle verify ...`` runs this with PYTHONPATH and TANGLE_BIN set):
 
-    python -m tangle.verify hf:llama --tp 4 --layers 2 [--out DIR] [--json FILE] [--keep]
+    python -m tangle.verify hf:llama --tp 4 --layers 2 [--backward] [--out DIR] [--json FILE] [--keep]
     python -m tangle.verify mypkg.mymodel:build --ranks 2 [--spec mypkg.mymodel:spec] [--relation REL]
 
 Exit codes are the checker's: 0 refines, 1 violation, 2 bad input (one line ``tangle verify: error:
@@ -429,13 +429,15 @@ def _check_fqns(spec_params_path, impl_params_paths):
                               f"spec and implementation parameter names must match")
 
 
-def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relation_file, attn, options, log):
+def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relation_file, attn, options, log,
+             backward=False):
     """Captures into workdir and writes workdir/check.rel. Returns (spec, impls, user_relation), where
     user_relation is (where the relation text came from, lines added above it) for user targets."""
     from . import capture
     try:
         if target.family:
-            out = hf.capture_hf(target.family, ranks, layers, workdir, attn, options or None, log=log)
+            out = hf.capture_hf(target.family, ranks, layers, workdir, attn, options or None, log=log,
+                                backward=backward)
             _check_fqns(out.spec_params, out.impl_params)
             return out.spec, out.impls, None
         # user code: import first, so a missing module or function is one line before any process starts
@@ -480,11 +482,12 @@ def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relatio
 
 def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relation=None, spec=None,
            keep: bool = False, json_out=None, attn: str = "eager", options=None, tangle=None,
-           log=None) -> VerifyResult:
+           log=None, backward: bool = False) -> VerifyResult:
     """Captures `target` (hf:llama, hf:qwen2, or MODULE:FUNCTION) with `tp` ranks, writes the relation,
     runs `tangle check` and returns the parsed result. `out`: keep the files in that folder (else a
     temporary folder, removed unless `keep`). `relation`/`spec`: for user targets. Bad input raises
-    VerifyError; nothing is left in `out` then. `log`: progress lines (default: stderr)."""
+    VerifyError; nothing is left in `out` then. `log`: progress lines (default: stderr). `backward`: an hf:
+    target's training step (the loss and every parameter gradient, tangle.hf_train), not its forward."""
     log = log or _stderr
     t = parse_target(target)
     if tp is None or int(tp) < 1 or (t.family and int(tp) < 2):
@@ -498,6 +501,8 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
             raise VerifyError(f"--layers must be at least 1, got {layers}")
     elif layers is not None:
         raise VerifyError("--layers applies to hf: targets only")
+    elif backward:
+        raise VerifyError("--backward applies to hf: targets only")
     if relation and not os.path.isfile(relation):
         raise VerifyError(f"{relation}: no such relation file")
     _need("torch", "capturing graphs")
@@ -517,7 +522,8 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
     workdir = tempfile.mkdtemp(prefix=".tangle-verify-" if out else "tangle-verify-", dir=parent)
     final = workdir
     try:
-        spec_path, impls, user_relation = _capture(t, tp, layers, workdir, spec, relation, attn, options, log)
+        spec_path, impls, user_relation = _capture(t, tp, layers, workdir, spec, relation, attn, options, log,
+                                                   backward)
         if out:  # move the finished set into place; files of other names already there are kept
             os.makedirs(out, exist_ok=True)
             for name in os.listdir(workdir):
@@ -539,7 +545,8 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
                 raise VerifyError(f"check.rel:{m.group(1)}: {m.group(2)}" +
                                   ("" if out or keep else " (--keep to inspect the files)")) from None
             raise
-        result.json["verify"] = dict(target=target, ranks=tp, layers=layers, out_dir=result.out_dir)
+        result.json["verify"] = dict(target=target, ranks=tp, layers=layers, out_dir=result.out_dir,
+                                     backward=bool(backward))
         if out or keep:
             _write_json(os.path.join(final, "report.json"), result.json)
         if json_out:
@@ -577,6 +584,8 @@ def main(argv=None) -> int:
     ap.add_argument("--spec", help="MODULE:FUNCTION returning the spec's (fn, args) (user targets; default MODULE:spec)")
     ap.add_argument("--relation", help="relation file for a user target (default: the module's relation(world_size))")
     ap.add_argument("--attn", default="eager", help="attn_implementation of an hf: model (eager, sdpa)")
+    ap.add_argument("--backward", action="store_true",
+                    help="hf: targets: verify one training step (the loss and every parameter gradient)")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="an `option KEY = VALUE` line for check.rel (repeatable)")
     ap.add_argument("--tangle", help="the tangle binary (default: $TANGLE_BIN, else build/bin/tangle)")
@@ -585,7 +594,7 @@ def main(argv=None) -> int:
         a = ap.parse_args(argv)
         r = verify(a.target, tp=a.ranks, layers=a.layers, out=a.out, relation=a.relation, spec=a.spec,
                    keep=a.keep, json_out=a.json_out, attn=a.attn, options=a.option, tangle=a.tangle,
-                   log=(lambda msg: None) if a.quiet else _stderr)
+                   log=(lambda msg: None) if a.quiet else _stderr, backward=a.backward)
     except VerifyError as e:
         print(f"tangle verify: error: {e}", file=sys.stderr)
         return BAD_INPUT
