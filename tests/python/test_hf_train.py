@@ -30,24 +30,46 @@ def _need_hf():
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    """(HFCapture, spec params, [rank params]) of llama, 1 layer, TP=2, training step."""
+def verified(tmp_path_factory):
+    """`tangle verify hf:llama --tp 2 --backward --out DIR` (1 layer): the run and the capture it leaves,
+    (CompletedProcess, HFCapture, spec params, [rank params]), shared by every test here."""
     _need_hf()
-    result = hf.capture_hf("llama", tp=2, layers=1, out_dir=str(tmp_path_factory.mktemp("llama_bw")),
-                           log=lambda msg: None, backward=True)
-    with open(result.spec_params) as f:
-        sp = json.load(f)
-    rps = []
-    for path in result.impl_params:
-        with open(path) as f:
-            rps.append(json.load(f))
-    return result, sp, rps
+    if TANGLE is None:
+        pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
+    out = tmp_path_factory.mktemp("llama_bw") / "out"
+    env = dict(os.environ, TANGLE_BIN=str(TANGLE))
+    run = subprocess.run([str(TANGLE), "verify", "hf:llama", "--tp", "2", "--layers", "1", "--backward",
+                          "--out", str(out)], capture_output=True, text=True, env=env, timeout=900)
+    if not (out / "check.rel").exists():
+        pytest.fail(f"tangle verify left no capture:\n{run.stdout}{run.stderr}")
+    result = hf.HFCapture(str(out), str(out / "spec.py"), [str(out / f"impl.r{r}.py") for r in range(2)],
+                          str(out / "spec.params.json"), [str(out / f"impl.r{r}.params.json") for r in range(2)],
+                          str(out / "check.rel"))
+    sp = json.loads((out / "spec.params.json").read_text())
+    rps = [json.loads(open(p).read()) for p in result.impl_params]
+    return run, result, sp, rps
+
+
+@pytest.fixture(scope="module")
+def trained(verified):
+    return verified[1:]
 
 
 def _check(rel_path, timeout=600):
-    if TANGLE is None:
-        pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
     return subprocess.run([str(TANGLE), "check", str(rel_path)], capture_output=True, text=True, timeout=timeout)
+
+
+def test_tangle_verify_backward_refines(verified):
+    run, result, _, _ = verified
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.splitlines()[0] == "verdict: refines"
+    expects = [x for x in open(result.relation).read().splitlines() if x.startswith("expect ")]
+    assert len(expects) == 13  # the loss and 12 gradients
+    # a `D*` side is one expectation per rank; a shard(...) one spans the ranks
+    assert run.stdout.count("expectation holds: ") == sum(2 if " = D*." in x else 1 for x in expects)
+    assert "refused" not in run.stdout
+    report = json.loads(open(os.path.join(result.out_dir, "report.json")).read())
+    assert report["verify"]["backward"] is True
 
 
 def _grads(params):
@@ -94,7 +116,7 @@ def test_relation_lines(trained):
     assert "S.tangents_1 = D*.tangents_1" in text
 
 
-def test_training_step_refines(trained):
+def test_training_step_checks_again(trained):
     result, _, _ = trained
     r = _check(result.relation)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -156,3 +178,45 @@ def test_planted_swapped_gradients_is_a_violation(trained, tmp_path):
     r = _check(path)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "verdict: violation" in r.stdout
+
+
+# ---------------------------------------------------------------- no capture needed
+
+def _ph(name, fqn, placement, kind="parameter"):
+    return dict(name=name, kind=kind, fqn=fqn, placement=placement, global_shape=[8], local_shape=[8],
+                dtype="float32")
+
+
+def _params(grads, placeholders=None):
+    phs = placeholders or [_ph("primals_1", "w", "Replicate"), _ph("tangents_1", "tangent:loss", "Replicate",
+                                                                   kind="tangent")]
+    return dict(backward=True, placeholders=phs,
+                outputs=[dict(name="loss", what="loss", layout="Replicate", shape=[])] +
+                        [dict(name=f"g_{f}", what="grad", fqn=f, layout=layout, shape=[8]) for f, layout in grads])
+
+
+def test_relation_matches_gradients_by_fqn():
+    spec = _params([("w", "Replicate")])
+    text = hf.write_relation(spec, [_params([("w", "Partial(sum)")])] * 2)
+    assert "S.tangents_1 = D*.tangents_1  # tangent:loss Replicate" in text
+    assert "expect S.g_w = sum(D*.g_w)  # grad of w Partial(sum)" in text
+    assert "expect S.loss = D*.loss  # full loss on every rank" in text
+
+
+def test_mismatched_gradients_are_one_error():
+    with pytest.raises(ValueError, match="the spec and the ranks return different gradients: v, w"):
+        hf.write_relation(_params([("w", "Replicate")]), [_params([("v", "Replicate")])] * 2)
+    with pytest.raises(ValueError, match="w: an input of the spec but not of rank"):
+        hf.write_relation(_params([("w", "Replicate")]),
+                          [_params([("w", "Replicate")], [_ph("primals_1", "x", "Replicate")])] * 2)
+    with pytest.raises(ValueError, match="not the same kind of capture"):
+        hf.write_relation(_params([]), [dict(_params([]), backward=False)] * 2)
+
+
+def test_backward_is_for_hf_targets(tmp_path):
+    if TANGLE is None:
+        pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
+    r = subprocess.run([str(TANGLE), "verify", "mymodule:build", "--backward"], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.strip().splitlines()[-1] == "tangle verify: error: --backward applies to hf: targets only"
