@@ -283,9 +283,10 @@ def heads_for(tp: int, base: dict = TINY) -> dict:
 
 
 def _capture_one(family, layers, tp, rank, attn, graph_path, params_path, overrides=None, plan=None,
-                 fake=False):
+                 fake=False, backward=False):
     """One spawned process: the spec (rank None) or one rank under a fake process group. `fake`: no
-    weights, shapes only (FakeTensorMode; graphs equal to a capture with weights)."""
+    weights, shapes only (FakeTensorMode; graphs equal to a capture with weights). `backward`: capture a
+    training step (forward + backward, tangle.hf_train) instead of the forward."""
     import contextlib
     import torch.distributed as dist
     overrides = overrides or {}
@@ -296,19 +297,26 @@ def _capture_one(family, layers, tp, rank, attn, graph_path, params_path, overri
     if fake:
         from torch._subclasses.fake_tensor import FakeTensorMode
         mode = FakeTensorMode(allow_non_fake_inputs=True)  # constants the model makes while running are real
+    if backward:
+        from . import hf_train
+
+        def capture(model, ids, gp, pp, inf):
+            return hf_train.capture_training(model, ids, hf_train.labels(inf["config"]["vocab_size"]), gp, pp, inf)
+    else:
+        capture = capture_model
     if rank is None:
         model = build_model(family, layers, 1, attn, fake=mode, **overrides)
         with mode or contextlib.nullcontext():
-            capture_model(model, input_ids(info["config"]["vocab_size"]), graph_path, params_path,
-                          dict(info, role="spec", world_size=1))
+            capture(model, input_ids(info["config"]["vocab_size"]), graph_path, params_path,
+                    dict(info, role="spec", world_size=1))
         return
     from torch.testing._internal.distributed.fake_pg import FakeStore
     dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=tp)
     try:
         model = build_model(family, layers, tp, attn, plan, fake=mode, **overrides)
         with mode or contextlib.nullcontext():
-            capture_model(model, input_ids(info["config"]["vocab_size"]), graph_path, params_path,
-                          dict(info, role="impl", rank=rank, world_size=tp))
+            capture(model, input_ids(info["config"]["vocab_size"]), graph_path, params_path,
+                    dict(info, role="impl", rank=rank, world_size=tp))
     finally:
         dist.destroy_process_group()
 
@@ -365,8 +373,12 @@ def write_relation(spec_params: dict, rank_params: list[dict], spec_file="spec.p
     scalar constants -> ``const`` lines; the logits -> ``output`` + ``expect`` with the lm_head's output layout."""
     n = len(rank_params)
     family = spec_params.get("family", "?")
+    backward = bool(spec_params.get("backward"))
+    if any(bool(p.get("backward")) != backward for p in rank_params):
+        raise ValueError("the spec and the ranks are not the same kind of capture (forward / training step)")
     lines = header or [f"# {family}, {spec_params.get('layers', '?')} layer(s), tensor parallel {n} "
-                       f"(transformers TP plan), attention {spec_params.get('attn', '?')}",
+                       f"(transformers TP plan), attention {spec_params.get('attn', '?')}"
+                       + (", one training step (forward + backward)" if backward else ""),
                        "# written by python -m tangle.hf from the placeholder maps (*.params.json)"]
     lines = [*lines, f"spec {spec_file}", f"impl {impl_pattern} ranks {n}"]
     for key, value in (options or {}).items():
@@ -376,7 +388,7 @@ def write_relation(spec_params: dict, rank_params: list[dict], spec_file="spec.p
     def by_fqn(params):
         out = {}
         for ph in params["placeholders"]:
-            if ph["kind"] in ("input", "parameter", "buffer") and ph["fqn"]:
+            if ph["kind"] in _RELATED_KINDS and ph["fqn"]:
                 out[ph["fqn"]] = ph
         return out
 
@@ -385,12 +397,14 @@ def write_relation(spec_params: dict, rank_params: list[dict], spec_file="spec.p
     for ph in spec_params["placeholders"]:
         if ph["kind"] == "tensor":
             lines.append(f"# S.{ph['name']}: a tensor input with no known name; no relation written")
-        if ph["kind"] not in ("input", "parameter", "buffer"):
+        if ph["kind"] not in _RELATED_KINDS:
             continue
         fqn = ph["fqn"]
         mine = [r.get(fqn) for r in ranks]
         if any(m is None for m in mine):
             missing = [str(i) for i, m in enumerate(mine) if m is None]
+            if backward:  # its gradient could not be related either
+                raise ValueError(f"{fqn}: an input of the spec but not of rank(s) {', '.join(missing)}")
             lines.append(f"# {fqn}: not an input of rank(s) {', '.join(missing)}; no relation written")
             continue
         placements = {m["placement"] for m in mine}
@@ -429,26 +443,50 @@ def write_relation(spec_params: dict, rank_params: list[dict], spec_file="spec.p
             else:
                 lines += [_const_line(prefix, c) for prefix, c in entries]
 
-    lines += ["", "# outputs: the logits"]
+    lines += ["", "# outputs: the loss and every parameter's gradient" if backward else "# outputs: the logits"]
     spec_out = spec_params["outputs"]
-    for k, o in enumerate(spec_out):
-        names = {p["outputs"][k]["name"] for p in rank_params}
-        layouts = {p["outputs"][k].get("layout", "Replicate") for p in rank_params}
+    rank_outs = [_outputs_by_key(p["outputs"]) for p in rank_params]
+    if backward and any(set(r) != set(_outputs_by_key(spec_out)) for r in rank_outs):
+        spec_keys = set(_outputs_by_key(spec_out))
+        odd = sorted({k[0] for r in rank_outs for k in set(r) ^ spec_keys if k[0]})
+        raise ValueError(f"the spec and the ranks return different gradients: {', '.join(odd) or '(unnamed)'}")
+    for key, o in _outputs_by_key(spec_out).items():
+        k = key[0] or key[1]
+        mine = [r[key] for r in rank_outs]
+        names = {m["name"] for m in mine}
+        layouts = {m.get("layout", "Replicate") for m in mine}
         if len(layouts) != 1:
             raise ValueError(f"output {k}: layout differs between ranks: {sorted(layouts)}")
         layout = layouts.pop()
-        lines.append(f"output S.{o['name']}  # {o.get('what', 'output')} {_fmt_shape(o['shape'])}")
+        what = o.get("what", "output") + (f" of {o['fqn']}" if o.get("fqn") else "")
+        lines.append(f"output S.{o['name']}  # {what} {_fmt_shape(o.get('shape'))}")
         if len(names) == 1:
             rhs = "D*." + names.pop()
             per_rank = None
         else:
             rhs = None
-            per_rank = [f"D{i}.{p['outputs'][k]['name']}" for i, p in enumerate(rank_params)]
-        what = o.get("what", "output")
+            per_rank = [f"D{i}.{m['name']}" for i, m in enumerate(mine)]
         comment = f"full {what} on every rank" if layout == "Replicate" else f"{what} {layout}"
         exprs = _layout_rhs(layout, rhs, per_rank, f"output {k}: no relation for layout {layout}")
         lines += [f"expect S.{o['name']} = {expr}  # {comment}" for expr in exprs]
     return "\n".join(lines) + "\n"
+
+
+_RELATED_KINDS = ("input", "parameter", "buffer", "tangent")
+
+
+def _outputs_by_key(outputs):
+    """Outputs keyed by (fqn, position among the outputs without an FQN): gradients match by their
+    parameter's FQN, the rest (logits, loss) by position."""
+    out, position = {}, 0
+    for o in outputs:
+        if o.get("fqn"):
+            key = (o["fqn"], None)
+        else:
+            key = (None, position)
+            position += 1
+        out[key] = o
+    return out
 
 
 def _const_line(prefix, c):
@@ -562,13 +600,14 @@ def _run(jobs, log, target=None):
 
 def capture_hf(family: str, tp: int, layers: int, out_dir: str, attn: str = "eager",
                options: dict | None = None, log=print, plan: dict | None = None,
-               spec_from: str | None = None, shape: str = "tiny") -> HFCapture:
+               spec_from: str | None = None, shape: str = "tiny", backward: bool = False) -> HFCapture:
     """Captures the spec and the `tp` ranks of `family` with `layers` layers into out_dir and writes
     the placeholder maps and check.rel. Returns the paths. `plan` overrides rules of the model's TP plan
     (module pattern -> transformers parallel style); unknown patterns or styles are refused (ValueError).
     `spec_from`: a folder with the spec captured before for the same family, layers, attention and heads
     (a plan override changes only the ranks); it is copied instead of captured again. `shape`: a key of
-    SHAPES; other than "tiny" the graphs are captured without weights (FakeTensorMode)."""
+    SHAPES; other than "tiny" the graphs are captured without weights (FakeTensorMode). `backward`: one
+    training step (loss and every parameter gradient, tangle.hf_train) instead of the forward."""
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r} (known: {', '.join(FAMILIES)})")
     if tp < 2:
@@ -591,13 +630,13 @@ def capture_hf(family: str, tp: int, layers: int, out_dir: str, attn: str = "eag
         _check_plan(family, plan)
         log("plan overrides: " + ", ".join(f"{k}={v}" for k, v in plan.items()))
     jobs = [] if spec_from else [("spec", (family, layers, tp, None, attn, spec, spec_params, overrides, None,
-                                            fake), spec_params)]
+                                            fake, backward), spec_params)]
     if spec_from:
         _copy_spec(spec_from, out_dir, dict(family=family, layers=layers, attn=attn, seq=SEQ,
-                                            config=dict(TINY, **overrides)))
+                                            config=dict(TINY, **overrides), backward=backward or None))
         log(f"spec: copied from {spec_from}")
-    jobs += [(f"rank {r}/{tp}", (family, layers, tp, r, attn, impls[r], impl_params[r], overrides, plan, fake),
-              impl_params[r]) for r in range(tp)]
+    jobs += [(f"rank {r}/{tp}", (family, layers, tp, r, attn, impls[r], impl_params[r], overrides, plan, fake,
+                                 backward), impl_params[r]) for r in range(tp)]
     _run(jobs, log)
     with open(spec_params) as f:
         sp = json.load(f)
@@ -619,6 +658,8 @@ def main(argv=None):
     ap.add_argument("--layers", type=int, default=1, help="decoder layers")
     ap.add_argument("--attn", default="eager", help="attn_implementation (eager, sdpa)")
     ap.add_argument("--out", required=True, help="output folder")
+    ap.add_argument("--backward", action="store_true",
+                    help="capture a training step (loss and parameter gradients), not the forward")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="an `option KEY = VALUE` line for check.rel (repeatable)")
     ap.add_argument("--shape", default="tiny", choices=sorted(SHAPES),
@@ -634,7 +675,8 @@ def main(argv=None):
         if not sep:
             ap.error(f"--option needs KEY=VALUE, got {o!r}")
         options[key.strip()] = value.strip()
-    out = capture_hf(a.family, a.tp, a.layers, a.out, a.attn, options, plan=parse_plan(a.plan), shape=a.shape)
+    out = capture_hf(a.family, a.tp, a.layers, a.out, a.attn, options, plan=parse_plan(a.plan), shape=a.shape,
+                     backward=a.backward)
     print(out.relation)
     return 0
 

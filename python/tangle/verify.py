@@ -27,7 +27,7 @@ Targets:
 
 Command line (``tangle verify ...`` runs this with PYTHONPATH and TANGLE_BIN set):
 
-    python -m tangle.verify hf:llama --tp 4 --layers 2 [--out DIR] [--json FILE] [--keep]
+    python -m tangle.verify hf:llama --tp 4 --layers 2 [--backward] [--out DIR] [--json FILE] [--keep]
     python -m tangle.verify megatron:gpt --tp 2 --layers 1 --setup megatron_cpu
     python -m tangle.verify mypkg.mymodel:build --ranks 2 [--spec mypkg.mymodel:spec] [--relation REL]
 
@@ -465,7 +465,7 @@ def _check_fqns(spec_params_path, impl_params_paths):
 
 
 def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relation_file, attn, options, log,
-             plan=None, shape="tiny", setup=None):
+             plan=None, shape="tiny", setup=None, backward=False):
     """Captures into workdir and writes workdir/check.rel. Returns (spec, impls, user_relation), where
     user_relation is (where the relation text came from, lines added above it) for user targets."""
     from . import capture
@@ -476,7 +476,7 @@ def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relatio
             return out.spec, out.impls, None
         if target.family:
             out = hf.capture_hf(target.family, ranks, layers, workdir, attn, options or None, log=log, plan=plan,
-                                shape=shape)
+                                shape=shape, backward=backward)
             _check_fqns(out.spec_params, out.impl_params)
             return out.spec, out.impls, None
         # user code: import first, so a missing module or function is one line before any process starts
@@ -521,14 +521,16 @@ def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relatio
 
 def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relation=None, spec=None,
            keep: bool = False, json_out=None, attn: str = "eager", options=None, tangle=None,
-           log=None, plan=None, shape: str = "tiny", setup=None) -> VerifyResult:
+           log=None, plan=None, shape: str = "tiny", setup=None, backward: bool = False) -> VerifyResult:
     """Captures `target` (hf:llama, hf:qwen2, megatron:gpt, or MODULE:FUNCTION) with `tp` ranks, writes the
     relation, runs `tangle check` and returns the parsed result. `plan`: overrides of an hf: model's TP plan
     ({module pattern: style} or ["PATTERN=STYLE", ...]). `shape`: "tiny" (random weights) or a released
     model's full shape from tangle.hf.SHAPES, captured without weights. `setup` (megatron:gpt): a module
-    whose setup() runs first in each capture process. `out`: keep the files in that folder (else a
+    whose setup() runs first in each capture process. `backward` (hf:): one training step (the loss and
+    every parameter gradient) instead of the forward. `out`: keep the files in that folder (else a
     temporary folder, removed unless `keep`). `relation`/`spec`: for user targets. Bad input raises
-    VerifyError; nothing is left in `out` then. `log`: progress lines (default: stderr)."""
+    VerifyError; nothing is left in `out` then. `log`: progress lines (default: stderr). `backward`: an hf:
+    target's training step (the loss and every parameter gradient, tangle.hf_train), not its forward."""
     log = log or _stderr
     t = parse_target(target)
     if tp is None or int(tp) < 1 or (t.family and int(tp) < 2):
@@ -554,6 +556,8 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
         raise VerifyError(f"{'--plan' if plan else '--shape'} applies to hf: targets only")
     if setup and t.framework != "megatron":
         raise VerifyError("--setup applies to megatron: targets only")
+    if backward and not (t.family and t.framework == "hf"):
+        raise VerifyError("--backward applies to hf: targets only")
     if relation and not os.path.isfile(relation):
         raise VerifyError(f"{relation}: no such relation file")
     _need("torch", "capturing graphs")
@@ -581,7 +585,7 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
     final = workdir
     try:
         spec_path, impls, user_relation = _capture(t, tp, layers, workdir, spec, relation, attn, options, log,
-                                                   plan, shape, setup)
+                                                   plan, shape, setup, backward)
         if out:  # move the finished set into place; files of other names already there are kept
             os.makedirs(out, exist_ok=True)
             for name in os.listdir(workdir):
@@ -603,7 +607,8 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
                 raise VerifyError(f"check.rel:{m.group(1)}: {m.group(2)}" +
                                   ("" if out or keep else " (--keep to inspect the files)")) from None
             raise
-        result.json["verify"] = dict(target=target, ranks=tp, layers=layers, out_dir=result.out_dir)
+        result.json["verify"] = dict(target=target, ranks=tp, layers=layers, out_dir=result.out_dir,
+                                     backward=bool(backward))
         if out or keep:
             _write_json(os.path.join(final, "report.json"), result.json)
         if json_out:
@@ -644,6 +649,8 @@ def main(argv=None) -> int:
     ap.add_argument("--spec", help="MODULE:FUNCTION returning the spec's (fn, args) (user targets; default MODULE:spec)")
     ap.add_argument("--relation", help="relation file for a user target (default: the module's relation(world_size))")
     ap.add_argument("--attn", default="eager", help="attn_implementation of an hf: model (eager, sdpa)")
+    ap.add_argument("--backward", action="store_true",
+                    help="hf: targets: verify one training step (the loss and every parameter gradient)")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="an `option KEY = VALUE` line for check.rel (repeatable)")
     ap.add_argument("--shape", default="tiny",
@@ -659,7 +666,7 @@ def main(argv=None) -> int:
         r = verify(a.target, tp=a.ranks, layers=a.layers, out=a.out, relation=a.relation, spec=a.spec,
                    keep=a.keep, json_out=a.json_out, attn=a.attn, options=a.option, tangle=a.tangle,
                    log=(lambda msg: None) if a.quiet else _stderr, plan=a.plan, shape=a.shape,
-                   setup=a.setup)
+                   setup=a.setup, backward=a.backward)
     except VerifyError as e:
         print(f"tangle verify: error: {e}", file=sys.stderr)
         return BAD_INPUT
