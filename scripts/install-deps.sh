@@ -28,6 +28,13 @@ if ! python3 -c "import transformers, sys; sys.exit(transformers.__version__ != 
   # Not fatal: without it tests/python/test_hf.py skips with a message.
   python3 -m pip install -q transformers==5.23.0 || echo "warning: transformers==5.23.0 could not be installed; HF capture tests will be skipped"
 fi
+# megatron-core for python/tangle/megatron.py (Megatron's GPTModel, `tangle verify megatron:gpt`) and its tests;
+# 0.16.1 builds on torch 2.13 CPU without Transformer Engine or Apex (its CPU patches: tests/python/megatron_cpu.py).
+if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('megatron-core') != '0.16.1')" >/dev/null 2>&1; then
+  echo "installing: megatron-core==0.16.1"
+  # Not fatal: without it tests/python/test_megatron.py skips with a message.
+  python3 -m pip install -q megatron-core==0.16.1 || echo "warning: megatron-core==0.16.1 could not be installed; Megatron capture tests will be skipped"
+fi
 # torchtitan's Llama-3 for python/tangle/titan.py (tangle verify torchtitan:llama3) and its tests.
 # --no-deps: its declared requirements (datasets, torchdata, wandb, ...) are for training; importing
 # the model, its sharding configs and parallelize needs only spmd_types, tyro and triton (imported

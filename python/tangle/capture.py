@@ -120,18 +120,47 @@ def _error_path(path):
     return path + ".error"
 
 
+def _log_path(path):
+    return path + ".log"
+
+
+def one_line(e: BaseException) -> str:
+    """What went wrong, in one line: the exception's own first line, or for a Dynamo failure the
+    error it wraps (``got RuntimeError('...')``), then the user source line it points at."""
+    text = str(e).strip()
+    message = text.splitlines()[0] if text else ""
+    inner = re.search(r"got (\w+(?:Error|Exception))\((['\"])(.*?)\2\)", text, re.S)
+    if inner:
+        message = f"{inner.group(1)}: {inner.group(3).strip()}"
+    else:
+        message = f"{type(e).__name__}: {message}" if message else type(e).__name__
+    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', text.split("from user code:", 1)[1]) \
+        if "from user code:" in text else []
+    model_frames = [f for f in frames if f"{os.sep}torch{os.sep}" not in f[0]] or frames  # not torch.nn's
+    if model_frames:  # the innermost two: the model's line and the layer code it called
+        message += " (at " + " -> ".join(f"{file}:{line} in {fn}" for file, line, fn in model_frames[-2:]) + ")"
+    return message
+
+
 def _run_reporting(path, work):
     """Runs work() in a capture process; an exception becomes one line in path.error and exit code 3
-    (the traceback too with TANGLE_DEBUG=1), so the parent can say what went wrong."""
+    (the traceback too with TANGLE_DEBUG=1), so the parent can say what went wrong. The process's own
+    stderr (PyTorch's logging) goes to path.log unless TANGLE_DEBUG is set."""
+    if not os.environ.get("TANGLE_DEBUG"):
+        log = os.open(_log_path(path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 2)
+        os.close(log)
     try:
         work()
     except BaseException as e:  # noqa: BLE001 -- reported to the parent process
-        if os.environ.get("TANGLE_DEBUG"):
-            traceback.print_exc()
-        message = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        traceback.print_exc()  # into the log (or the terminal with TANGLE_DEBUG=1)
         with open(_error_path(path), "w") as f:
-            f.write(f"{type(e).__name__}: {message}" if message else type(e).__name__)
+            f.write(one_line(e))
         sys.exit(3)
+    try:
+        os.remove(_log_path(path))  # nothing to keep when the capture worked
+    except OSError:
+        pass
 
 
 def failure_message(path) -> str | None:
@@ -142,6 +171,8 @@ def failure_message(path) -> str | None:
     with open(err) as f:
         text = f.read().strip()
     os.remove(err)
+    if os.path.exists(_log_path(path)):  # the traceback and PyTorch's own messages
+        text += " (TANGLE_DEBUG=1 shows the traceback)"
     return text
 
 

@@ -109,7 +109,7 @@ def _tp_axis(layout):
 
 
 def state_placements(model, world_size: int) -> dict:
-    """FQN -> (placement text, global shape) for every parameter/buffer whose module declares its
+    """{id(tensor): (placement text, global shape)} for every parameter/buffer whose module declares its
     TP layout in ``_sharding_config.state_shardings`` (the spmd_types backend keeps plain tensors)."""
     out = {}
     for mname, mod in model.named_modules():
@@ -125,7 +125,7 @@ def state_placements(model, world_size: int) -> dict:
             shape = list(value.shape)
             if text.startswith("Shard("):
                 shape[int(text[6:-1])] *= world_size
-            out[f"{mname}.{attr}" if mname else attr] = (text, shape)
+            out[id(value)] = (text, shape)
     return out
 
 
@@ -178,7 +178,7 @@ def _capture_one(layers, tp, rank, backend, sp, graph_path, params_path, overrid
         model = config.build()
         model.init_states(buffer_device=torch.device("cpu"))
         hf.capture_model(model.eval(), input_ids(), graph_path, params_path, dict(info, role="spec", world_size=1),
-                         forward=lambda m, x: m(x))
+                         forward=lambda x: model(x))
         return
     from torch.testing._internal.distributed.fake_pg import FakeStore
     dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=tp)
@@ -192,11 +192,11 @@ def _capture_one(layers, tp, rank, backend, sp, graph_path, params_path, overrid
         model.parallelize(dims)
         if bug == "embedding_offset":  # the ranks' row offset computed from a wrong vocabulary size
             model.tok_embeddings.num_embeddings += tp
-        placements = state_placements(model, tp) if backend == "spmd_types" else None
+        layouts = state_placements(model, tp) if backend == "spmd_types" else None
         context = dist_utils.get_spmd_context(parallel_dims=dims) if spmd_context else None
         params = hf.capture_model(model.eval(), input_ids(), graph_path, params_path,
                                   dict(info, role="impl", rank=rank, world_size=tp, bug=bug),
-                                  forward=lambda m, x: m(x), placements=placements,
+                                  forward=lambda x: model(x), layouts=layouts,
                                   output_layout=lambda v: _output_layout(model, v), context=context)
         with open(graph_path) as f:
             check_collectives(params, f.read(), f"rank {rank}/{tp} ({backend})")
@@ -257,7 +257,7 @@ def capture_titan(tp: int, out_dir: str, sp: bool = False, backend: str = "spmd_
              "written by python -m tangle.titan from the placeholder maps (*.params.json)"]
     relation = os.path.join(out_dir, "check.rel")
     with open(relation, "w") as f:
-        f.write(hf.write_relation(sp_map, rps, options=options, title=title))
+        f.write(hf.write_relation(sp_map, rps, options=options, header=[f"# {t}" for t in title]))
     log(f"wrote {relation}")
     return hf.HFCapture(out_dir, spec, impls, spec_params, impl_params, relation)
 

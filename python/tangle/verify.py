@@ -10,6 +10,10 @@ Targets:
 * ``hf:llama``, ``hf:qwen2``: an HF transformers causal LM (tiny config, random weights, no download)
   against the same model distributed with transformers' own tensor-parallel plan (``tangle.hf``).
   The relation is written from the placeholder maps, matched by parameter name (FQN).
+* ``megatron:gpt``: Megatron-core's ``GPTModel`` (tiny config, random weights) at tensor-parallel size 1
+  against the same model at size N (``tangle.megatron``); layouts from Megatron's parameter attributes.
+  Megatron needs CPU patches on a machine without CUDA: ``--setup MODULE`` names a module whose
+  ``setup()`` runs first in every capture process (tests/python/megatron_cpu.py is one).
 * ``torchtitan:llama3``: torchtitan's own Llama-3 (tiny config, random weights, no download) against
   the same model after torchtitan's ``model.parallelize`` (``tangle.titan``): ``--sp`` for sequence
   parallel, ``--backend spmd_types`` (torchtitan's default) or ``partial_dtensor``.
@@ -26,7 +30,8 @@ Targets:
 
 Command line (``tangle verify ...`` runs this with PYTHONPATH and TANGLE_BIN set):
 
-    python -m tangle.verify hf:llama --tp 4 --layers 2 [--out DIR] [--json FILE] [--keep]
+    python -m tangle.verify hf:llama --tp 4 --layers 2 [--backward] [--out DIR] [--json FILE] [--keep]
+    python -m tangle.verify megatron:gpt --tp 2 --layers 1 --setup megatron_cpu
     python -m tangle.verify torchtitan:llama3 --tp 2 [--sp] [--backend spmd_types|partial_dtensor]
     python -m tangle.verify mypkg.mymodel:build --ranks 2 [--spec mypkg.mymodel:spec] [--relation REL]
 
@@ -53,7 +58,7 @@ import time
 import types
 from pathlib import Path
 
-from . import binary, hf, relfile
+from . import binary, hf, megatron, relfile
 
 EXIT_CODES = {"refines": 0, "violation": 1, "inconclusive": 3}
 BAD_INPUT = 2
@@ -147,40 +152,63 @@ def _shape(s):
 @dataclasses.dataclass
 class Target:
     text: str
-    family: str | None = None      # hf:FAMILY
-    titan: str | None = None       # torchtitan:MODEL
+    family: str | None = None      # hf:FAMILY, megatron:gpt or torchtitan:llama3
+    framework: str = "hf"          # hf, megatron, torchtitan (with family)
     module: str | None = None      # MODULE:FUNCTION
     build: str | None = None
 
 
-TITAN_MODELS = ("llama3",)
-
-
 def parse_target(text: str) -> Target:
-    if text.startswith("torchtitan:"):
-        model = text[len("torchtitan:"):]
-        if model not in TITAN_MODELS:
-            raise VerifyError(f"unknown torchtitan model {model!r} in {text!r} (known: "
-                              f"{', '.join('torchtitan:' + m for m in TITAN_MODELS)})")
-        return Target(text, titan=model)
     if text.startswith("hf:"):
         family = text[3:]
         if family not in hf.FAMILIES:
             raise VerifyError(f"unknown model family {family!r} in {text!r} (known: "
                               f"{', '.join('hf:' + f for f in hf.FAMILIES)})")
         return Target(text, family=family)
+    if text.startswith("megatron:"):
+        if text != "megatron:gpt":
+            raise VerifyError(f"unknown Megatron model {text[9:]!r} in {text!r} (known: megatron:gpt)")
+        return Target(text, family="gpt", framework="megatron")
+    if text.startswith("torchtitan:"):
+        if text != "torchtitan:llama3":
+            raise VerifyError(f"unknown torchtitan model {text[11:]!r} in {text!r} (known: torchtitan:llama3)")
+        return Target(text, family="llama3", framework="torchtitan")
     module, sep, function = text.partition(":")
     if not sep or not module or not function or not all(p.isidentifier() for p in module.split(".")) \
             or not function.isidentifier():
-        raise VerifyError(f"target {text!r} is neither hf:FAMILY ({', '.join(hf.FAMILIES)}), torchtitan:llama3 "
-                          f"nor MODULE:FUNCTION")
+        raise VerifyError(f"target {text!r} is neither hf:FAMILY ({', '.join(hf.FAMILIES)}), megatron:gpt, "
+                          f"torchtitan:llama3 nor MODULE:FUNCTION")
     return Target(text, module=module, build=function)
 
 
+# The versions the capture was written against: how a DTensor becomes graph placeholders, and the TP
+# plans' code, change between releases. Others are refused (TANGLE_ALLOW_UNTESTED_VERSIONS=1 tries anyway).
+TESTED_VERSIONS = {"torch": "2.13", "transformers": "5.23"}
+
+
+def _findable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package is missing
+        return False
+
+
 def _need(module: str, why: str):
-    if importlib.util.find_spec(module) is None:
+    if not _findable(module):
         raise VerifyError(f"{why} needs the Python package {module!r}, which is not installed "
-                          f"(scripts/install-deps.sh installs it with the pinned versions)")
+                          f"(scripts/install-deps.sh installs torch==2.13.0, transformers==5.23.0, "
+                          f"megatron-core==0.16.1 and torchtitan==0.3.0 with what it imports)")
+    tested = TESTED_VERSIONS.get(module)
+    if tested is None or os.environ.get("TANGLE_ALLOW_UNTESTED_VERSIONS"):
+        return
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        have = version(module)
+    except PackageNotFoundError:
+        return  # importable but not installed as a distribution (a source checkout): nothing to compare
+    if have.split("+")[0].split(".")[:2] != tested.split("."):
+        raise VerifyError(f"{why} needs {module} {tested}.x, found {have} (scripts/install-deps.sh installs the "
+                          f"tested version; TANGLE_ALLOW_UNTESTED_VERSIONS=1 tries this one anyway)")
 
 
 def _import(module: str):
@@ -445,19 +473,24 @@ def _check_fqns(spec_params_path, impl_params_paths):
 
 
 def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relation_file, attn, options, log,
-             sp=False, backend=None):
+             plan=None, shape="tiny", setup=None, backward=False, sp=False, backend=None):
     """Captures into workdir and writes workdir/check.rel. Returns (spec, impls, user_relation), where
     user_relation is (where the relation text came from, lines added above it) for user targets."""
     from . import capture
     try:
-        if target.family:
-            out = hf.capture_hf(target.family, ranks, layers, workdir, attn, options or None, log=log)
+        if target.framework == "megatron":
+            out = megatron.capture_megatron(ranks, layers, workdir, setup, options=options or None, log=log)
             _check_fqns(out.spec_params, out.impl_params)
             return out.spec, out.impls, None
-        if target.titan:
+        if target.framework == "torchtitan":
             from . import titan
             out = titan.capture_titan(ranks, workdir, sp=sp, backend=backend or "spmd_types", layers=layers,
                                       options=options or None, log=log)
+            _check_fqns(out.spec_params, out.impl_params)
+            return out.spec, out.impls, None
+        if target.family:
+            out = hf.capture_hf(target.family, ranks, layers, workdir, attn, options or None, log=log, plan=plan,
+                                shape=shape, backward=backward)
             _check_fqns(out.spec_params, out.impl_params)
             return out.spec, out.impls, None
         # user code: import first, so a missing module or function is one line before any process starts
@@ -502,37 +535,65 @@ def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relatio
 
 def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relation=None, spec=None,
            keep: bool = False, json_out=None, attn: str = "eager", options=None, tangle=None,
-           log=None, sp: bool = False, backend: str | None = None) -> VerifyResult:
-    """Captures `target` (hf:llama, hf:qwen2, torchtitan:llama3, or MODULE:FUNCTION) with `tp` ranks, writes the relation,
-    runs `tangle check` and returns the parsed result. `sp`, `backend`: torchtitan targets only. `out`: keep the files in that folder (else a
+           log=None, plan=None, shape: str = "tiny", setup=None, backward: bool = False, sp: bool = False,
+           backend: str | None = None) -> VerifyResult:
+    """Captures `target` (hf:llama, hf:qwen2, megatron:gpt, torchtitan:llama3, or MODULE:FUNCTION) with `tp` ranks, writes the
+    relation, runs `tangle check` and returns the parsed result. `plan`: overrides of an hf: model's TP plan
+    ({module pattern: style} or ["PATTERN=STYLE", ...]). `shape`: "tiny" (random weights) or a released
+    model's full shape from tangle.hf.SHAPES, captured without weights. `setup` (megatron:gpt): a module
+    whose setup() runs first in each capture process. `backward` (hf:): one training step (the loss and
+    every parameter gradient) instead of the forward. `out`: keep the files in that folder (else a
     temporary folder, removed unless `keep`). `relation`/`spec`: for user targets. Bad input raises
-    VerifyError; nothing is left in `out` then. `log`: progress lines (default: stderr)."""
+    VerifyError; nothing is left in `out` then. `log`: progress lines (default: stderr). `backward`: an hf:
+    target's training step (the loss and every parameter gradient, tangle.hf_train), not its forward.
+    `sp`, `backend` (torchtitan:llama3): sequence parallel; torchtitan's spmd backend (spmd_types, its
+    default, or partial_dtensor)."""
     log = log or _stderr
     t = parse_target(target)
-    model_target = t.family or t.titan
-    if tp is None or int(tp) < 1 or (model_target and int(tp) < 2):
-        raise VerifyError(f"the number of ranks must be at least {2 if model_target else 1}, got {tp}")
+    if tp is None or int(tp) < 1 or (t.family and int(tp) < 2):
+        raise VerifyError(f"the number of ranks must be at least {2 if t.family else 1}, got {tp}")
     tp = int(tp)
-    if (sp or backend) and not t.titan:
-        raise VerifyError("--sp and --backend apply to torchtitan: targets only")
-    if backend is not None and backend not in ("spmd_types", "partial_dtensor"):
-        raise VerifyError(f"unknown --backend {backend!r} (spmd_types, partial_dtensor)")
-    if model_target:
+    if t.family:
         if spec or relation:
-            raise VerifyError("--spec and --relation are for MODULE:FUNCTION targets; model targets write their own")
+            raise VerifyError("--spec and --relation are for MODULE:FUNCTION targets; hf:, megatron: and "
+                              "torchtitan: targets write their own")
         layers = 1 if layers is None else int(layers)
         if layers < 1:
             raise VerifyError(f"--layers must be at least 1, got {layers}")
     elif layers is not None:
-        raise VerifyError("--layers applies to hf: and torchtitan: targets only")
+        raise VerifyError("--layers applies to hf:, megatron: and torchtitan: targets only")
+    if t.family and t.framework == "hf":
+        try:
+            plan = plan if isinstance(plan, dict) else hf.parse_plan(plan)
+        except ValueError as e:
+            raise VerifyError(str(e)) from None
+        if shape not in hf.SHAPES:
+            raise VerifyError(f"unknown --shape {shape!r} (known: {', '.join(hf.SHAPES)})")
+    elif plan or shape != "tiny":
+        raise VerifyError(f"{'--plan' if plan else '--shape'} applies to hf: targets only")
+    if setup and t.framework != "megatron":
+        raise VerifyError("--setup applies to megatron: targets only")
+    if (sp or backend) and t.framework != "torchtitan":
+        raise VerifyError(f"{'--sp' if sp else '--backend'} applies to torchtitan: targets only")
+    if backend is not None and backend not in ("spmd_types", "partial_dtensor"):
+        raise VerifyError(f"unknown --backend {backend!r} (spmd_types, partial_dtensor)")
+    if backward and not (t.family and t.framework == "hf"):
+        raise VerifyError("--backward applies to hf: targets only")
     if relation and not os.path.isfile(relation):
         raise VerifyError(f"{relation}: no such relation file")
     _need("torch", "capturing graphs")
-    if t.family:
+    if t.framework == "megatron":
+        _need("megatron.core", t.text)
+        if setup:
+            if "" not in sys.path and os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())  # like `python -m`; spawned capture processes inherit sys.path
+            if not _findable(setup):
+                raise VerifyError(f"--setup module {setup!r} is not importable (put its folder on PYTHONPATH)")
+    elif t.framework == "torchtitan":
+        for module in ("torchtitan", "spmd_types", "tyro", "triton"):
+            _need(module, t.text)
+    elif t.family:
         _need("transformers", f"hf:{t.family}")
-    if t.titan:
-        for module in ("torchtitan", "spmd_types", "triton", "tyro"):
-            _need(module, target)
     try:
         binary.find_binary(tangle, required=True)
     except FileNotFoundError as e:
@@ -548,7 +609,7 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
     final = workdir
     try:
         spec_path, impls, user_relation = _capture(t, tp, layers, workdir, spec, relation, attn, options, log,
-                                                   sp=sp, backend=backend)
+                                                   plan, shape, setup, backward, sp=sp, backend=backend)
         if out:  # move the finished set into place; files of other names already there are kept
             os.makedirs(out, exist_ok=True)
             for name in os.listdir(workdir):
@@ -570,7 +631,8 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
                 raise VerifyError(f"check.rel:{m.group(1)}: {m.group(2)}" +
                                   ("" if out or keep else " (--keep to inspect the files)")) from None
             raise
-        result.json["verify"] = dict(target=target, ranks=tp, layers=layers, out_dir=result.out_dir)
+        result.json["verify"] = dict(target=target, ranks=tp, layers=layers, out_dir=result.out_dir,
+                                     backward=bool(backward))
         if out or keep:
             _write_json(os.path.join(final, "report.json"), result.json)
         if json_out:
@@ -595,13 +657,16 @@ def main(argv=None) -> int:
         prog="tangle verify",
         description="Capture a model and its tensor-parallel ranks, write the relation, check the refinement.",
         epilog="Targets: hf:llama, hf:qwen2 (HF transformers, tiny random config, transformers' TP plan), "
+               "megatron:gpt (Megatron-core GPTModel, tiny random config; --setup for its CPU patches), "
                "torchtitan:llama3 (torchtitan's Llama-3, tiny config, its own parallelize; --sp, --backend), or "
                "MODULE:FUNCTION with FUNCTION(rank, world_size) -> (fn, args), a spec() -> (fn, args) "
                "(--spec to name another) and a relation (--relation FILE, or relation(world_size) -> str in the "
                "module). Exit codes: 0 refines, 1 violation, 2 bad input, 3 inconclusive.")
-    ap.add_argument("target", help="hf:FAMILY, torchtitan:llama3 or MODULE:FUNCTION")
+    ap.add_argument("target", help="hf:FAMILY, megatron:gpt, torchtitan:llama3 or MODULE:FUNCTION")
     ap.add_argument("--tp", "--ranks", dest="ranks", type=int, default=2, help="number of ranks (default 2)")
-    ap.add_argument("--layers", type=int, default=None, help="decoder layers of an hf: model (default 1)")
+    ap.add_argument("--layers", type=int, default=None, help="decoder layers of an hf:/megatron: model (default 1)")
+    ap.add_argument("--setup", metavar="MODULE",
+                    help="megatron: a module whose setup() runs first in each capture process (e.g. CPU patches)")
     ap.add_argument("--out", help="write graphs, placeholder maps, check.rel and report.json here "
                                   "(default: a temporary folder, removed unless --keep)")
     ap.add_argument("--json", dest="json_out", help="also write the JSON report (with parameters_involved) here")
@@ -609,18 +674,27 @@ def main(argv=None) -> int:
     ap.add_argument("--spec", help="MODULE:FUNCTION returning the spec's (fn, args) (user targets; default MODULE:spec)")
     ap.add_argument("--relation", help="relation file for a user target (default: the module's relation(world_size))")
     ap.add_argument("--attn", default="eager", help="attn_implementation of an hf: model (eager, sdpa)")
+    ap.add_argument("--backward", action="store_true",
+                    help="hf: targets: verify one training step (the loss and every parameter gradient)")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="an `option KEY = VALUE` line for check.rel (repeatable)")
+    ap.add_argument("--shape", default="tiny",
+                    help="an hf: model's dimensions: tiny (random weights, default), or a released model's full "
+                         "shape (llama3-8b, llama3-70b, llama3-405b), captured without weights")
+    ap.add_argument("--plan", action="append", default=[], metavar="PATTERN=STYLE",
+                    help="override a rule of an hf: model's TP plan (transformers parallel style), e.g. "
+                         "model.layers.*.self_attn.o_proj=colwise (repeatable)")
     ap.add_argument("--sp", action="store_true", help="sequence parallel (torchtitan: targets)")
     ap.add_argument("--backend", default=None, help="torchtitan's spmd backend: spmd_types (default) or "
                                                     "partial_dtensor (torchtitan: targets)")
-    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                    help="an `option KEY = VALUE` line for check.rel (repeatable)")
     ap.add_argument("--tangle", help="the tangle binary (default: $TANGLE_BIN, else build/bin/tangle)")
     ap.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     try:
         a = ap.parse_args(argv)
         r = verify(a.target, tp=a.ranks, layers=a.layers, out=a.out, relation=a.relation, spec=a.spec,
                    keep=a.keep, json_out=a.json_out, attn=a.attn, options=a.option, tangle=a.tangle,
-                   log=(lambda msg: None) if a.quiet else _stderr, sp=a.sp, backend=a.backend)
+                   log=(lambda msg: None) if a.quiet else _stderr, plan=a.plan, shape=a.shape,
+                   setup=a.setup, backward=a.backward, sp=a.sp, backend=a.backend)
     except VerifyError as e:
         print(f"tangle verify: error: {e}", file=sys.stderr)
         return BAD_INPUT

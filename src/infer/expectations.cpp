@@ -7,6 +7,35 @@
 
 namespace tangle {
 
+namespace {
+
+bool isCleanDefinition(const LNode& n) {
+  if (n.def.nodes.empty()) return false;
+  const ops::OpDef* info = ops::find(n.def.nodes.back().op);
+  return info && info->clean;
+}
+
+// The right side names implementation tensors; the relations found name the
+// tensors the walk related, which may sit a rearrangement away (an output
+// `t(t(mm))` of a related `mm`, explored at an earlier operator). Each named
+// tensor is merged with its own definition, down through rearrangements:
+// facts of the implementation graph, so no relation is assumed.
+void inlineImplRearrangements(const InferState& st, eg::EGraph& g, const RelExpr& rhs) {
+  std::vector<int> work;
+  collectImplTensors(st, rhs, work);
+  std::unordered_set<int> seen;
+  while (!work.empty()) {
+    int d = st.impl.resolve(work.back());
+    work.pop_back();
+    if (!seen.insert(d).second || !isCleanDefinition(st.impl.nodes[d])) continue;
+    eg::Id leaf = addLeaf(g, st.impl, d);
+    if (auto def = addDefinition(g, st.impl, d)) g.merge(leaf, *def);
+    for (int o : st.impl.nodes[d].operands) work.push_back(o);
+  }
+}
+
+}  // namespace
+
 // `inlined`: the spec definitions not to inline again (addSpecTensor). The
 // caller passes the set of the last operator's e-graph, and the set grows
 // over the expectations: a carried tensor's definition inlined there is not
@@ -20,6 +49,7 @@ void checkExpectations(const InferState& st, std::unordered_set<int>& inlined, I
     for (int s : specTensors) addSpecTensor(st, g, inlined, s, ignored);
     eg::Id lhs = addRelExpr(g, e.lhs, st.spec, st.impl);
     eg::Id rhs = addRelExpr(g, e.rhs, st.spec, st.impl);
+    inlineImplRearrangements(st, g, e.rhs);
     g.rebuild();
     eg::RunLimits limits;
     limits.maxIterations = st.opts.maxIterations;

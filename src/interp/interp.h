@@ -95,6 +95,7 @@ Result logicalOr(const eg::AttrList&, const Inputs&);
 Result logicalAnd(const eg::AttrList&, const Inputs&);
 Result indexRows(const eg::AttrList&, const Inputs&);
 Result gatherRows(const eg::AttrList&, const Inputs&);
+Result oneHot(const eg::AttrList&, const Inputs&);
 Result maxDim(const eg::AttrList&, const Inputs&);
 Result geluBackward(const eg::AttrList&, const Inputs&);
 Result rmsNorm(const eg::AttrList&, const Inputs&);

@@ -96,6 +96,23 @@ Result gatherRows(const Inputs& in) {
   return Value::of(std::move(out));
 }
 
+// one_hot[C](idx) -> [..., C]: 1 at each index, 0 elsewhere (an index outside [0, C): PyTorch raises).
+Result oneHot(const eg::AttrList& a, const Inputs& in) {
+  auto xs = tensors(in, 1);
+  auto classes = eg::attrInt(a, 0);
+  if (!xs || a.size() != 1 || !classes || *classes < 1) return std::nullopt;
+  const Tensor& idx = *(*xs)[0];
+  Shape s = idx.shape;
+  s.push_back(*classes);
+  Tensor out = Tensor::filled(s, 0);
+  for (size_t i = 0; i < idx.data.size(); ++i) {
+    auto c = indexIn(idx.data[i], *classes);
+    if (!c) return std::nullopt;
+    out.data[i * static_cast<size_t>(*classes) + static_cast<size_t>(*c)] = 1;
+  }
+  return Value::of(std::move(out));
+}
+
 // max_dim[d, keep] x -> (values, indices of the first maximum).
 Result maxDim(const eg::AttrList& a, const Inputs& in) {
   auto xs = tensors(in, 1);
@@ -302,6 +319,7 @@ Result logicalAnd(const eg::AttrList& a, const Inputs& in) {
 Result indexRows(const eg::AttrList& a, const Inputs& in) { return plain(detail::indexRows, a, in); }
 Result gatherRows(const eg::AttrList& a, const Inputs& in) { return plain(detail::gatherRows, a, in); }
 Result maxDim(const eg::AttrList& a, const Inputs& in) { return detail::maxDim(a, in); }
+Result oneHot(const eg::AttrList& a, const Inputs& in) { return detail::oneHot(a, in); }
 Result geluBackward(const eg::AttrList& a, const Inputs& in) { return detail::geluBackward(a, in); }
 Result rmsNorm(const eg::AttrList& a, const Inputs& in) { return detail::rmsNorm(a, in); }
 Result rotary(const eg::AttrList& a, const Inputs& in) { return detail::rotary(a, in); }

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "lower/canon_hlo.h"
+#include "lower/canon_grad.h"
 #include "lower/canon_model.h"
 #include "ops/ops.h"
 #include "ops/shape.h"
@@ -847,7 +848,9 @@ void Canon::run() {
   if (known()) return;
   out = CanonTerm{};
   if (canonicalizeHloOp(g, id, out)) return;
-  if (!canonicalizeModelOp(g, id, base, overload, out)) opaque();
+  if (canonicalizeModelOp(g, id, base, overload, out)) return;
+  out = CanonTerm{};
+  if (!canonicalizeGradOp(g, id, base, overload, out)) opaque();
 }
 
 }  // namespace

@@ -15,27 +15,10 @@ namespace {
 using Ref = CanonTerm::Ref;
 using eg::Attr;
 
-const Value* argAt(const Node& n, size_t i, const char* kw) {
-  if (i < n.args.size()) return &n.args[i];
-  return kw ? n.kwarg(kw) : nullptr;
-}
-std::optional<NodeId> tensorAt(const Node& n, size_t i, const char* kw) {
-  const Value* v = argAt(n, i, kw);
-  if (auto t = v ? std::get_if<TensorRef>(&v->v) : nullptr) return t->node;
-  return std::nullopt;
-}
-std::optional<double> numberAt(const Node& n, size_t i, const char* kw) {
-  const Value* v = argAt(n, i, kw);
-  if (!v) return std::nullopt;
-  if (auto p = std::get_if<int64_t>(&v->v)) return static_cast<double>(*p);
-  if (auto p = std::get_if<double>(&v->v)) return *p;
-  if (auto p = std::get_if<bool>(&v->v)) return *p ? 1.0 : 0.0;
-  return std::nullopt;
-}
-const TensorType* typeAt(const Graph& g, NodeId id) {
-  const Node& n = g.node(id);
-  return n.type ? &*n.type : nullptr;
-}
+using canon::argAt;
+using canon::numberAt;
+using canon::tensorAt;
+using canon::typeAt;
 bool isIntegral(DType t) {
   return t == DType::I64 || t == DType::I32 || t == DType::I16 || t == DType::I8 || t == DType::U8;
 }
@@ -165,6 +148,27 @@ bool sliceScatter(const Graph& g, const Node& n, CanonTerm& out) {
 }  // namespace
 
 namespace canon {
+const Value* argAt(const Node& n, size_t i, const char* kw) {
+  if (i < n.args.size()) return &n.args[i];
+  return kw ? n.kwarg(kw) : nullptr;
+}
+std::optional<NodeId> tensorAt(const Node& n, size_t i, const char* kw) {
+  const Value* v = argAt(n, i, kw);
+  if (auto t = v ? std::get_if<TensorRef>(&v->v) : nullptr) return t->node;
+  return std::nullopt;
+}
+std::optional<double> numberAt(const Node& n, size_t i, const char* kw) {
+  const Value* v = argAt(n, i, kw);
+  if (!v) return std::nullopt;
+  if (auto p = std::get_if<int64_t>(&v->v)) return static_cast<double>(*p);
+  if (auto p = std::get_if<double>(&v->v)) return *p;
+  if (auto p = std::get_if<bool>(&v->v)) return *p ? 1.0 : 0.0;
+  return std::nullopt;
+}
+const TensorType* typeAt(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  return n.type ? &*n.type : nullptr;
+}
 Ref operand(NodeId id) {
   Ref r;
   r.kind = Ref::Kind::Operand;

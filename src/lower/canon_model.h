@@ -8,6 +8,14 @@
 
 namespace tangle {
 
+// Reading a call's arguments (positional i, or keyword kw): nullptr / nullopt when absent or of another kind.
+namespace canon {
+const Value* argAt(const Node& n, size_t i, const char* kw);
+std::optional<NodeId> tensorAt(const Node& n, size_t i, const char* kw);
+std::optional<double> numberAt(const Node& n, size_t i, const char* kw);
+const TensorType* typeAt(const Graph& g, NodeId id);  // the node's annotation, nullptr if none
+}  // namespace canon
+
 // Fills `out` and returns true when the call has a canonical form here.
 bool canonicalizeModelOp(const Graph& g, NodeId id, std::string_view base, std::string_view overload, CanonTerm& out);
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "lower/canon_grad.h"
 #include "lower/canon_model.h"
 #include "ops/ops.h"
 #include "ops/shape.h"
@@ -196,7 +197,9 @@ class Lowerer {
         ln.aliasOf = lnodeOf(gi, *base);
         return;
       }
-      if (auto term = canonicalizeFunctionalized(g, tuple, k)) {  // an out-variant kernel's result
+      auto term = canonicalizeFunctionalized(g, tuple, k);  // an out-variant kernel's result
+      if (!term) term = canonicalizeGradTuple(g, tuple, k);    // nll_loss_forward's loss / total weight
+      if (term) {
         for (auto& tn : term->nodes)
           for (auto& r : tn.children)
             if (r.kind == CanonTerm::Ref::Kind::Operand) r.operand = lnodeOf(gi, r.operand);

@@ -49,6 +49,7 @@ Data inferWhere(const eg::EGraph&, const eg::ENode&);
 Data inferCompare(const eg::EGraph&, const eg::ENode&);
 Data inferIndexRows(const eg::EGraph&, const eg::ENode&);
 Data inferGatherRows(const eg::EGraph&, const eg::ENode&);
+Data inferOneHot(const eg::EGraph&, const eg::ENode&);
 Data inferMaxDim(const eg::EGraph&, const eg::ENode&);
 Data inferCrossRank(const eg::EGraph&, const eg::ENode&);
 Data inferGeluBackward(const eg::EGraph&, const eg::ENode&);

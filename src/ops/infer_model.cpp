@@ -48,6 +48,17 @@ Data inferIndexRows(const eg::EGraph& g, const eg::ENode& n) {
   return tensorData(w->dtype, std::move(s));
 }
 
+// one_hot[C](idx): an integral idx [...] -> i64 [..., C].
+Data inferOneHot(const eg::EGraph& g, const eg::ENode& n) {
+  const TensorType* idx = childTensor(g, n, 0);
+  auto classes = attrInt(eg::attrs(n.attrs), 0);
+  if (!idx || n.children.size() != 1 || eg::attrs(n.attrs).size() != 1 || !classes || *classes < 1) return std::nullopt;
+  if (isFloating(idx->dtype)) return std::nullopt;
+  Shape s = idx->shape;
+  s.push_back(*classes);
+  return tensorData(DType::I64, std::move(s));
+}
+
 // gather_rows(x, idx) = x[arange(N), idx]: x [N, V], idx [N] -> [N].
 Data inferGatherRows(const eg::EGraph& g, const eg::ENode& n) {
   const TensorType *x = childTensor(g, n, 0), *idx = childTensor(g, n, 1);

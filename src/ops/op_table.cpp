@@ -84,6 +84,8 @@ const OpDef kOps[] = {
   {"rotary",     "head_size:int neox:bool",                false, inferRotary,     k::rotary,     nullptr,            s::rotary,      ""},  // positions x cos_sin_cache
   {"attention",  "layer:int",                              false, inferAttention,  k::attention,  nullptr,            s::layer,       ""},  // q k v: causal GQA (vLLM)
   {"apex_layer_norm_bwd", "normalized_shape:ints eps:number", false, inferApexLayerNormBwd, k::apexLayerNormBwd, nullptr, s::layerNormBwd, ""},  // (grad, mean, invvar, x, w, b) -> (dx, dw, db)
+  // training graphs (src/lower/canon_grad.cpp writes the backward ATen calls with these)
+  {"one_hot",    "classes:int",                            false, inferOneHot,     k::oneHot,     nullptr,            s::classes,     ""},  // idx -> i64 [..., classes]
 };
 // clang-format on
 }  // namespace

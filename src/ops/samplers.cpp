@@ -189,5 +189,7 @@ Out rotary(AttrSampling& s, size_t pos, const eg::AttrList&) {
 
 Out layer(AttrSampling& s, size_t, const eg::AttrList&) { return Attr::integer(s.uniform(0, 3)); }
 
+Out classes(AttrSampling& s, size_t, const eg::AttrList&) { return Attr::integer(s.uniform(1, 8)); }
+
 }  // namespace samplers
 }  // namespace tangle::ops

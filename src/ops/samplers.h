@@ -26,5 +26,6 @@ Out constant(AttrSampling&, size_t, const eg::AttrList&);
 Out epsilon(AttrSampling&, size_t, const eg::AttrList&);
 Out rotary(AttrSampling&, size_t, const eg::AttrList&);        // head_size, neox
 Out layer(AttrSampling&, size_t, const eg::AttrList&);
+Out classes(AttrSampling&, size_t, const eg::AttrList&);  // one_hot: 1..8
 
 }  // namespace tangle::ops::samplers

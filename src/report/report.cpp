@@ -103,6 +103,36 @@ std::string readsText(const std::vector<InputRead>& reads) {
 
 std::string expectationText(const Expectation& e) { return e.lhs.toString() + " = " + e.rhs.toString(); }
 
+void tensorsIn(const RelExpr& e, std::vector<std::string>& out) {
+  if (e.kind == RelExpr::Kind::Tensor) {
+    std::string n = e.tensor.toString();
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  }
+  for (auto& a : e.args) tensorsIn(a, out);
+}
+
+// For a refused expectation: which operator computes each tensor it names, and its model source line,
+// so that a wrong output layout points at the layer that produced it (the lm_head), not only at a name.
+void producers(std::ostream& out, const Expectation& x, const LGraph& spec, const LGraph& impl) {
+  std::vector<std::string> names;
+  tensorsIn(x.lhs, names);
+  tensorsIn(x.rhs, names);
+  for (auto& n : names) {
+    const LGraph& lg = n.rfind("S.", 0) == 0 ? spec : impl;
+    auto id = lg.find(n);
+    if (!id || lg.node(lg.resolve(*id)).isInput) continue;
+    int cur = lg.resolve(*id);  // past views, to the operator that computes the values
+    for (size_t depth = 0; !lg.node(cur).isInput && lg.node(cur).operands.size() == 1 && depth < 8; ++depth)
+      cur = lg.resolve(lg.node(cur).operands[0]);
+    if (lg.node(cur).isInput) cur = lg.resolve(*id);
+    out << "  " << n << " is computed by " << describe(lg, cur);
+    if (auto reads = inputsRead(lg, cur); !reads.empty()) out << ", which reads " << readsText(reads);
+    out << "\n";
+    if (auto src = sourceComment(lg, cur); !src.empty()) out << "    source: " << src << "\n";
+  }
+}
+
+
 }  // namespace
 
 std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& impl, const RunInfo& info) {
@@ -169,8 +199,10 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
     const Expectation& x = *e.expectation;
     out << (e.holds ? "expectation holds: " : "expectation refused: ") << expectationText(x) << "  (" << x.loc.file
         << ":" << x.loc.line << ")\n";
-    if (!e.holds)
+    if (!e.holds) {
       for (auto& k : e.known) out << "  known: " << x.lhs.toString() << " = " << formatTerm(k) << "\n";
+      producers(out, x, spec, impl);
+    }
   }
   const InferStats& s = r.stats;
   out << fmt::format(

@@ -75,6 +75,28 @@ def test_write_relation_refuses_disagreeing_ranks():
         hf.write_relation(spec, ranks)
 
 
+@pytest.mark.parametrize("ranks, split, length", [(2, 2, 8), (4, 2, 16), (2, 3, 12)])
+def test_strided_shard_relation_matches_dtensor(ranks, split, length):
+    """StridedShard(0, k) (a fused gate/up weight sharded per half) is written as slices of the ranks'
+    tensors; concatenated as written they give back the tensor DTensor split (its own split function)."""
+    torch = pytest.importorskip("torch")
+    from torch.distributed.tensor.placement_types import _StridedShard
+    full = torch.arange(length * 3).reshape(length, 3)
+    local, _ = _StridedShard(dim=0, split_factor=split)._split_tensor(full, ranks, with_padding=False)
+    ph = [dict(name="w", kind="parameter", fqn="w", placement=f"StridedShard(0, {split})",
+               global_shape=[length, 3], local_shape=list(local[0].shape))]
+    text = hf.write_relation(dict(placeholders=[dict(ph[0], placement="Replicate")], outputs=[]),
+                             [dict(placeholders=ph, outputs=[]) for _ in range(ranks)])
+    line = next(x for x in text.splitlines() if x.startswith("S.w = "))
+    pieces = re.findall(r"slice\(D(\d+)\.w, dim=0, start=(\d+), end=(\d+)\)", line)
+    assert len(pieces) == ranks * split, line
+    rebuilt = torch.cat([local[int(r)][int(a):int(b)] for r, a, b in pieces], dim=0)
+    assert torch.equal(rebuilt, full), line
+    odd = [dict(placeholders=[dict(ph[0], local_shape=[split * 2 + 1, 3])], outputs=[]) for _ in range(ranks)]
+    with pytest.raises(ValueError, match="does not split"):
+        hf.write_relation(dict(placeholders=[dict(ph[0], placement="Replicate")], outputs=[]), odd)
+
+
 # ---------------------------------------------------------------- captured models
 
 def _need_hf():
@@ -249,3 +271,102 @@ def test_placements_and_logits_hold_on_values(captured, tmp_path):
         got = json.loads((tmp_path / f"r{r}.json").read_text())
         assert got["mismatches"] == [], (r, got)
         assert got["max_logit_error"] < 1e-4, (r, got)
+
+
+# ---------------------------------------------------------------- a third family: fused q/k/v and gate/up
+
+@pytest.fixture(scope="module")
+def phi3(tmp_path_factory):
+    """Phi-3, 1 layer, TP=2: fused qkv_proj and gate_up_proj, each `colwise_gather_output` (the fused
+    output is all-gathered before it is split), o_proj/down_proj `rowwise_split_input`."""
+    _need_hf()
+    result = hf.capture_hf("phi3", tp=2, layers=1, out_dir=str(tmp_path_factory.mktemp("phi3")), log=lambda m: None)
+    with open(result.impl_params[0]) as f:
+        return result, json.load(f)
+
+
+def test_phi3_fused_layers_refine(phi3):
+    result, rank0 = phi3
+    placements = {fqn: (p["placement"], p["global_shape"], p["local_shape"]) for fqn, p in _by_fqn(rank0).items()}
+    assert placements[LAYER + "self_attn.qkv_proj.weight"] == ("Shard(0)", [128, 64], [64, 64])  # q 64 + k 32 + v 32
+    assert placements[LAYER + "mlp.gate_up_proj.weight"] == ("Shard(0)", [256, 64], [128, 64])
+    assert placements[LAYER + "self_attn.o_proj.weight"] == ("Shard(1)", [64, 64], [64, 32])
+    r = _check(result.relation)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "expectation holds" in r.stdout
+
+
+# ---------------------------------------------------------------- planted plan bugs (transformers styles)
+
+def _plan_bug(captured, tmp_path, plan):
+    """The llama TP=2 ranks captured again with `plan` overriding rules of the shipped TP plan (the spec
+    is the one already captured), checked with the Python API (which names parameters)."""
+    import tangle
+    spec_dir = captured["llama"][0].out_dir
+    sys.path.insert(0, os.path.dirname(__file__))  # plan_bugs.py, for styles written MODULE:NAME
+    try:
+        out = hf.capture_hf("llama", tp=2, layers=1, out_dir=str(tmp_path), log=lambda m: None, plan=plan,
+                            spec_from=spec_dir)
+    finally:
+        sys.path.remove(os.path.dirname(__file__))
+    if TANGLE is None:
+        pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
+    return tangle.check(out.relation, tangle=str(TANGLE))
+
+
+def test_planted_row_parallel_output_never_reduced(captured, tmp_path):
+    """o_proj with a style that declares its output partial: the partial sums reach the residual add."""
+    r = _plan_bug(captured, tmp_path, {"model.layers.*.self_attn.o_proj": "plan_bugs:rowwise_unreduced"})
+    assert r.verdict == "violation", r.report
+    assert r.failure.op == "aten.add.Tensor" and r.failure.code == "hidden_states = residual + hidden_states", r.report
+    assert r.failure.source_file.endswith("modeling_llama.py")
+    assert LAYER + "self_attn.o_proj.weight" in [p.fqn for p in r.failure.parameters], r.report
+    assert any(e.startswith("sum(") for exprs in r.failure.input_relations.values() for e in exprs), r.report
+
+
+def test_planted_lm_head_output_layout(captured, tmp_path):
+    """lm_head `colwise` (no gather): each rank holds a vocab slice of the logits, not the full logits
+    that the model's shipped plan promises; the expectation is refused and the report names lm_head."""
+    r = _plan_bug(captured, tmp_path, {"lm_head": "colwise"})
+    assert r.verdict == "violation" and r.failure is None, r.report
+    assert r.expectations and not any(e["holds"] for e in r.expectations)
+    assert "concat(D0." in " ".join(k for e in r.expectations for k in e["known"])  # known: the vocab shards
+    assert "code: logits = self.lm_head(hidden_states)" in r.report
+    assert "lm_head.weight" in [p.fqn for p in r.parameters], r.report
+
+
+def test_planted_colwise_instead_of_rowwise_is_refused_in_one_line(captured, tmp_path):
+    """o_proj `colwise` where `rowwise` is needed: the ranks' program cannot run (shapes); one line
+    naming the error and the model line, no graphs."""
+    from tangle.capture import CaptureError
+    with pytest.raises(CaptureError) as e:
+        _plan_bug(captured, tmp_path, {"model.layers.*.self_attn.o_proj": "colwise"})
+    message = str(e.value)
+    assert "\n" not in message and "same reduction dim" in message, message
+    assert "modeling_llama.py:" in message and " in forward" in message, message
+
+
+def test_plan_override_refusals():
+    with pytest.raises(ValueError, match="--plan needs MODULE_PATTERN=STYLE"):
+        hf.parse_plan(["lm_head"])
+    _need_hf()
+    with pytest.raises(ValueError, match="unknown parallel style 'rowise'"):
+        hf._check_plan("llama", {"lm_head": "rowise"})
+    with pytest.raises(ValueError, match="cannot import it"):
+        hf._check_plan("llama", {"lm_head": "no_such_module_here:style"})
+
+
+def test_full_size_shape_without_weights(tmp_path):
+    """Llama-3-8B's dimensions (4096 hidden, 32 heads / 8 kv heads, 128256 vocab), one layer, TP=2,
+    captured under FakeTensorMode (no weights, no memory): the placeholder map has the full shapes and
+    the check refines."""
+    _need_hf()
+    out = hf.capture_hf("llama", tp=2, layers=1, out_dir=str(tmp_path), log=lambda m: None, shape="llama3-8b")
+    with open(out.impl_params[1]) as f:
+        rank1 = _by_fqn(json.load(f))
+    assert rank1["model.embed_tokens.weight"]["global_shape"] == [128256, 4096]
+    assert rank1["model.embed_tokens.weight"]["local_shape"] == [64128, 4096]
+    assert rank1[LAYER + "mlp.down_proj.weight"]["local_shape"] == [4096, 7168]
+    assert rank1[LAYER + "self_attn.k_proj.weight"]["local_shape"] == [512, 4096]  # 4 of 8 kv heads of 128
+    r = _check(out.relation)
+    assert r.returncode == 0 and r.stdout.startswith("verdict: refines"), r.stdout + r.stderr

@@ -184,6 +184,28 @@ def test_torch_missing_is_one_line(tmp_path):
     assert "needs the Python package 'torch', which is not installed" in _one_error_line(r)
 
 
+def test_untested_torch_version_is_one_error(monkeypatch):
+    _need_torch()
+    monkeypatch.setitem(V.TESTED_VERSIONS, "torch", "1.0")
+    monkeypatch.delenv("TANGLE_ALLOW_UNTESTED_VERSIONS", raising=False)
+    with pytest.raises(tangle.VerifyError, match=r"needs torch 1\.0\.x, found 2\."):
+        V._need("torch", "capturing graphs")
+    monkeypatch.setenv("TANGLE_ALLOW_UNTESTED_VERSIONS", "1")
+    V._need("torch", "capturing graphs")  # the user takes the risk
+
+
+@pytest.mark.parametrize("args, message", [
+    (["hf:llama", "--shape", "llama9-1t"], "unknown --shape 'llama9-1t'"),
+    (["hf:llama", "--plan", "lm_head"], "--plan needs MODULE_PATTERN=STYLE"),
+    (["some.module:build", "--plan", "lm_head=colwise"], "--plan applies to hf: targets only"),
+])
+def test_bad_hf_options_are_one_line(tmp_path, args, message):
+    _need_binary()
+    r = _tangle_verify([*args, "--out", str(tmp_path / "out")], cwd=tmp_path)
+    assert message in _one_error_line(r)
+    assert not (tmp_path / "out").exists()
+
+
 # ---------------------------------------------------------------- user code
 
 @pytest.fixture(scope="module")
@@ -242,7 +264,7 @@ def test_user_code_missing_collective_names_the_parameter(user_buggy):
     (["tp_colpar_user:nope"], "module 'tp_colpar_user' has no function 'nope'"),
     (["tp_colpar_user:build_raises"], "capturing rank 0/2 failed: RuntimeError: no weights for rank 0"),
     (["tp_colpar_user:build", "--relation", "bad.rel"], "bad.rel:2: tensor 'S.nope' does not exist"),
-    (["tp_colpar_user:build", "--layers", "2"], "--layers applies to hf: and torchtitan: targets only"),
+    (["tp_colpar_user:build", "--layers", "2"], "--layers applies to hf:, megatron: and torchtitan: targets only"),
 ])
 def test_user_code_bad_input_is_one_line(user_dir, args, message):
     (user_dir / "bad.rel").write_text("S.x = shard(D*.x, dim=0)\nS.nope = D*.w\n")

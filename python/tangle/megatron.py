@@ -1,0 +1,231 @@
+"""Capture Megatron-core's GPTModel and its tensor-parallel ranks for tangle.
+
+The spec is ``GPTModel`` built with tensor-parallel size 1; rank r of N is the same model built with
+``tensor_model_parallel_size=N`` after ``parallel_state.initialize_model_parallel`` under a fake
+process group. Tiny config, random weights, CPU initialization, fusions and dropout off, the
+``get_gpt_layer_local_spec()`` layers (no Transformer Engine). Each graph is captured in its own
+spawned process (forward, ``no_grad``) by ``tangle.hf``'s capture, so the files are the same as for
+``hf:`` targets (``spec.py``, ``impl.r{rank}.py``, ``*.params.json``, ``check.rel``).
+
+Megatron's parameters are plain tensors: a parameter's layout on the ranks is read from the
+attributes Megatron sets on it, ``tensor_model_parallel`` and ``partition_dim`` (``Shard(dim)``;
+``Replicate`` when not tensor-parallel). A parameter split with ``partition_stride != 1`` is refused
+(its shards interleave; no relation is written for that). The logits ``[batch, seq, vocab]`` are
+vocab-sharded (``Shard(2)``) when the output layer does not gather them (Megatron's default
+``parallel_output=True``), else replicated.
+
+The fused QKV weight (``linear_qkv``) is laid out per query group ([q heads of the group, k, v]);
+``Shard(0)`` of it is what each rank holds because every rank gets whole groups. The head counts
+are chosen so that they divide (``heads_for``).
+
+Megatron on a CPU-only machine needs a few patches (CUDA device queries, the CUDA RNG tracker, a
+``warnings.warn`` only rank 0 calls inside forward). tangle applies none: ``setup="MODULE"`` names a
+module whose ``setup()`` runs first in every capture process; tests/python/megatron_cpu.py is one.
+
+    from tangle import megatron                          # PYTHONPATH=python
+    out = megatron.capture_megatron(tp=2, layers=1, out_dir="out/gpt_tp2", setup="megatron_cpu")
+
+Command line:  python -m tangle.megatron --tp 2 --layers 1 --setup MODULE --out DIR
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import warnings
+
+from . import hf
+from .capture import _run_reporting
+
+# Tiny shapes: GQA (2 query groups of 2 heads), vocab and ffn divisible by every TP degree up to 4.
+TINY = dict(hidden_size=64, num_attention_heads=4, num_query_groups=2, ffn_hidden_size=128)
+VOCAB = 128
+SEQ = 8
+SEED = 0
+
+
+def heads_for(tp: int) -> dict:
+    """Head counts for degree tp: the tiny 4 heads / 2 groups while the groups divide by tp, else
+    tp groups of 2 heads (each rank needs whole query groups of linear_qkv)."""
+    groups = TINY["num_query_groups"]
+    if groups % tp == 0:
+        return {}
+    groups = tp * ((groups + tp - 1) // tp)
+    return dict(num_query_groups=groups, num_attention_heads=2 * groups)
+
+
+def run_setup(setup: str | None):
+    """Imports `setup` and calls its setup() (the caller's CPU patches); nothing when None."""
+    if not setup:
+        return
+    module = importlib.import_module(setup)
+    fn = getattr(module, "setup", None)
+    if not callable(fn):
+        raise ValueError(f"setup module {setup!r} has no setup() function")
+    fn()
+
+
+def tiny_config(layers: int, tp: int, **overrides):
+    from megatron.core.transformer import TransformerConfig
+    kw = dict(TINY, num_layers=layers, tensor_model_parallel_size=tp, use_cpu_initialization=True,
+              hidden_dropout=0.0, attention_dropout=0.0, bias_activation_fusion=False,
+              masked_softmax_fusion=False, bias_dropout_fusion=False, apply_rope_fusion=False,
+              gradient_accumulation_fusion=False, persist_layer_norm=False)
+    kw.update(overrides)
+    return TransformerConfig(**kw)
+
+
+def build_model(layers: int, tp: int = 1, parallel_output: bool = True, **overrides):
+    """GPTModel (eval mode, seeded weights) for degree tp. The (fake) default process group must be
+    initialized (world size tp); this initializes Megatron's model-parallel groups on it."""
+    import torch
+    from megatron.core import parallel_state
+    from megatron.core.models.gpt import GPTModel
+    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
+    parallel_state.initialize_model_parallel(tensor_model_parallel_size=tp, create_gloo_process_groups=False)
+    torch.manual_seed(SEED)
+    return GPTModel(config=tiny_config(layers, tp, **overrides), transformer_layer_spec=get_gpt_layer_local_spec(),
+                    vocab_size=VOCAB, max_sequence_length=SEQ, parallel_output=parallel_output,
+                    share_embeddings_and_output_weights=False).eval()
+
+
+def inputs() -> dict:
+    """input_ids [1, SEQ], position_ids [1, SEQ] and the causal attention_mask [1, 1, SEQ, SEQ]
+    (True = masked out, Megatron's convention)."""
+    import torch
+    g = torch.Generator().manual_seed(SEED + 1)
+    return dict(input_ids=torch.randint(0, VOCAB, (1, SEQ), generator=g),
+                position_ids=torch.arange(SEQ).unsqueeze(0),
+                attention_mask=torch.triu(torch.ones(SEQ, SEQ, dtype=torch.bool), diagonal=1)[None, None])
+
+
+def layouts(model, tp: int) -> dict:
+    """{id(parameter): (placement, global shape)} from Megatron's tensor-parallel attributes."""
+    out = {}
+    for name, p in model.named_parameters():
+        if not getattr(p, "tensor_model_parallel", False):
+            continue
+        dim, stride = getattr(p, "partition_dim", -1), getattr(p, "partition_stride", 1)
+        if stride != 1:
+            raise ValueError(f"{name}: partition_stride {stride} (interleaved shards) has no relation here")
+        if not 0 <= dim < p.dim():
+            raise ValueError(f"{name}: tensor_model_parallel but partition_dim is {dim}")
+        shape = list(p.shape)
+        shape[dim] *= tp
+        out[id(p)] = (f"Shard({dim})", shape)
+    return out
+
+
+def output_layout(model) -> str:
+    """Layout of the logits [batch, seq, vocab] on the ranks."""
+    return "Replicate" if model.output_layer.gather_output else "Shard(2)"
+
+
+def _capture_one(layers, tp, rank, setup, parallel_output, graph_path, params_path, overrides=None):
+    """One spawned process: the spec (rank None, world size 1) or one rank, under a fake process group.
+    The model runs once before the capture: its first forward allocates Megatron's global memory
+    buffer (the attention's baddbmm scratch, read with beta=0), which would otherwise be created
+    inside the graph and returned as a second output."""
+    import torch
+    import torch.distributed as dist
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+    if not os.environ.get("TANGLE_DEBUG"):  # Megatron's import-time notes (no Apex, no TE) on every process
+        warnings.filterwarnings("ignore", category=UserWarning, module=r"megatron\.")
+    run_setup(setup)
+    overrides = overrides or {}
+    world = 1 if rank is None else tp
+    info = dict(family="megatron-gpt", layers=layers, seq=SEQ, parallel_output=parallel_output,
+                config=dict(TINY, vocab_size=VOCAB, **overrides))
+    info.update(dict(role="spec", world_size=1) if rank is None else dict(role="impl", rank=rank, world_size=tp))
+    dist.init_process_group("fake", store=FakeStore(), rank=rank or 0, world_size=world)
+    try:
+        from megatron.core import parallel_state
+        model = build_model(layers, world, parallel_output, **overrides)
+        try:
+            x = inputs()
+            with torch.no_grad():  # allocates Megatron's global scratch buffer outside the graph (see above)
+                model(*x.values())
+            params = hf.capture_model(model, x, graph_path, params_path, info,
+                                      forward=lambda ids, pos, mask: model(ids, pos, mask),
+                                      layouts=layouts(model, world) if rank is not None else None,
+                                      output_layout=output_layout(model))
+            if len(params["outputs"]) != 1:
+                raise RuntimeError(f"{graph_path}: the graph returns {len(params['outputs'])} tensors, "
+                                   f"expected the logits alone")
+        finally:
+            parallel_state.destroy_model_parallel()
+    finally:
+        dist.destroy_process_group()
+
+
+def _capture_one_reporting(*args):
+    """_capture_one in a spawned process; an exception is left as one line for the parent."""
+    _run_reporting(args[5], lambda: _capture_one(*args))
+
+
+def header(tp: int, layers: int, parallel_output: bool) -> list[str]:
+    logits = "vocab-sharded" if parallel_output else "gathered"
+    return [f"# Megatron-core GPTModel, {layers} layer(s), tensor parallel {tp}, logits {logits}",
+            "# written by python -m tangle.megatron from the placeholder maps (*.params.json); layouts from",
+            "# each parameter's tensor_model_parallel / partition_dim"]
+
+
+def capture_megatron(tp: int, layers: int, out_dir: str, setup: str | None = None, parallel_output: bool = True,
+                     options: dict | None = None, log=print) -> hf.HFCapture:
+    """Captures the spec and the `tp` ranks of a tiny GPTModel into out_dir and writes the placeholder
+    maps and check.rel. `setup`: module whose setup() runs first in each capture process."""
+    if tp < 2:
+        raise ValueError("tp must be at least 2")
+    if layers < 1:
+        raise ValueError("layers must be at least 1")
+    os.makedirs(out_dir, exist_ok=True)
+    spec = os.path.join(out_dir, "spec.py")
+    spec_params = os.path.join(out_dir, "spec.params.json")
+    impls = [os.path.join(out_dir, f"impl.r{r}.py") for r in range(tp)]
+    impl_params = [os.path.join(out_dir, f"impl.r{r}.params.json") for r in range(tp)]
+    overrides = heads_for(tp)
+    if overrides:
+        log(f"tp={tp}: {overrides['num_attention_heads']} heads in {overrides['num_query_groups']} query groups "
+            f"(each rank needs whole groups)")
+    jobs = [("spec", (layers, tp, None, setup, parallel_output, spec, spec_params, overrides), spec_params)]
+    jobs += [(f"rank {r}/{tp}", (layers, tp, r, setup, parallel_output, impls[r], impl_params[r], overrides),
+              impl_params[r]) for r in range(tp)]
+    hf._run(jobs, log, target=_capture_one_reporting)
+    with open(spec_params) as f:
+        sp = json.load(f)
+    rps = []
+    for path in impl_params:
+        with open(path) as f:
+            rps.append(json.load(f))
+    relation = os.path.join(out_dir, "check.rel")
+    with open(relation, "w") as f:
+        f.write(hf.write_relation(sp, rps, options=options, header=header(tp, layers, parallel_output)))
+    log(f"wrote {relation}")
+    return hf.HFCapture(out_dir, spec, impls, spec_params, impl_params, relation)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m tangle.megatron", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tp", type=int, default=2, help="tensor-parallel degree (ranks)")
+    ap.add_argument("--layers", type=int, default=1, help="transformer layers")
+    ap.add_argument("--setup", help="module whose setup() runs first in each capture process (CPU patches)")
+    ap.add_argument("--gather-output", action="store_true", help="the output layer gathers the logits")
+    ap.add_argument("--out", required=True, help="output folder")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="an `option KEY = VALUE` line for check.rel (repeatable)")
+    a = ap.parse_args(argv)
+    options = {}
+    for o in a.option:
+        key, sep, value = o.partition("=")
+        if not sep:
+            ap.error(f"--option needs KEY=VALUE, got {o!r}")
+        options[key.strip()] = value.strip()
+    out = capture_megatron(a.tp, a.layers, a.out, a.setup, not a.gather_output, options)
+    print(out.relation)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
