@@ -58,7 +58,7 @@ def _families():
 FAMILIES = ("llama", "qwen2")
 
 
-def tiny_config(family: str, layers: int, attn: str = "eager", **overrides):
+def tiny_config(family: str, layers: int, attn: str = "sdpa", **overrides):
     """A small config of `family` with `layers` decoder layers (random init, no download)."""
     config_cls, _ = _families()[family]
     kw = dict(TINY, num_hidden_layers=layers, use_cache=False, tie_word_embeddings=False,
@@ -67,7 +67,7 @@ def tiny_config(family: str, layers: int, attn: str = "eager", **overrides):
     return config_cls(**kw)
 
 
-def build_model(family: str, layers: int, tp: int = 1, attn: str = "eager", **overrides):
+def build_model(family: str, layers: int, tp: int = 1, attn: str = "sdpa", **overrides):
     """The model (eval mode, seeded weights); with tp > 1 distributed with the model's own TP plan.
     For tp > 1 the (fake) default process group must already be initialized."""
     import torch
@@ -431,7 +431,7 @@ def _run(jobs, log):
         log(f"{label}: captured {os.path.basename(path).replace('.params.json', '.py')} in {time.time() - t0:.1f} s")
 
 
-def capture_hf(family: str, tp: int, layers: int, out_dir: str, attn: str = "eager",
+def capture_hf(family: str, tp: int, layers: int, out_dir: str, attn: str = "sdpa",
                options: dict | None = None, log=print) -> HFCapture:
     """Captures the spec and the `tp` ranks of `family` with `layers` layers into out_dir and writes
     the placeholder maps and check.rel. Returns the paths."""
@@ -470,7 +470,7 @@ def main(argv=None):
     ap.add_argument("family", choices=FAMILIES)
     ap.add_argument("--tp", type=int, default=2, help="tensor-parallel degree (ranks)")
     ap.add_argument("--layers", type=int, default=1, help="decoder layers")
-    ap.add_argument("--attn", default="eager", help="attn_implementation (eager, sdpa)")
+    ap.add_argument("--attn", default="sdpa", help="attn_implementation: sdpa (transformers' default) or eager")
     ap.add_argument("--out", required=True, help="output folder")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="an `option KEY = VALUE` line for check.rel (repeatable)")

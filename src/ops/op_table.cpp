@@ -82,6 +82,8 @@ const OpDef kOps[] = {
   {"rms_norm",   "eps:number",                             false, inferRmsNorm,    k::rmsNorm,    nullptr,            s::epsilon,     ""},  // x w, over the last dim
   {"rotary",     "head_size:int neox:bool",                false, inferRotary,     k::rotary,     nullptr,            s::rotary,      ""},  // positions x cos_sin_cache
   {"attention",  "layer:int",                              false, inferAttention,  k::attention,  nullptr,            s::layer,       ""},  // q k v: causal GQA (vLLM)
+  {"sdpa",       "causal:bool scale:number",               false, inferSdpa,       k::sdpa,       nullptr,            s::sdpa,        ""},  // q k v mask -> (out, lse); CPU flash attention
+  {"sdpa_backward", "causal:bool scale:number",            false, inferSdpaBackward, k::sdpaBackward, nullptr,        s::sdpa,        ""},  // dO q k v out lse mask -> (dq, dk, dv)
   {"apex_layer_norm_bwd", "normalized_shape:ints eps:number", false, inferApexLayerNormBwd, k::apexLayerNormBwd, nullptr, s::layerNormBwd, ""},  // (grad, mean, invvar, x, w, b) -> (dx, dw, db)
 };
 // clang-format on

@@ -26,5 +26,6 @@ Out constant(AttrSampling&, size_t, const eg::AttrList&);
 Out epsilon(AttrSampling&, size_t, const eg::AttrList&);
 Out rotary(AttrSampling&, size_t, const eg::AttrList&);        // head_size, neox
 Out layer(AttrSampling&, size_t, const eg::AttrList&);
+Out sdpa(AttrSampling&, size_t, const eg::AttrList&);          // causal, scale
 
 }  // namespace tangle::ops::samplers

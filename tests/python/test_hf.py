@@ -1,7 +1,8 @@
 """HF transformers causal LMs, captured with transformers' own TP plan, verify with the tangle CLI.
 
 A tiny Llama (GQA: 4 heads, 2 kv heads) and a tiny Qwen2 (q/k/v biases), one layer, TP=2, eager
-attention, are each captured once per session (a spawned process per graph). The tests read the
+attention, are each captured once per module (a spawned process per graph), and the Llama once more
+with sdpa attention (transformers' default: the CPU flash-attention op). The tests read the
 placeholder maps and the relation that tangle.hf wrote, and run `tangle check` on them.
 """
 import json
@@ -85,11 +86,11 @@ def _need_hf():
 
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory):
-    """{family: (HFCapture, spec params, [rank params])} for llama and qwen2, 1 layer, TP=2."""
+    """{family: (HFCapture, spec params, [rank params])} for llama and qwen2, 1 layer, TP=2, eager."""
     _need_hf()
     out = {}
     for family in ("llama", "qwen2"):
-        result = hf.capture_hf(family, tp=2, layers=1, out_dir=str(tmp_path_factory.mktemp(family)),
+        result = hf.capture_hf(family, tp=2, layers=1, out_dir=str(tmp_path_factory.mktemp(family)), attn="eager",
                                log=lambda msg: None)
         with open(result.spec_params) as f:
             sp = json.load(f)
@@ -191,8 +192,8 @@ def test_tangle_check_refines(captured, family):
     assert "expectation holds" in r.stdout
 
 
-def _planted(result, tmp_path, edit):
-    """check.rel with absolute graph paths and one line changed by edit(line) (returns the new line or None)."""
+def _planted(result, tmp_path, edit, changes=1):
+    """check.rel with absolute graph paths and `changes` lines changed by edit(line) (returns the new line or None)."""
     with open(result.relation) as f:
         lines = f.read().splitlines()
     out, changed = [], 0
@@ -206,7 +207,7 @@ def _planted(result, tmp_path, edit):
             if new is not None:
                 x, changed = new, changed + 1
         out.append(x)
-    assert changed == 1
+    assert changed == changes
     path = tmp_path / "planted.rel"
     path.write_text("\n".join(out) + "\n")
     return path
@@ -249,3 +250,41 @@ def test_placements_and_logits_hold_on_values(captured, tmp_path):
         got = json.loads((tmp_path / f"r{r}.json").read_text())
         assert got["mismatches"] == [], (r, got)
         assert got["max_logit_error"] < 1e-4, (r, got)
+
+
+# ---------------------------------------------------------------- sdpa attention (the default)
+
+@pytest.fixture(scope="module")
+def captured_sdpa(tmp_path_factory):
+    """llama, 1 layer, TP=2, attn_implementation="sdpa" (tangle.hf's default)."""
+    _need_hf()
+    return hf.capture_hf("llama", tp=2, layers=1, out_dir=str(tmp_path_factory.mktemp("llama_sdpa")),
+                         log=lambda msg: None)
+
+
+def test_sdpa_graphs_call_cpu_flash_attention(captured_sdpa):
+    for path in [captured_sdpa.spec] + list(captured_sdpa.impls):
+        with open(path) as f:
+            text = f.read()
+        assert "aten._scaled_dot_product_flash_attention_for_cpu.default" in text, path
+        assert "aten._softmax" not in text and "aten.bmm" not in text, path
+
+
+def test_sdpa_check_refines(captured_sdpa):
+    r = _check(captured_sdpa.relation)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0] == "verdict: refines"
+    assert "expectation holds" in r.stdout
+
+
+def test_sdpa_planted_wrong_kv_head_group_is_a_violation(captured_sdpa, tmp_path):
+    """Each rank holds the other rank's k/v projection rows: its query heads attend over the wrong kv
+    head group. Shapes all agree; only the pairing of query and kv heads is wrong."""
+    def swap(x):
+        if "self_attn.k_proj.weight" not in x and "self_attn.v_proj.weight" not in x:
+            return None
+        return re.sub(r"shard\(D\*\.(\w+), dim=0\)", r"concat(D1.\1, D0.\1, dim=0)", x)
+
+    r = _check(_planted(captured_sdpa, tmp_path, swap, changes=2))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "verdict: violation" in r.stdout
