@@ -79,6 +79,7 @@ Result sumDim(const eg::AttrList&, const Inputs&);
 Result meanDim(const eg::AttrList&, const Inputs&);
 Result amax(const eg::AttrList&, const Inputs&);
 Result softmax(const eg::AttrList&, const Inputs&);
+Result safeSoftmax(const eg::AttrList&, const Inputs&);
 Result layerNorm(const eg::AttrList&, const Inputs&);
 Result apexLayerNorm(const eg::AttrList&, const Inputs&);
 // model-level ops (model.cpp)

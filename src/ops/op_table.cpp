@@ -62,6 +62,7 @@ const OpDef kOps[] = {
   {"mean_dim",   "dims:ints keepdim:bool",                 false, inferReduce,     k::meanDim,    nullptr,            s::reduce,      ""},
   {"amax",       "dims:ints keepdim:bool",                 false, inferReduce,     k::amax,       nullptr,            s::reduce,      ""},
   {"softmax",    "dim:int half_to_float:bool",             false, inferSoftmax,    k::softmax,    nullptr,            s::softmax,     ""},
+  {"safe_softmax", "dim:int half_to_float:bool",            false, inferSoftmax,    k::safeSoftmax, nullptr,           s::softmax,     ""},  // all -inf row -> 0
   {"native_layer_norm", "normalized_shape:ints eps:number", false, inferLayerNorm, k::layerNorm,  nullptr,            s::layerNorm,   ""},  // x w b -> (y, mean, rstd)
   {"apex_layer_norm",   "normalized_shape:ints eps:number", false, inferLayerNorm, k::apexLayerNorm, nullptr,         s::layerNorm,   ""},  // stats flattened to [n1]
   // model-level ops

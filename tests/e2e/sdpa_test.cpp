@@ -1,4 +1,5 @@
-// End-to-end: the CPU flash-attention op and its backward (examples/attn):
+// End-to-end: the CPU flash-attention op and its backward, and the math path
+// with _safe_softmax (examples/attn):
 // head-split grouped-query attention refines, forward outputs and gradients
 // alike, and holds on values (--replay); a rank reading another group's kv
 // head, or k/v split along the sequence, is a violation at the attention call.
@@ -33,6 +34,14 @@ TEST(SdpaExamples, HeadSplitHoldsOnValues) {
   auto at = findLine(lines, "replay: ");
   ASSERT_TRUE(at) << r.out;
   EXPECT_TRUE(startsWith(lines[*at], "replay: 4 outputs match")) << lines[*at];
+}
+
+TEST(SdpaExamples, MathPathWithSafeSoftmaxRefines) {
+  RunResult r = check("sdpa_math_heads", {"--replay"});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  auto rel = outputRelation(r.out);
+  EXPECT_NE(std::find(rel.begin(), rel.end(), "S.view_5 = concat(D0.view_5, D1.view_5, dim=1)"), rel.end()) << r.out;
+  EXPECT_TRUE(contains(r.out, "replay: 1 outputs match")) << r.out;
 }
 
 TEST(SdpaExamples, WrongPairingsAreViolations) {

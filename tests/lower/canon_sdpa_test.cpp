@@ -51,6 +51,13 @@ TEST(CanonSdpa, Backward) {
   EXPECT_EQ(root(gr, "d"), "sdpa_backward[false, 0.25] g q k v o l m");
 }
 
+TEST(CanonSdpa, MathPathSafeSoftmax) {
+  Graph gr = fx(kParams,
+                "s: \"f32[1, 1, 8, 8]\" = torch.ops.aten._safe_softmax.default(m, -1)\n"
+                "return (s,)");
+  EXPECT_EQ(root(gr, "s"), "safe_softmax[3, false] m");
+}
+
 TEST(CanonSdpa, DropoutIsRefused) {
   Graph gr = fx(kParams,
                 "a = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(q, k, v, 0.1)\n"

@@ -94,6 +94,16 @@ TEST(SdpaKernel, FullyMaskedRowGivesZeros) {
   EXPECT_GT(r->items[1].data[1], 0);
 }
 
+TEST(SdpaKernel, SafeSoftmaxZeroesFullyMaskedRows) {
+  Tensor x = Tensor::of({2, 2}, {-INFINITY, -INFINITY, 0, std::log(3.0)});
+  auto r = eval("safe_softmax", {Attr::integer(1), Attr::boolean(false)}, {x});
+  ASSERT_TRUE(r && r->tensor());
+  expectNear(*r->tensor(), {0, 0, 0.25, 0.75});
+  auto plain = eval("softmax", {Attr::integer(1), Attr::boolean(false)}, {x});
+  ASSERT_TRUE(plain && plain->tensor());
+  EXPECT_TRUE(std::isnan(plain->tensor()->data[0]));  // what _safe_softmax guards against
+}
+
 TEST(SdpaKernel, RefusesMisfits) {
   Inputs3 x;
   Tensor none = Tensor::filled({}, 0);
