@@ -288,3 +288,4 @@ def test_sdpa_planted_wrong_kv_head_group_is_a_violation(captured_sdpa, tmp_path
     r = _check(_planted(captured_sdpa, tmp_path, swap, changes=2))
     assert r.returncode == 1, r.stdout + r.stderr
     assert "verdict: violation" in r.stdout
+    assert "failing operator: S._scaled_dot_product_flash_attention_for_cpu " in r.stdout, r.stdout
