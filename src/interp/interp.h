@@ -79,6 +79,7 @@ Result sumDim(const eg::AttrList&, const Inputs&);
 Result meanDim(const eg::AttrList&, const Inputs&);
 Result amax(const eg::AttrList&, const Inputs&);
 Result softmax(const eg::AttrList&, const Inputs&);
+Result safeSoftmax(const eg::AttrList&, const Inputs&);
 Result layerNorm(const eg::AttrList&, const Inputs&);
 Result apexLayerNorm(const eg::AttrList&, const Inputs&);
 // model-level ops (model.cpp)
@@ -101,6 +102,8 @@ Result rmsNorm(const eg::AttrList&, const Inputs&);
 Result rotary(const eg::AttrList&, const Inputs&);
 Result attention(const eg::AttrList&, const Inputs&);
 Result apexLayerNormBwd(const eg::AttrList&, const Inputs&);
+Result sdpa(const eg::AttrList&, const Inputs&);          // sdpa.cpp
+Result sdpaBackward(const eg::AttrList&, const Inputs&);
 
 // f applied to every element of the one input; no attributes. A new
 // elementwise op's record can name `unary<+[](double x) { ... }>` as its

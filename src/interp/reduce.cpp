@@ -46,8 +46,10 @@ Result reduce(const std::string& op, const eg::AttrList& a, const Inputs& in) {
   return Value::of(std::move(out));
 }
 
-// softmax[dim, half_to_float] x
-Result softmax(const eg::AttrList& a, const Inputs& in) {
+// softmax[dim, half_to_float] x; `safe`: a row that is all -inf gives zeros
+// (ATen's _safe_softmax, the math path of scaled-dot-product attention) where
+// softmax gives NaN.
+Result softmaxOf(const eg::AttrList& a, const Inputs& in, bool safe) {
   auto xs = tensors(in, 1);
   auto dim = eg::attrInt(a, 0);
   if (!xs || a.size() != 2 || !dim || !eg::attrBool(a, 1)) return std::nullopt;
@@ -64,6 +66,10 @@ Result softmax(const eg::AttrList& a, const Inputs& in) {
       int64_t base = o * len * inner + i;
       double mx = -std::numeric_limits<double>::infinity(), sum = 0;
       for (int64_t k = 0; k < len; ++k) mx = std::max(mx, x.data[base + k * inner]);
+      if (safe && mx == -std::numeric_limits<double>::infinity()) {
+        for (int64_t k = 0; k < len; ++k) out.data[base + k * inner] = 0;
+        continue;
+      }
       for (int64_t k = 0; k < len; ++k) sum += std::exp(x.data[base + k * inner] - mx);
       for (int64_t k = 0; k < len; ++k) out.data[base + k * inner] = std::exp(x.data[base + k * inner] - mx) / sum;
     }
@@ -120,7 +126,8 @@ namespace tangle::interp::kernels {
 Result sumDim(const eg::AttrList& a, const Inputs& in) { return detail::reduce("sum_dim", a, in); }
 Result meanDim(const eg::AttrList& a, const Inputs& in) { return detail::reduce("mean_dim", a, in); }
 Result amax(const eg::AttrList& a, const Inputs& in) { return detail::reduce("amax", a, in); }
-Result softmax(const eg::AttrList& a, const Inputs& in) { return detail::softmax(a, in); }
+Result softmax(const eg::AttrList& a, const Inputs& in) { return detail::softmaxOf(a, in, false); }
+Result safeSoftmax(const eg::AttrList& a, const Inputs& in) { return detail::softmaxOf(a, in, true); }
 Result layerNorm(const eg::AttrList& a, const Inputs& in) { return detail::layerNorm(false, a, in); }
 Result apexLayerNorm(const eg::AttrList& a, const Inputs& in) { return detail::layerNorm(true, a, in); }
 

@@ -717,6 +717,19 @@ bool Canon::known() {
     });
     m.emplace("aten._softmax", [](Canon& c) { return c.softmax(true); });
     m.emplace("aten.softmax", [](Canon& c) { return c.softmax(false); });
+    // _safe_softmax(x, dim, dtype): softmax with all -inf rows giving 0 (sdpa's math path)
+    m.emplace("aten._safe_softmax", [](Canon& c) {
+      if (c.overload != "default") return false;
+      NodeId x = c.tensorArg(0, "self", "self");
+      int64_t dim = c.intArg(1, "dim", "dim");
+      auto rank = c.rankOf(x, true);
+      if (!rank) return false;
+      dim = c.normDim(dim, *rank, "dim");
+      Ref in = tensorRef(x);
+      if (auto dt = c.dtypeArg(2, "dtype")) in = c.emit("cast", {Attr::str(dtypeName(*dt))}, {in});
+      c.emit("safe_softmax", {Attr::integer(dim), Attr::boolean(false)}, {in});
+      return true;
+    });
     m.emplace("aten.sum", [](Canon& c) {
       if (c.overload == "dim_IntList") return c.reduce("sum_dim", true);
       return c.overload == "default" && c.reduce("sum_dim", false);

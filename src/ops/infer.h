@@ -58,6 +58,10 @@ Data inferRotary(const eg::EGraph&, const eg::ENode&);
 Data inferAttention(const eg::EGraph&, const eg::ENode&);
 Data inferApexLayerNormBwd(const eg::EGraph&, const eg::ENode&);
 
+// Scaled-dot-product attention (infer_sdpa.cpp)
+Data inferSdpa(const eg::EGraph&, const eg::ENode&);
+Data inferSdpaBackward(const eg::EGraph&, const eg::ENode&);
+
 // Linear algebra (infer_linalg.cpp)
 Data inferMm(const eg::EGraph&, const eg::ENode&);
 Data inferBmm(const eg::EGraph&, const eg::ENode&);
