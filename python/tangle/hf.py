@@ -73,7 +73,7 @@ def _families():
 FAMILIES = ("llama", "qwen2", "qwen3", "phi3")
 
 
-def tiny_config(family: str, layers: int, attn: str = "eager", **overrides):
+def tiny_config(family: str, layers: int, attn: str = "sdpa", **overrides):
     """A small config of `family` with `layers` decoder layers (random init, no download)."""
     config_cls, _ = _families()[family]
     kw = dict(TINY, num_hidden_layers=layers, use_cache=False, tie_word_embeddings=False,
@@ -82,7 +82,7 @@ def tiny_config(family: str, layers: int, attn: str = "eager", **overrides):
     return config_cls(**kw)
 
 
-def build_model(family: str, layers: int, tp: int = 1, attn: str = "eager", plan: dict | None = None,
+def build_model(family: str, layers: int, tp: int = 1, attn: str = "sdpa", plan: dict | None = None,
                 fake=None, **overrides):
     """The model (eval mode, seeded weights); with tp > 1 distributed with the model's own TP plan, its
     rules overridden by `plan` ({"model.layers.*.mlp.down_proj": "rowwise", ...}: transformers'
@@ -603,7 +603,7 @@ def _run(jobs, log, target=None):
         log(f"{label}: captured {os.path.basename(path).replace('.params.json', '.py')} in {time.time() - t0:.1f} s")
 
 
-def capture_hf(family: str, tp: int, layers: int, out_dir: str, attn: str = "eager",
+def capture_hf(family: str, tp: int, layers: int, out_dir: str, attn: str = "sdpa",
                options: dict | None = None, log=print, plan: dict | None = None,
                spec_from: str | None = None, shape: str = "tiny", backward: bool = False) -> HFCapture:
     """Captures the spec and the `tp` ranks of `family` with `layers` layers into out_dir and writes
@@ -661,7 +661,7 @@ def main(argv=None):
     ap.add_argument("family", choices=FAMILIES)
     ap.add_argument("--tp", type=int, default=2, help="tensor-parallel degree (ranks)")
     ap.add_argument("--layers", type=int, default=1, help="decoder layers")
-    ap.add_argument("--attn", default="eager", help="attn_implementation (eager, sdpa)")
+    ap.add_argument("--attn", default="sdpa", help="attn_implementation: sdpa (transformers' default) or eager")
     ap.add_argument("--out", required=True, help="output folder")
     ap.add_argument("--backward", action="store_true",
                     help="capture a training step (loss and parameter gradients), not the forward")

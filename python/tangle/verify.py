@@ -534,11 +534,11 @@ def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relatio
 
 
 def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relation=None, spec=None,
-           keep: bool = False, json_out=None, attn: str = "eager", options=None, tangle=None,
+           keep: bool = False, json_out=None, attn: str = "sdpa", options=None, tangle=None,
            log=None, plan=None, shape: str = "tiny", setup=None, backward: bool = False, sp: bool = False,
            backend: str | None = None) -> VerifyResult:
-    """Captures `target` (hf:llama, hf:qwen2, megatron:gpt, torchtitan:llama3, or MODULE:FUNCTION) with `tp` ranks, writes the
-    relation, runs `tangle check` and returns the parsed result. `plan`: overrides of an hf: model's TP plan
+    """Captures `target` (hf:llama, hf:qwen2, megatron:gpt, torchtitan:llama3, or MODULE:FUNCTION) with `tp`
+    ranks, writes the relation, runs `tangle check` and returns the parsed result. `plan`: overrides of an hf: model's TP plan
     ({module pattern: style} or ["PATTERN=STYLE", ...]). `shape`: "tiny" (random weights) or a released
     model's full shape from tangle.hf.SHAPES, captured without weights. `setup` (megatron:gpt): a module
     whose setup() runs first in each capture process. `backward` (hf:): one training step (the loss and
@@ -673,7 +673,7 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder and print its path")
     ap.add_argument("--spec", help="MODULE:FUNCTION returning the spec's (fn, args) (user targets; default MODULE:spec)")
     ap.add_argument("--relation", help="relation file for a user target (default: the module's relation(world_size))")
-    ap.add_argument("--attn", default="eager", help="attn_implementation of an hf: model (eager, sdpa)")
+    ap.add_argument("--attn", default="sdpa", help="attn_implementation of an hf: model (sdpa, the default, or eager)")
     ap.add_argument("--backward", action="store_true",
                     help="hf: targets: verify one training step (the loss and every parameter gradient)")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",

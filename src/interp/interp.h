@@ -102,6 +102,8 @@ Result rmsNorm(const eg::AttrList&, const Inputs&);
 Result rotary(const eg::AttrList&, const Inputs&);
 Result attention(const eg::AttrList&, const Inputs&);
 Result apexLayerNormBwd(const eg::AttrList&, const Inputs&);
+Result sdpa(const eg::AttrList&, const Inputs&);          // sdpa.cpp
+Result sdpaBackward(const eg::AttrList&, const Inputs&);
 
 // f applied to every element of the one input; no attributes. A new
 // elementwise op's record can name `unary<+[](double x) { ... }>` as its

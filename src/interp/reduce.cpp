@@ -46,44 +46,34 @@ Result reduce(const std::string& op, const eg::AttrList& a, const Inputs& in) {
   return Value::of(std::move(out));
 }
 
-// softmax along dim; `safe` (ATen's _safe_softmax): a row that is all -inf
-// gives 0 instead of NaN.
-Result softmaxAlong(const Tensor& x, int64_t dim, bool safe) {
-  if (x.rank() == 0) return (dim == 0 || dim == -1) ? Result(Value::of(Tensor::scalar(1.0))) : std::nullopt;
-  auto d = normDim(dim, x.rank());
+// softmax[dim, half_to_float] x; `safe`: a row that is all -inf gives zeros
+// (ATen's _safe_softmax, the math path of scaled-dot-product attention) where
+// softmax gives NaN.
+Result softmaxOf(const eg::AttrList& a, const Inputs& in, bool safe) {
+  auto xs = tensors(in, 1);
+  auto dim = eg::attrInt(a, 0);
+  if (!xs || a.size() != 2 || !dim || !eg::attrBool(a, 1)) return std::nullopt;
+  const Tensor& x = *(*xs)[0];
+  if (x.rank() == 0) return (*dim == 0 || *dim == -1) ? Result(Value::of(Tensor::scalar(1.0))) : std::nullopt;
+  auto d = normDim(*dim, x.rank());
   if (!d) return std::nullopt;
   int64_t len = x.shape[*d];
   int64_t inner = numelOf(Shape(x.shape.begin() + *d + 1, x.shape.end()));
   int64_t outer = len * inner == 0 ? 0 : x.numel() / (len * inner);
   Tensor out = x;
-  const double ninf = -std::numeric_limits<double>::infinity();
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       int64_t base = o * len * inner + i;
-      double mx = ninf, sum = 0;
+      double mx = -std::numeric_limits<double>::infinity(), sum = 0;
       for (int64_t k = 0; k < len; ++k) mx = std::max(mx, x.data[base + k * inner]);
-      bool masked = safe && mx == ninf;
+      if (safe && mx == -std::numeric_limits<double>::infinity()) {
+        for (int64_t k = 0; k < len; ++k) out.data[base + k * inner] = 0;
+        continue;
+      }
       for (int64_t k = 0; k < len; ++k) sum += std::exp(x.data[base + k * inner] - mx);
-      for (int64_t k = 0; k < len; ++k)
-        out.data[base + k * inner] = masked ? 0.0 : std::exp(x.data[base + k * inner] - mx) / sum;
+      for (int64_t k = 0; k < len; ++k) out.data[base + k * inner] = std::exp(x.data[base + k * inner] - mx) / sum;
     }
   return Value::of(std::move(out));
-}
-
-// softmax[dim, half_to_float] x
-Result softmax(const eg::AttrList& a, const Inputs& in) {
-  auto xs = tensors(in, 1);
-  auto dim = eg::attrInt(a, 0);
-  if (!xs || a.size() != 2 || !dim || !eg::attrBool(a, 1)) return std::nullopt;
-  return softmaxAlong(*(*xs)[0], *dim, false);
-}
-
-// safe_softmax[dim] x
-Result safeSoftmax(const eg::AttrList& a, const Inputs& in) {
-  auto xs = tensors(in, 1);
-  auto dim = eg::attrInt(a, 0);
-  if (!xs || a.size() != 1 || !dim) return std::nullopt;
-  return softmaxAlong(*(*xs)[0], *dim, true);
 }
 
 // native_layer_norm[[ns], eps] x w b -> (out, mean, rstd), statistics of
@@ -136,8 +126,8 @@ namespace tangle::interp::kernels {
 Result sumDim(const eg::AttrList& a, const Inputs& in) { return detail::reduce("sum_dim", a, in); }
 Result meanDim(const eg::AttrList& a, const Inputs& in) { return detail::reduce("mean_dim", a, in); }
 Result amax(const eg::AttrList& a, const Inputs& in) { return detail::reduce("amax", a, in); }
-Result softmax(const eg::AttrList& a, const Inputs& in) { return detail::softmax(a, in); }
-Result safeSoftmax(const eg::AttrList& a, const Inputs& in) { return detail::safeSoftmax(a, in); }
+Result softmax(const eg::AttrList& a, const Inputs& in) { return detail::softmaxOf(a, in, false); }
+Result safeSoftmax(const eg::AttrList& a, const Inputs& in) { return detail::softmaxOf(a, in, true); }
 Result layerNorm(const eg::AttrList& a, const Inputs& in) { return detail::layerNorm(false, a, in); }
 Result apexLayerNorm(const eg::AttrList& a, const Inputs& in) { return detail::layerNorm(true, a, in); }
 

@@ -336,6 +336,7 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addMatmulLemmas(t);
     detail::addNormLemmas(t);
     detail::addModelLemmas(t);
+    detail::addSdpaLemmas(t);
     detail::addRegroupLemmas(t);
     detail::addVocabLemmas(t);
     detail::addArithLemmas(t);

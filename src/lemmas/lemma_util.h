@@ -104,6 +104,7 @@ void addElementwiseLemmas(std::vector<Lemma>& out);
 void addMatmulLemmas(std::vector<Lemma>& out);
 void addNormLemmas(std::vector<Lemma>& out);
 void addModelLemmas(std::vector<Lemma>& out);
+void addSdpaLemmas(std::vector<Lemma>& out);
 void addRegroupLemmas(std::vector<Lemma>& out);
 void addVocabLemmas(std::vector<Lemma>& out);
 void addArithLemmas(std::vector<Lemma>& out);

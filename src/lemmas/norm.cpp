@@ -32,20 +32,14 @@ std::optional<Id> layerNormOfConcat(EGraph& g, const Match& m, eg::Symbol sym) {
   return makeConcat(g, d, *parts);
 }
 
-// softmax[dim](concat[d](xs)) = concat[d](softmax[dim](x_i)), dim != d
-std::optional<Id> softmaxOfConcat(EGraph& g, const Match& m) {
-  AttrList a = {m.subst.attr("dim"), m.subst.attr("h")};
-  auto parts = mapPieces(m.subst.list("xs"), [&](Id x) { return make(g, op().softmax, a, {x}); });
-  if (!parts) return std::nullopt;
-  return makeConcat(g, m.subst.integer("d"), *parts);
-}
-
-// safe_softmax[dim](concat[d](xs)) = concat[d](safe_softmax[dim](x_i)), dim != d
-std::optional<Id> safeSoftmaxOfConcat(EGraph& g, const Match& m) {
-  static const eg::Symbol kSafe = eg::intern("safe_softmax");
-  auto parts = mapPieces(m.subst.list("xs"), [&](Id x) { return make(g, kSafe, {m.subst.attr("dim")}, {x}); });
-  if (!parts) return std::nullopt;
-  return makeConcat(g, m.subst.integer("d"), *parts);
+// softmax[dim](concat[d](xs)) = concat[d](softmax[dim](x_i)), dim != d (safe_softmax alike)
+Apply softmaxOfConcat(eg::Symbol sym) {
+  return [sym](EGraph& g, const Match& m) -> std::optional<Id> {
+    AttrList a = {m.subst.attr("dim"), m.subst.attr("h")};
+    auto parts = mapPieces(m.subst.list("xs"), [&](Id x) { return make(g, sym, a, {x}); });
+    if (!parts) return std::nullopt;
+    return makeConcat(g, m.subst.integer("d"), *parts);
+  };
 }
 
 // A reduction red[[dims], keep](concat[d](xs)):
@@ -98,10 +92,11 @@ void addNormLemmas(std::vector<Lemma>& out) {
                         "(getitem[?k] (apex_layer_norm[?ns, ?eps] (concat[?d] ?xs...) ?w ?b))",
                         [](EGraph& g, const Match& m) { return layerNormOfConcat(g, m, ops::syms().apexLayerNorm); }));
   out.push_back(applier("softmax-concat", "softmax[dim](concat[d](xs)) = concat[d](softmax[dim](x_i)), dim != d",
-                        "(softmax[?dim, ?h] (concat[?d] ?xs...))", softmaxOfConcat,
+                        "(softmax[?dim, ?h] (concat[?d] ?xs...))", softmaxOfConcat(o.softmax),
                         [](const EGraph&, Subst& s) { return s.integer("dim") != s.integer("d"); }));
-  out.push_back(applier("safe_softmax-concat", "safe_softmax[dim](concat[d](xs)) = concat[d](safe_softmax[dim](x_i)), dim != d",
-                        "(safe_softmax[?dim] (concat[?d] ?xs...))", safeSoftmaxOfConcat,
+  out.push_back(applier("safe_softmax-concat",
+                        "safe_softmax[dim](concat[d](xs)) = concat[d](safe_softmax[dim](x_i)), dim != d",
+                        "(safe_softmax[?dim, ?h] (concat[?d] ?xs...))", softmaxOfConcat(o.safeSoftmax),
                         [](const EGraph&, Subst& s) { return s.integer("dim") != s.integer("d"); }));
   out.push_back(applier("sum_dim-concat",
                         "sum_dim[dims](concat[d](xs)) = concat[d'](sum_dim(x_i)) if d kept, else sum(sum_dim(x_i))",

@@ -283,7 +283,6 @@ struct Canon {
   bool toCopy();
   bool copy();
   bool clamp();
-  bool safeSoftmax();
   // Complex tensors are real views with a trailing dim of 2 (import/type_annotation.cpp).
   bool isComplex(NodeId t) const { return t >= 0 && static_cast<size_t>(t) < g.size() && g.node(t).complexView; }
   bool touchesComplex() const;
@@ -307,16 +306,6 @@ bool Canon::clamp() {
   if (h) r = emit("where", {}, {emit("gt", {}, {x, scalarRef(*h)}), scalarRef(*h), x});
   if (l) r = emit("where", {}, {emit("lt", {}, {x, scalarRef(*l)}), scalarRef(*l), r});
   if (!l && !h) alias(x.operand);
-  return true;
-}
-
-// _safe_softmax(x, dim, dtype=None): softmax whose fully masked (all -inf) rows are 0.
-bool Canon::safeSoftmax() {
-  if (overload != "default" || dtypeArg(2, "dtype")) return false;
-  NodeId x = tensorArg(0, "self", "self");
-  auto rank = rankOf(x, true);
-  if (!rank) return false;
-  emit("safe_softmax", {Attr::integer(normDim(intArg(1, "dim", "dim"), *rank, "dim"))}, {tensorRef(x)});
   return true;
 }
 
@@ -811,6 +800,19 @@ bool Canon::known() {
     });
     m.emplace("aten._softmax", [](Canon& c) { return c.softmax(true); });
     m.emplace("aten.softmax", [](Canon& c) { return c.softmax(false); });
+    // _safe_softmax(x, dim, dtype): softmax with all -inf rows giving 0 (sdpa's math path)
+    m.emplace("aten._safe_softmax", [](Canon& c) {
+      if (c.overload != "default") return false;
+      NodeId x = c.tensorArg(0, "self", "self");
+      int64_t dim = c.intArg(1, "dim", "dim");
+      auto rank = c.rankOf(x, true);
+      if (!rank) return false;
+      dim = c.normDim(dim, *rank, "dim");
+      Ref in = tensorRef(x);
+      if (auto dt = c.dtypeArg(2, "dtype")) in = c.emit("cast", {Attr::str(dtypeName(*dt))}, {in});
+      c.emit("safe_softmax", {Attr::integer(dim), Attr::boolean(false)}, {in});
+      return true;
+    });
     m.emplace("aten.sum", [](Canon& c) {
       if (c.overload == "dim_IntList") return c.reduce("sum_dim", true);
       return c.overload == "default" && c.reduce("sum_dim", false);
@@ -833,7 +835,6 @@ bool Canon::known() {
     m.emplace("aten.to", [](Canon& c) { return c.toCopy(); });
     m.emplace("aten.copy", [](Canon& c) { return c.copy(); });
     m.emplace("aten.clamp", [](Canon& c) { return c.clamp(); });
-    m.emplace("aten._safe_softmax", [](Canon& c) { return c.safeSoftmax(); });
     return m;
   }();
   auto it = handlers.find(base);

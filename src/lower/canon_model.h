@@ -19,6 +19,9 @@ const TensorType* typeAt(const Graph& g, NodeId id);  // the node's annotation, 
 // Fills `out` and returns true when the call has a canonical form here.
 bool canonicalizeModelOp(const Graph& g, NodeId id, std::string_view base, std::string_view overload, CanonTerm& out);
 
+// CPU scaled-dot-product attention and its backward (canon_sdpa.cpp).
+bool canonicalizeSdpa(const Graph& g, NodeId id, std::string_view base, std::string_view overload, CanonTerm& out);
+
 // getitem[k] of higher_order.auto_functionalized(KERNEL, kwargs...): the new
 // value of the kernel's k-th mutated argument, for the out-variant kernels
 // tangle knows (vLLM's rms_norm, fused_add_rms_norm, silu_and_mul); the

@@ -58,6 +58,10 @@ Data inferRotary(const eg::EGraph&, const eg::ENode&);
 Data inferAttention(const eg::EGraph&, const eg::ENode&);
 Data inferApexLayerNormBwd(const eg::EGraph&, const eg::ENode&);
 
+// Scaled-dot-product attention (infer_sdpa.cpp)
+Data inferSdpa(const eg::EGraph&, const eg::ENode&);
+Data inferSdpaBackward(const eg::EGraph&, const eg::ENode&);
+
 // Linear algebra (infer_linalg.cpp)
 Data inferMm(const eg::EGraph&, const eg::ENode&);
 Data inferBmm(const eg::EGraph&, const eg::ENode&);
@@ -66,7 +70,6 @@ Data inferMatmul(const eg::EGraph&, const eg::ENode&);
 // Reductions and normalizations (infer_reduce.cpp)
 Data inferReduce(const eg::EGraph&, const eg::ENode&);
 Data inferSoftmax(const eg::EGraph&, const eg::ENode&);
-Data inferSafeSoftmax(const eg::EGraph&, const eg::ENode&);
 Data inferLayerNorm(const eg::EGraph&, const eg::ENode&);
 
 }  // namespace tangle::ops::detail

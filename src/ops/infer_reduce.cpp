@@ -44,16 +44,6 @@ Data inferSoftmax(const eg::EGraph& g, const eg::ENode& n) {
   return tensorData(*h2f ? DType::F32 : x->dtype, x->shape);
 }
 
-// safe_softmax[dim] x (ATen's _safe_softmax)
-Data inferSafeSoftmax(const eg::EGraph& g, const eg::ENode& n) {
-  const auto& a = eg::attrs(n.attrs);
-  const TensorType* x = childTensor(g, n, 0);
-  auto dim = attrInt(a, 0);
-  if (!x || n.children.size() != 1 || a.size() != 1 || !dim) return std::nullopt;
-  if (x->rank() == 0 ? *dim != 0 : (*dim < 0 || *dim >= x->rank())) return std::nullopt;
-  return tensorData(x->dtype, x->shape);
-}
-
 // native_layer_norm[[normalized_shape], eps] x w b -> (out, mean, rstd);
 // apex_layer_norm: the same with mean and rstd (invvar) of shape [prod(leading dims)].
 // w and b have the normalized shape, or are 0-d constants (None = 1 and 0).

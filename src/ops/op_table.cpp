@@ -62,7 +62,7 @@ const OpDef kOps[] = {
   {"mean_dim",   "dims:ints keepdim:bool",                 false, inferReduce,     k::meanDim,    nullptr,            s::reduce,      ""},
   {"amax",       "dims:ints keepdim:bool",                 false, inferReduce,     k::amax,       nullptr,            s::reduce,      ""},
   {"softmax",    "dim:int half_to_float:bool",             false, inferSoftmax,    k::softmax,    nullptr,            s::softmax,     ""},
-  {"safe_softmax", "dim:int",                              false, inferSafeSoftmax, k::safeSoftmax, nullptr,          s::dim,         ""},  // all -inf rows give 0
+  {"safe_softmax", "dim:int half_to_float:bool",            false, inferSoftmax,    k::safeSoftmax, nullptr,           s::softmax,     ""},  // all -inf row -> 0
   {"native_layer_norm", "normalized_shape:ints eps:number", false, inferLayerNorm, k::layerNorm,  nullptr,            s::layerNorm,   ""},  // x w b -> (y, mean, rstd)
   {"apex_layer_norm",   "normalized_shape:ints eps:number", false, inferLayerNorm, k::apexLayerNorm, nullptr,         s::layerNorm,   ""},  // stats flattened to [n1]
   // model-level ops
@@ -83,6 +83,8 @@ const OpDef kOps[] = {
   {"rms_norm",   "eps:number",                             false, inferRmsNorm,    k::rmsNorm,    nullptr,            s::epsilon,     ""},  // x w, over the last dim
   {"rotary",     "head_size:int neox:bool",                false, inferRotary,     k::rotary,     nullptr,            s::rotary,      ""},  // positions x cos_sin_cache
   {"attention",  "layer:int",                              false, inferAttention,  k::attention,  nullptr,            s::layer,       ""},  // q k v: causal GQA (vLLM)
+  {"sdpa",       "causal:bool scale:number",               false, inferSdpa,       k::sdpa,       nullptr,            s::sdpa,        ""},  // q k v mask -> (out, lse); CPU flash attention
+  {"sdpa_backward", "causal:bool scale:number",            false, inferSdpaBackward, k::sdpaBackward, nullptr,        s::sdpa,        ""},  // dO q k v out lse mask -> (dq, dk, dv)
   {"apex_layer_norm_bwd", "normalized_shape:ints eps:number", false, inferApexLayerNormBwd, k::apexLayerNormBwd, nullptr, s::layerNormBwd, ""},  // (grad, mean, invvar, x, w, b) -> (dx, dw, db)
   // training graphs (src/lower/canon_grad.cpp writes the backward ATen calls with these)
   {"one_hot",    "classes:int",                            false, inferOneHot,     k::oneHot,     nullptr,            s::classes,     ""},  // idx -> i64 [..., classes]

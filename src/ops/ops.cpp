@@ -171,7 +171,8 @@ const Syms& syms() {
     y.indexRows = op("index_rows"), y.gatherRows = op("gather_rows"), y.maxDim = op("max_dim");
     y.geluBackward = op("gelu_backward"), y.rmsNorm = op("rms_norm"), y.rotary = op("rotary");
     y.attention = op("attention"), y.apexLayerNormBwd = op("apex_layer_norm_bwd"), y.rmax = op("rmax");
-    y.rmin = op("rmin");
+    y.rmin = op("rmin"), y.sdpa = op("sdpa"), y.sdpaBackward = op("sdpa_backward");
+    y.safeSoftmax = op("safe_softmax");
     return y;
   }();
   return s;

@@ -113,7 +113,7 @@ struct Syms {
   eg::Symbol mm, bmm, matmul;
   eg::Symbol sumDim, meanDim, amax, softmax, layerNorm, apexLayerNorm;
   eg::Symbol dropout, where, lt, le, gt, ge, eq, ne, logicalOr, logicalAnd, indexRows, gatherRows, maxDim,
-      geluBackward, rmsNorm, rotary, attention, apexLayerNormBwd, rmax, rmin;
+      geluBackward, rmsNorm, rotary, attention, apexLayerNormBwd, rmax, rmin, sdpa, sdpaBackward, safeSoftmax;
 };
 const Syms& syms();
 

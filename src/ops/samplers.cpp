@@ -190,6 +190,11 @@ Out rotary(AttrSampling& s, size_t pos, const eg::AttrList&) {
 Out layer(AttrSampling& s, size_t, const eg::AttrList&) { return Attr::integer(s.uniform(0, 3)); }
 
 Out classes(AttrSampling& s, size_t, const eg::AttrList&) { return Attr::integer(s.uniform(1, 8)); }
+// causal, scale: a scale around 1/sqrt(head size) (the default), sometimes another.
+Out sdpa(AttrSampling& s, size_t pos, const eg::AttrList&) {
+  if (pos == 0) return Attr::boolean(s.chance(0.5));
+  return Attr::real(s.chance(0.5) ? 0.5 : 0.25 * static_cast<double>(s.uniform(1, 6)));
+}
 
 }  // namespace samplers
 }  // namespace tangle::ops

@@ -27,5 +27,6 @@ Out epsilon(AttrSampling&, size_t, const eg::AttrList&);
 Out rotary(AttrSampling&, size_t, const eg::AttrList&);        // head_size, neox
 Out layer(AttrSampling&, size_t, const eg::AttrList&);
 Out classes(AttrSampling&, size_t, const eg::AttrList&);  // one_hot: 1..8
+Out sdpa(AttrSampling&, size_t, const eg::AttrList&);          // causal, scale
 
 }  // namespace tangle::ops::samplers

@@ -194,6 +194,10 @@ const std::map<std::string, Builder>& builders() {
       {"rotary-heads", rotaryOfHeads},
       {"attention-heads", attentionOfHeads},
       {"expand-tiles", expandTiles},
+      {"sdpa-batch", sdpaOfPieces(false, 0)},
+      {"sdpa-heads", sdpaOfPieces(false, 1)},
+      {"sdpa_backward-batch", sdpaOfPieces(true, 0)},
+      {"sdpa_backward-heads", sdpaOfPieces(true, 1)},
   };
   return m;
 }

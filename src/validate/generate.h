@@ -73,6 +73,8 @@ class Gen {
 // A hand-written instance builder for a lemma the generic generator cannot
 // reach (e.g. a constrained rule rooted at a bare variable).
 using Builder = std::function<std::optional<eg::Id>(Gen&)>;
+// getitem of sdpa (or sdpa_backward) over pieces along dim d (builders_sdpa.cpp).
+Builder sdpaOfPieces(bool backward, int64_t d);
 // Builders by lemma name (nullptr: use the generic one).
 const Builder* builderFor(const std::string& lemma);
 

@@ -271,7 +271,7 @@ TEST(Canon, ClampAndSafeSoftmax) {
   EXPECT_EQ(canon(g, "c"), "(where (lt ids #0) #0 (where (gt ids #63) #63 ids))");
   EXPECT_EQ(canon(g, "lo"), "(where (lt ids #2) #2 ids)");
   EXPECT_EQ(canon(g, "bad").rfind("(aten.clamp.default", 0), 0u);  // lo > hi: ATen gives hi everywhere
-  EXPECT_EQ(canon(g, "s"), "(safe_softmax[1] x)");
+  EXPECT_EQ(canon(g, "s"), "(safe_softmax[1, false] x)");
 }
 
 // A complex tensor is its real view [..., 2]: views keep the annotation's shape, a complex

@@ -1,7 +1,8 @@
 """HF transformers causal LMs, captured with transformers' own TP plan, verify with the tangle CLI.
 
 A tiny Llama (GQA: 4 heads, 2 kv heads) and a tiny Qwen2 (q/k/v biases), one layer, TP=2, eager
-attention, are each captured once per session (a spawned process per graph). The tests read the
+attention, are each captured once per module (a spawned process per graph), and the Llama once more
+with sdpa attention (transformers' default: the CPU flash-attention op). The tests read the
 placeholder maps and the relation that tangle.hf wrote, and run `tangle check` on them.
 """
 import json
@@ -107,11 +108,11 @@ def _need_hf():
 
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory):
-    """{family: (HFCapture, spec params, [rank params])} for llama and qwen2, 1 layer, TP=2."""
+    """{family: (HFCapture, spec params, [rank params])} for llama and qwen2, 1 layer, TP=2, eager."""
     _need_hf()
     out = {}
     for family in ("llama", "qwen2"):
-        result = hf.capture_hf(family, tp=2, layers=1, out_dir=str(tmp_path_factory.mktemp(family)),
+        result = hf.capture_hf(family, tp=2, layers=1, out_dir=str(tmp_path_factory.mktemp(family)), attn="eager",
                                log=lambda msg: None)
         with open(result.spec_params) as f:
             sp = json.load(f)
@@ -213,8 +214,8 @@ def test_tangle_check_refines(captured, family):
     assert "expectation holds" in r.stdout
 
 
-def _planted(result, tmp_path, edit):
-    """check.rel with absolute graph paths and one line changed by edit(line) (returns the new line or None)."""
+def _planted(result, tmp_path, edit, changes=1):
+    """check.rel with absolute graph paths and `changes` lines changed by edit(line) (returns the new line or None)."""
     with open(result.relation) as f:
         lines = f.read().splitlines()
     out, changed = [], 0
@@ -228,7 +229,7 @@ def _planted(result, tmp_path, edit):
             if new is not None:
                 x, changed = new, changed + 1
         out.append(x)
-    assert changed == 1
+    assert changed == changes
     path = tmp_path / "planted.rel"
     path.write_text("\n".join(out) + "\n")
     return path
@@ -273,6 +274,45 @@ def test_placements_and_logits_hold_on_values(captured, tmp_path):
         assert got["max_logit_error"] < 1e-4, (r, got)
 
 
+# ---------------------------------------------------------------- sdpa attention (the default)
+
+@pytest.fixture(scope="module")
+def captured_sdpa(tmp_path_factory):
+    """llama, 1 layer, TP=2, attn_implementation="sdpa" (tangle.hf's default)."""
+    _need_hf()
+    return hf.capture_hf("llama", tp=2, layers=1, out_dir=str(tmp_path_factory.mktemp("llama_sdpa")),
+                         log=lambda msg: None)
+
+
+def test_sdpa_graphs_call_cpu_flash_attention(captured_sdpa):
+    for path in [captured_sdpa.spec] + list(captured_sdpa.impls):
+        with open(path) as f:
+            text = f.read()
+        assert "aten._scaled_dot_product_flash_attention_for_cpu.default" in text, path
+        assert "aten._softmax" not in text and "aten.bmm" not in text, path
+
+
+def test_sdpa_check_refines(captured_sdpa):
+    r = _check(captured_sdpa.relation)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0] == "verdict: refines"
+    assert "expectation holds" in r.stdout
+
+
+def test_sdpa_planted_wrong_kv_head_group_is_a_violation(captured_sdpa, tmp_path):
+    """Each rank holds the other rank's k/v projection rows: its query heads attend over the wrong kv
+    head group. Shapes all agree; only the pairing of query and kv heads is wrong."""
+    def swap(x):
+        if "self_attn.k_proj.weight" not in x and "self_attn.v_proj.weight" not in x:
+            return None
+        return re.sub(r"shard\(D\*\.(\w+), dim=0\)", r"concat(D1.\1, D0.\1, dim=0)", x)
+
+    r = _check(_planted(captured_sdpa, tmp_path, swap, changes=2))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "verdict: violation" in r.stdout
+    assert "failing operator: S._scaled_dot_product_flash_attention_for_cpu " in r.stdout, r.stdout
+
+
 # ---------------------------------------------------------------- a third family: fused q/k/v and gate/up
 
 @pytest.fixture(scope="module")
@@ -298,11 +338,11 @@ def test_phi3_fused_layers_refine(phi3):
 
 # ---------------------------------------------------------------- planted plan bugs (transformers styles)
 
-def _plan_bug(captured, tmp_path, plan):
-    """The llama TP=2 ranks captured again with `plan` overriding rules of the shipped TP plan (the spec
-    is the one already captured), checked with the Python API (which names parameters)."""
+def _plan_bug(captured_sdpa, tmp_path, plan):
+    """The llama TP=2 ranks (sdpa) captured again with `plan` overriding rules of the shipped TP plan (the
+    spec is the one already captured), checked with the Python API (which names parameters)."""
     import tangle
-    spec_dir = captured["llama"][0].out_dir
+    spec_dir = captured_sdpa.out_dir
     sys.path.insert(0, os.path.dirname(__file__))  # plan_bugs.py, for styles written MODULE:NAME
     try:
         out = hf.capture_hf("llama", tp=2, layers=1, out_dir=str(tmp_path), log=lambda m: None, plan=plan,
@@ -314,9 +354,9 @@ def _plan_bug(captured, tmp_path, plan):
     return tangle.check(out.relation, tangle=str(TANGLE))
 
 
-def test_planted_row_parallel_output_never_reduced(captured, tmp_path):
+def test_planted_row_parallel_output_never_reduced(captured_sdpa, tmp_path):
     """o_proj with a style that declares its output partial: the partial sums reach the residual add."""
-    r = _plan_bug(captured, tmp_path, {"model.layers.*.self_attn.o_proj": "plan_bugs:rowwise_unreduced"})
+    r = _plan_bug(captured_sdpa, tmp_path, {"model.layers.*.self_attn.o_proj": "plan_bugs:rowwise_unreduced"})
     assert r.verdict == "violation", r.report
     assert r.failure.op == "aten.add.Tensor" and r.failure.code == "hidden_states = residual + hidden_states", r.report
     assert r.failure.source_file.endswith("modeling_llama.py")
@@ -324,10 +364,10 @@ def test_planted_row_parallel_output_never_reduced(captured, tmp_path):
     assert any(e.startswith("sum(") for exprs in r.failure.input_relations.values() for e in exprs), r.report
 
 
-def test_planted_lm_head_output_layout(captured, tmp_path):
+def test_planted_lm_head_output_layout(captured_sdpa, tmp_path):
     """lm_head `colwise` (no gather): each rank holds a vocab slice of the logits, not the full logits
     that the model's shipped plan promises; the expectation is refused and the report names lm_head."""
-    r = _plan_bug(captured, tmp_path, {"lm_head": "colwise"})
+    r = _plan_bug(captured_sdpa, tmp_path, {"lm_head": "colwise"})
     assert r.verdict == "violation" and r.failure is None, r.report
     assert r.expectations and not any(e["holds"] for e in r.expectations)
     assert "concat(D0." in " ".join(k for e in r.expectations for k in e["known"])  # known: the vocab shards
@@ -335,12 +375,12 @@ def test_planted_lm_head_output_layout(captured, tmp_path):
     assert "lm_head.weight" in [p.fqn for p in r.parameters], r.report
 
 
-def test_planted_colwise_instead_of_rowwise_is_refused_in_one_line(captured, tmp_path):
+def test_planted_colwise_instead_of_rowwise_is_refused_in_one_line(captured_sdpa, tmp_path):
     """o_proj `colwise` where `rowwise` is needed: the ranks' program cannot run (shapes); one line
     naming the error and the model line, no graphs."""
     from tangle.capture import CaptureError
     with pytest.raises(CaptureError) as e:
-        _plan_bug(captured, tmp_path, {"model.layers.*.self_attn.o_proj": "colwise"})
+        _plan_bug(captured_sdpa, tmp_path, {"model.layers.*.self_attn.o_proj": "colwise"})
     message = str(e.value)
     assert "\n" not in message and "same reduction dim" in message, message
     assert "modeling_llama.py:" in message and " in forward" in message, message
