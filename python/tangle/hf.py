@@ -643,6 +643,12 @@ def capture_hf(family: str, tp: int, layers: int, out_dir: str, attn: str = "sdp
     jobs += [(f"rank {r}/{tp}", (family, layers, tp, r, attn, impls[r], impl_params[r], overrides, plan, fake,
                                  backward), impl_params[r]) for r in range(tp)]
     _run(jobs, log)
+    relation = write_check(out_dir, spec_params, impl_params, options, log=log)
+    return HFCapture(out_dir, spec, impls, spec_params, impl_params, relation)
+
+
+def write_check(out_dir, spec_params: str, impl_params: list, options=None, header=None, log=print) -> str:
+    """Writes out_dir/check.rel from the placeholder maps the captures left (write_relation); returns its path."""
     with open(spec_params) as f:
         sp = json.load(f)
     rps = []
@@ -651,9 +657,9 @@ def capture_hf(family: str, tp: int, layers: int, out_dir: str, attn: str = "sdp
             rps.append(json.load(f))
     relation = os.path.join(out_dir, "check.rel")
     with open(relation, "w") as f:
-        f.write(write_relation(sp, rps, options=options))
+        f.write(write_relation(sp, rps, options=options, header=header))
     log(f"wrote {relation}")
-    return HFCapture(out_dir, spec, impls, spec_params, impl_params, relation)
+    return relation
 
 
 def main(argv=None):

@@ -193,16 +193,7 @@ def capture_megatron(tp: int, layers: int, out_dir: str, setup: str | None = Non
     jobs += [(f"rank {r}/{tp}", (layers, tp, r, setup, parallel_output, impls[r], impl_params[r], overrides),
               impl_params[r]) for r in range(tp)]
     hf._run(jobs, log, target=_capture_one_reporting)
-    with open(spec_params) as f:
-        sp = json.load(f)
-    rps = []
-    for path in impl_params:
-        with open(path) as f:
-            rps.append(json.load(f))
-    relation = os.path.join(out_dir, "check.rel")
-    with open(relation, "w") as f:
-        f.write(hf.write_relation(sp, rps, options=options, header=header(tp, layers, parallel_output)))
-    log(f"wrote {relation}")
+    relation = hf.write_check(out_dir, spec_params, impl_params, options, header(tp, layers, parallel_output), log)
     return hf.HFCapture(out_dir, spec, impls, spec_params, impl_params, relation)
 
 

@@ -245,20 +245,11 @@ def capture_titan(tp: int, out_dir: str, sp: bool = False, backend: str = "spmd_
     jobs += [(f"rank {r}/{tp}", (layers, tp, r, backend, sp, impls[r], impl_params[r], overrides, bug, spmd_context),
               impl_params[r]) for r in range(tp)]
     hf._run(jobs, log, target=_capture_one_reporting)
-    with open(spec_params) as f:
-        sp_map = json.load(f)
-    rps = []
-    for path in impl_params:
-        with open(path) as f:
-            rps.append(json.load(f))
     title = [f"torchtitan llama3, {layers} layer(s), tensor parallel {tp}"
              f"{' + sequence parallel' if sp else ''}, spmd backend {backend}, attention sdpa (math)"
              + (f", planted bug {bug}" if bug else ""),
              "written by python -m tangle.titan from the placeholder maps (*.params.json)"]
-    relation = os.path.join(out_dir, "check.rel")
-    with open(relation, "w") as f:
-        f.write(hf.write_relation(sp_map, rps, options=options, header=[f"# {t}" for t in title]))
-    log(f"wrote {relation}")
+    relation = hf.write_check(out_dir, spec_params, impl_params, options, [f"# {t}" for t in title], log)
     return hf.HFCapture(out_dir, spec, impls, spec_params, impl_params, relation)
 
 
