@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
 import warnings
