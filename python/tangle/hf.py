@@ -617,11 +617,7 @@ def capture_hf(family: str, tp: int, layers: int, out_dir: str, attn: str = "sdp
         raise ValueError(f"unknown family {family!r} (known: {', '.join(FAMILIES)})")
     if tp < 2:
         raise ValueError("tp must be at least 2")
-    os.makedirs(out_dir, exist_ok=True)
-    spec = os.path.join(out_dir, "spec.py")
-    spec_params = os.path.join(out_dir, "spec.params.json")
-    impls = [os.path.join(out_dir, f"impl.r{r}.py") for r in range(tp)]
-    impl_params = [os.path.join(out_dir, f"impl.r{r}.params.json") for r in range(tp)]
+    spec, spec_params, impls, impl_params = graph_paths(out_dir, tp)
     if shape not in SHAPES:
         raise ValueError(f"unknown shape {shape!r} (known: {', '.join(SHAPES)})")
     fake = shape != "tiny"
@@ -645,6 +641,15 @@ def capture_hf(family: str, tp: int, layers: int, out_dir: str, attn: str = "sdp
     _run(jobs, log)
     relation = write_check(out_dir, spec_params, impl_params, options, log=log)
     return HFCapture(out_dir, spec, impls, spec_params, impl_params, relation)
+
+
+def graph_paths(out_dir, tp: int):
+    """Creates out_dir; returns where the captures go: spec.py, spec.params.json, [impl.r{r}.py],
+    [impl.r{r}.params.json]."""
+    os.makedirs(out_dir, exist_ok=True)
+    return (os.path.join(out_dir, "spec.py"), os.path.join(out_dir, "spec.params.json"),
+            [os.path.join(out_dir, f"impl.r{r}.py") for r in range(tp)],
+            [os.path.join(out_dir, f"impl.r{r}.params.json") for r in range(tp)])
 
 
 def write_check(out_dir, spec_params: str, impl_params: list, options=None, header=None, log=print) -> str:

@@ -179,11 +179,7 @@ def capture_megatron(tp: int, layers: int, out_dir: str, setup: str | None = Non
         raise ValueError("tp must be at least 2")
     if layers < 1:
         raise ValueError("layers must be at least 1")
-    os.makedirs(out_dir, exist_ok=True)
-    spec = os.path.join(out_dir, "spec.py")
-    spec_params = os.path.join(out_dir, "spec.params.json")
-    impls = [os.path.join(out_dir, f"impl.r{r}.py") for r in range(tp)]
-    impl_params = [os.path.join(out_dir, f"impl.r{r}.params.json") for r in range(tp)]
+    spec, spec_params, impls, impl_params = hf.graph_paths(out_dir, tp)
     overrides = heads_for(tp)
     if overrides:
         log(f"tp={tp}: {overrides['num_attention_heads']} heads in {overrides['num_query_groups']} query groups "

@@ -223,11 +223,7 @@ def capture_titan(tp: int, out_dir: str, sp: bool = False, backend: str = "spmd_
         raise ValueError(f"unknown planted bug {bug!r} (known: {', '.join(BUGS)})")
     if tp < 2:
         raise ValueError("tp must be at least 2")
-    os.makedirs(out_dir, exist_ok=True)
-    spec = os.path.join(out_dir, "spec.py")
-    spec_params = os.path.join(out_dir, "spec.params.json")
-    impls = [os.path.join(out_dir, f"impl.r{r}.py") for r in range(tp)]
-    impl_params = [os.path.join(out_dir, f"impl.r{r}.params.json") for r in range(tp)]
+    spec, spec_params, impls, impl_params = hf.graph_paths(out_dir, tp)
     overrides = heads_for(tp)
     if overrides:
         log(f"tp={tp}: {overrides['n_heads']} heads / {overrides['n_kv_heads']} kv heads "
