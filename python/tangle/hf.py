@@ -545,6 +545,17 @@ def _check_plan(family, plan):
             raise ValueError(f"plan override {key}={style}: a module pattern is dotted names and '*'")
 
 
+def parse_options(items) -> dict:
+    """["max_nodes=5000", ...] -> {key: value} for `option` lines of check.rel; bad items raise ValueError."""
+    options = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--option needs KEY=VALUE, got {item!r}")
+        options[key.strip()] = value.strip()
+    return options
+
+
 def parse_plan(items) -> dict:
     """["model.layers.*.mlp.down_proj=colwise", ...] -> {pattern: style}; bad items raise ValueError."""
     plan = {}
@@ -685,12 +696,10 @@ def main(argv=None):
                     help="override a rule of the model's TP plan, e.g. model.layers.*.mlp.down_proj=colwise; "
                          "a style MODULE:NAME is your own TensorParallelLayer object")
     a = ap.parse_args(argv)
-    options = {}
-    for o in a.option:
-        key, sep, value = o.partition("=")
-        if not sep:
-            ap.error(f"--option needs KEY=VALUE, got {o!r}")
-        options[key.strip()] = value.strip()
+    try:
+        options = parse_options(a.option)
+    except ValueError as e:
+        ap.error(str(e))
     out = capture_hf(a.family, a.tp, a.layers, a.out, a.attn, options, plan=parse_plan(a.plan), shape=a.shape,
                      backward=a.backward)
     print(out.relation)

@@ -260,12 +260,10 @@ def main(argv=None):
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="an `option KEY = VALUE` line for check.rel (repeatable)")
     a = ap.parse_args(argv)
-    options = {}
-    for o in a.option:
-        key, sep, value = o.partition("=")
-        if not sep:
-            ap.error(f"--option needs KEY=VALUE, got {o!r}")
-        options[key.strip()] = value.strip()
+    try:
+        options = hf.parse_options(a.option)
+    except ValueError as e:
+        ap.error(str(e))
     out = capture_titan(a.tp, a.out, a.sp, a.backend, a.layers, options, a.bug)
     print(out.relation)
     return 0

@@ -444,13 +444,10 @@ def _stderr(msg):
 def _parse_options(options) -> dict:
     if isinstance(options, dict):
         return dict(options)
-    out = {}
-    for o in options or ():
-        key, sep, value = o.partition("=")
-        if not sep or not key.strip():
-            raise VerifyError(f"--option needs KEY=VALUE, got {o!r}")
-        out[key.strip()] = value.strip()
-    return out
+    try:
+        return hf.parse_options(options)
+    except ValueError as e:
+        raise VerifyError(str(e)) from None
 
 
 def _check_fqns(spec_params_path, impl_params_paths):
