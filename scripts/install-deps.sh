@@ -48,3 +48,9 @@ sys.exit(not (v('torchtitan') == '0.3.0' and v('spmd_types') == '0.2.3' and v('t
     python3 -m pip install -q tyro==1.0.17 triton==3.8.0; } ||
     echo "warning: torchtitan==0.3.0 and its imports could not be installed; torchtitan capture tests will be skipped"
 fi
+# Ray for `tangle sweep --ray` (python/tangle/sweep.py) and its test on a local instance.
+if ! python3 -c "import ray, sys; sys.exit(ray.__version__ != '2.60.0')" >/dev/null 2>&1; then
+  echo "installing: ray==2.60.0"
+  # Not fatal: without it the Ray test of tests/python/test_sweep.py skips with a message.
+  python3 -m pip install -q ray==2.60.0 || echo "warning: ray==2.60.0 could not be installed; the Ray sweep test will be skipped"
+fi

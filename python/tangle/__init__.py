@@ -4,6 +4,7 @@
   ``hf:qwen2``, or ``MODULE:FUNCTION`` of your own code) and its ranks, write the relation, run
   ``tangle check`` and parse its JSON report (``python -m tangle.verify``, ``tangle verify``).
 * ``tangle.check(relation_path) -> CheckResult``: run ``tangle check REL --json`` and parse it.
+* ``tangle.sweep``: verify a grid of plans on a process pool or a Ray cluster (``tangle sweep``).
 * ``tangle.capture``: capture ATen-level FX graphs from PyTorch programs.
 * ``tangle.hf``: capture an HF transformers causal LM and its tensor-parallel ranks, with a placeholder
   map per graph and a relation file (``python -m tangle.hf llama --tp 2 --layers 1 --out DIR``).

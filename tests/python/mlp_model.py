@@ -38,3 +38,14 @@ def build(rank, world_size, drop_all_reduce=False):
 
 def build_buggy(rank, world_size):
     return build(rank, world_size, drop_all_reduce=True)
+
+
+def relation(world_size):
+    """The input relation of `tangle verify mlp_model:build` (argument names of `mlp`; S.output / D*.output
+    are the graphs' outputs)."""
+    return """S.x = D*.x
+S.w1 = shard(D*.w1, dim=0)
+S.w2 = shard(D*.w2, dim=1)
+S.b2 = D*.b2
+expect S.output = D*.output   # every rank holds the full output
+"""

@@ -126,6 +126,11 @@ int main(int argc, char** argv) {
       "(runs python3 -m tangle.verify; see tangle verify --help)");
   verifyCmd->prefix_command();  // everything after `verify` goes to the Python front end, --help included
   verifyCmd->set_help_flag();
+  auto* sweepCmd = app.add_subcommand(
+      "sweep", "verify a grid of plans (targets x ranks x layers x options) with a process pool or on a Ray cluster "
+               "(runs python3 -m tangle.sweep; see tangle sweep --help)");
+  sweepCmd->prefix_command();
+  sweepCmd->set_help_flag();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -137,8 +142,9 @@ int main(int argc, char** argv) {
   try {
     if (*verifyCmd) {
       verifyArgs = verifyCmd->remaining();
-      return tangle::cli::forwardToPythonVerify(argv[0], verifyArgs);
+      return tangle::cli::forwardToPython(argv[0], "verify", verifyArgs);
     }
+    if (*sweepCmd) return tangle::cli::forwardToPython(argv[0], "sweep", sweepCmd->remaining());
     if (*checkCmd) return check(positional, impl, relation, jsonOut, allRelations,
                                     replay ? std::optional(replayOpts) : std::nullopt, lemmaFiles, trustUnvalidated);
     if (*lemmasCmd) return validate ? validateLemmas(validateOpts, lemmaFiles) : listLemmas(lemmaFiles);

@@ -38,11 +38,11 @@ fs::path pythonDir(const fs::path& self) {
 
 }  // namespace
 
-int forwardToPythonVerify(const char* argv0, const std::vector<std::string>& args) {
+int forwardToPython(const char* argv0, const std::string& command, const std::vector<std::string>& args) {
   fs::path self = selfPath(argv0);
   fs::path py = pythonDir(self);
   if (py.empty()) {
-    std::cerr << "tangle verify: error: cannot find the tangle Python package (python/tangle/verify.py) beside "
+    std::cerr << "tangle " << command << ": error: cannot find the tangle Python package (python/tangle/verify.py) beside "
               << self.string() << " or in the source tree it was built from\n";
     return 2;
   }
@@ -52,15 +52,15 @@ int forwardToPythonVerify(const char* argv0, const std::vector<std::string>& arg
   setenv("TANGLE_BIN", self.c_str(), 1);
   const char* python = std::getenv("TANGLE_PYTHON");
   if (!python || !*python) python = "python3";
-  std::vector<std::string> argStore = {python, "-m", "tangle.verify"};
+  std::vector<std::string> argStore = {python, "-m", "tangle." + command};
   argStore.insert(argStore.end(), args.begin(), args.end());
   std::vector<char*> argvOut;
   for (auto& a : argStore) argvOut.push_back(a.data());
   argvOut.push_back(nullptr);
   std::cout.flush();
   execvp(python, argvOut.data());
-  std::cerr << "tangle verify: error: cannot run " << python << " (" << std::strerror(errno)
-            << "); tangle verify needs Python 3 with PyTorch (set TANGLE_PYTHON to choose the interpreter)\n";
+  std::cerr << "tangle " << command << ": error: cannot run " << python << " (" << std::strerror(errno)
+            << "); tangle " << command << " needs Python 3 with PyTorch (set TANGLE_PYTHON to choose the interpreter)\n";
   return 2;
 }
 
