@@ -74,6 +74,22 @@ TEST(Localize, NotReportedForARefiningCheck) {
   EXPECT_FALSE(contains(l.run.out, "localization:"));
 }
 
+TEST(ReducedReplay, TheCertificateReplaysAtReducedSizes) {
+  Located l = check(localizePath("big_column/check.rel"));
+  ASSERT_EQ(l.run.exitCode, 0) << l.run.out << l.run.err;
+  EXPECT_EQ(l.replay["status"], "matched") << l.run.out;
+  EXPECT_TRUE(contains(l.replay["reduced_sizes"].get<std::string>(), "4096 -> ")) << l.run.out;
+  EXPECT_TRUE(contains(l.run.out, "  at reduced sizes: 4096 -> ")) << l.run.out;
+}
+
+TEST(ReducedReplay, ACounterexampleAndTheShiftedSliceAtReducedSizes) {
+  Located l = check(localizePath("big_shifted/check.rel"));
+  ASSERT_EQ(l.run.exitCode, 1) << l.run.out << l.run.err;
+  EXPECT_EQ(l.replay["status"], "counterexample") << l.run.out;
+  EXPECT_FALSE(l.replay["reduced_sizes"].is_null()) << l.run.out;
+  EXPECT_EQ(l.replay["localization"]["first"]["tensor"], "D1.slice_1") << l.run.out;
+}
+
 TEST(ReducedReplay, NoSmallerInstanceIsRefusedWithTheReason) {
   // Every size is prime: no divisor gives a smaller instance, and the graphs are too large to run.
   Located l = check(localizePath("prime_sizes/check.rel"));
