@@ -6,6 +6,7 @@
 #include "ops/shape.h"
 #include "replay/candidates.h"
 #include "replay/concretize.h"
+#include "replay/reduce.h"
 #include "replay/trial.h"
 
 namespace tangle::replay {
@@ -89,6 +90,7 @@ class Replayer {
       if (!res_.failure && !checkOutputs(t)) return;
       if (!checkExpectations(t)) return;
       if (res_.failure && !res_.failure->limitReached && !searchOperator(t)) return;
+      if (k == 0 && res_.verdict == Verdict::Violation) rep_.localization = localize(spec_, impl_, res_, t);
     }
     conclude();
   }
@@ -309,6 +311,7 @@ std::string ReplayReport::text() const {
   if (!seeds.empty())
     out += fmt::format("  seeds {}; {} input elements{}\n", fmt::join(seeds, ", "), inputElements,
                        relationsChecked ? fmt::format("; {} relations checked", relationsChecked) : "");
+  if (localization) out += localization->text();
   return out;
 }
 
@@ -324,6 +327,8 @@ nlohmann::json ReplayReport::json() const {
   j["mismatch"] = mismatch ? diff(*mismatch) : nlohmann::json(nullptr);
   j["counterexamples"] = nlohmann::json::array();
   for (auto& d : counterexamples) j["counterexamples"].push_back(diff(d));
+  j["localization"] = localization ? localization->json() : nlohmann::json(nullptr);
+  j["reduced_sizes"] = reducedSizes.empty() ? nlohmann::json(nullptr) : nlohmann::json(reducedSizes);
   return j;
 }
 
@@ -385,12 +390,37 @@ ReplayReport replaySampledSizes(const LGraph& spec, const LGraph& impl, const Re
   return rep;
 }
 
+// Graphs too large to interpret: replay at reduced sizes (src/replay/reduce.h),
+// or refuse with the reason when there is no valid smaller instance.
+ReplayReport replayReducedSizes(const LGraph& spec, const LGraph& impl, const RelationFile& relation,
+                                const InferResult& result, const ReplayOptions& opts, const Sizes& real) {
+  ReplayReport rep;
+  rep.inputElements = real.inputs;
+  auto red = detail::reduceShapes(spec, impl, relation, result, std::min(opts.maxElements, opts.maxInputElements));
+  if (!red.check) {
+    rep.status = ReplayStatus::Skipped;
+    rep.summary = fmt::format("replay skipped: graphs too large ({} elements) and {}", real.all, red.refusal);
+    return rep;
+  }
+  const detail::ReducedCheck& rc = *red.check;
+  Replayer(rc.spec, rc.impl, rc.relation, rc.result, opts, rep).run();
+  rep.reducedSizes = rc.sizes;
+  rep.notes.insert(rep.notes.begin(), fmt::format("at reduced sizes: {}; {} elements instead of {}", rc.sizes,
+                                                  rc.elements, real.all));
+  return rep;
+}
+
 }  // namespace
 
 ReplayReport replayCheck(const LGraph& spec, const LGraph& impl, const RelationFile& relation,
                          const InferResult& result, const ReplayOptions& opts, const sym::Context& symbols) {
   if (result.verdict != Verdict::Inconclusive && hasSymbolicSizes({&spec, &impl}))
     return replaySampledSizes(spec, impl, relation, result, opts, symbols);
+  if (result.verdict != Verdict::Inconclusive) {
+    Sizes sz = sizesOf({&spec, &impl});
+    if (sz.problem.empty() && (sz.inputs > opts.maxInputElements || sz.all > opts.maxElements))
+      return replayReducedSizes(spec, impl, relation, result, opts, sz);
+  }
   ReplayReport rep;
   Replayer(spec, impl, relation, result, opts, rep).run();
   return rep;

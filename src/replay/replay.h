@@ -8,8 +8,8 @@
 //              (the explored implementation nodes and same-named tensors,
 //              alone, summed over ranks or concatenated along a dim); for a
 //              refused expectation, its two sides.
-// Inputs come from drawInputs (src/replay/inputs.h). Only small graphs are
-// replayed: real models would need shape reduction, which is out of scope.
+// Inputs come from drawInputs (src/replay/inputs.h). Graphs too large to
+// interpret are replayed at reduced sizes (src/replay/reduce.h).
 // Graphs with symbolic sizes are replayed at a few small sizes that satisfy
 // the check's facts (src/replay/concretize.h).
 #pragma once
@@ -24,6 +24,7 @@
 #include "infer/infer.h"
 #include "lower/lower.h"
 #include "relation/relation.h"
+#include "replay/localize.h"
 
 namespace tangle::replay {
 
@@ -66,6 +67,8 @@ struct ReplayReport {
   int agreeingCandidates = 0;          // violation: candidates equal to the failing operator on every seed
   int64_t inputElements = 0;
   std::vector<uint64_t> seeds;
+  std::optional<Localization> localization;
+  std::string reducedSizes;            // when replayed at reduced sizes: which ("768 -> 12, ...")  // violation: the first wrong implementation operator (first seed)
 
   std::string text() const;            // the section printed after the report
   nlohmann::json json() const;

@@ -73,6 +73,15 @@ rearrangement/copy/collective (view, clone, copy, transpose, t, permute,
 slice, cat, getitem, unsqueeze, _to_copy, wait_tensor, all_reduce, ...); the
 first compute consumers are included but not expanded.
 
+Value-guided localization (--replay): tangle then also runs both sides on
+random inputs (at reduced sizes when the graphs are large) and names the first
+implementation operator whose value agrees with no spec value
+(replay.localization in the JSON report). A violation counts as localized when
+that operator is on the mutated rank and is an edited node or a first
+consumer of one (the consumer is where a dropped collective's wrong value is
+first computed with). The table gives the rate per kind for the first
+operator named, and for any operator the report lists (first or further suspects).
+
 Exit status: 0 if no mutant refines outside ALLOW_REFINES and the baseline
 refines; 1 otherwise. Python 3 standard library only.
 """
@@ -542,12 +551,14 @@ class Outcome:
     seconds: float
     failure: dict | None
     message: str           # first line of stderr / report for context
+    localization: dict | None = None  # --replay: report.json's replay.localization
+    replay_status: str | None = None
 
 
 STATUS = {0: "refines", 1: "violation", 2: "bad input", 3: "inconclusive"}
 
 
-def run_tangle(tangle: Path, rel: RelInfo, files: dict[int, str], work: Path) -> Outcome:
+def run_tangle(tangle: Path, rel: RelInfo, files: dict[int, str], work: Path, replay: bool = False) -> Outcome:
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
@@ -562,20 +573,22 @@ def run_tangle(tangle: Path, rel: RelInfo, files: dict[int, str], work: Path) ->
     out_json = work / "report.json"
     t0 = time.monotonic()
     try:
-        p = subprocess.run([str(tangle), "check", str(rel_path), "--json", str(out_json)],
+        p = subprocess.run([str(tangle), "check", str(rel_path), "--json", str(out_json)] + (["--replay"] if replay else []),
                            capture_output=True, text=True, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return Outcome("timeout", time.monotonic() - t0, None, f"no answer in {TIMEOUT_S} s")
     dt = time.monotonic() - t0
     status = STATUS.get(p.returncode, f"error (exit {p.returncode})")
-    failure = None
+    failure, report = None, {}
     if out_json.exists():
         try:
-            failure = json.loads(out_json.read_text()).get("failure")
+            report = json.loads(out_json.read_text())
+            failure = report.get("failure")
         except json.JSONDecodeError:
             pass
     msg = (p.stderr.strip() or p.stdout.strip()).splitlines()
-    return Outcome(status, dt, failure, msg[0] if msg else "")
+    rep = report.get("replay") or {}
+    return Outcome(status, dt, failure, msg[0] if msg else "", rep.get("localization"), rep.get("status"))
 
 
 REARRANGE_RE = re.compile(
@@ -617,11 +630,33 @@ def localized(m: Mutant, o: Outcome, mdump: Dump, spec: Dump, spec_users, wide=F
     return False
 
 
+def value_localized(m: Mutant, o: Outcome, mdump: Dump, any_suspect=False) -> bool | None:
+    """Value-guided localization (--replay): the first wrong implementation
+    operator the report names is, on the mutated rank, an edited node or a
+    first consumer of one (a user in the mutated dump; for an edit that makes
+    a node an alias, such as a dropped collective, the consumer is the first
+    operator that computes with the wrong value). With any_suspect, the
+    further suspects the report lists count too. None when not eligible: not
+    a violation, or a rank-copy mutant."""
+    if o.status != "violation" or m.kind == "rank-copy":
+        return None
+    loc = o.localization or {}
+    named = [loc.get("first")] + (loc.get("others") or [] if any_suspect else [])
+    users = mdump.users()
+    targets = set(m.edited)
+    for e in m.edited:
+        targets.update(users.get(e, []))
+    for n in named:
+        if n and n.get("rank") == m.rank and n.get("tensor", "").partition(".")[2] in targets:
+            return True
+    return False
+
+
 def run_rel(tangle: Path, rel_path: Path, rank: int, kinds: list[str], limit_per_kind: int | None,
-            verbose: bool, tmp: Path) -> list[tuple[Mutant, Outcome, bool | None, bool | None]]:
+            verbose: bool, tmp: Path, replay: bool = False) -> list[tuple[Mutant, Outcome, bool | None, bool | None]]:
     rel = read_rel(rel_path)
     rank = min(rank, rel.ranks - 1)
-    base = run_tangle(tangle, rel, {}, tmp / "baseline")
+    base = run_tangle(tangle, rel, {}, tmp / "baseline", replay)
     if base.status != "refines":
         raise SystemExit(f"{rel_path}: the unmutated copy does not refine ({base.status}: {base.message}); "
                          "the harness or tangle is broken, mutants would prove nothing")
@@ -639,8 +674,10 @@ def run_rel(tangle: Path, rel_path: Path, rank: int, kinds: list[str], limit_per
     spec_users = spec.users()
     results = []
     for i, m in enumerate(mutants):
-        o = run_tangle(tangle, rel, m.files, tmp / f"m{i}")
+        o = run_tangle(tangle, rel, m.files, tmp / f"m{i}", replay)
         mdump = Dump(m.files[m.rank])
+        o.value_loc = value_localized(m, o, mdump) if replay else None
+        o.value_any = value_localized(m, o, mdump, any_suspect=True) if replay else None
         loc = localized(m, o, mdump, spec, spec_users)
         wide = localized(m, o, mdump, spec, spec_users, wide=True)
         results.append((m, o, loc, wide))
@@ -650,6 +687,11 @@ def run_rel(tangle: Path, rel_path: Path, rank: int, kinds: list[str], limit_per
             tag = {True: "exact", False: "front" if wide else "off", None: "-"}[loc]
             print(f"  [{m.kind:11}] {m.node:28} {m.edit[:48]:48} -> {o.status:12} {o.seconds:5.2f}s {tag:5} {where}",
                   flush=True)
+            if replay:
+                first = (o.localization or {}).get("first") or {}
+                vtag = {True: "named", False: "missed", None: "-"}[o.value_loc]
+                print(f"      value-guided: {vtag:6} {first.get('tensor')} @ {first.get('location')} "
+                      f"(replay {o.replay_status})", flush=True)
         if o.status == "refines":
             print(f"\n!!! MUTANT REFINES: {m.ident}\n{m.diff}\n", file=sys.stderr, flush=True)
     return results
@@ -666,8 +708,12 @@ def table(results) -> str:
             r["elig"] += 1
             r["exact"] += int(loc)
             r["wide"] += int(wide)
+        if getattr(o, "value_loc", None) is not None:
+            r["velig"] += 1
+            r["value"] += int(o.value_loc)
+            r["value-any"] += int(o.value_any)
     hdr = (f"{'kind':12} {'count':>5} {'viol':>5} {'(exp-only)':>10} {'bad':>4} {'inconcl':>7} {'timeout':>7} "
-           f"{'refines':>7}  {'exact-localization':18}  frontier-localization")
+           f"{'refines':>7}  {'exact-localization':18}  {'frontier-localization':21}  value-guided (first / any suspect)")
     lines = [hdr, "-" * len(hdr)]
     tot = defaultdict(int)
     for k in KINDS + sorted(set(rows) - set(KINDS)):
@@ -684,10 +730,11 @@ def table(results) -> str:
 
 
 def fmt_row(k, r) -> str:
-    def rate(key):
-        return f"{r[key]}/{r['elig']} ({100 * r[key] / r['elig']:.0f}%)" if r["elig"] else "n/a"
+    def rate(key, of="elig"):
+        return f"{r[key]}/{r[of]} ({100 * r[key] / r[of]:.0f}%)" if r[of] else "n/a"
     return (f"{k:12} {r['n']:>5} {r['violation']:>5} {r['exp-only']:>10} {r['bad input']:>4} {r['inconclusive']:>7} "
-            f"{r['timeout']:>7} {r['refines']:>7}  {rate('exact'):18}  {rate('wide')}")
+            f"{r['timeout']:>7} {r['refines']:>7}  {rate('exact'):18}  {rate('wide'):21}  "
+            f"{rate('value', 'velig')} / {rate('value-any', 'velig')}")
 
 
 def main(argv=None) -> int:
@@ -699,6 +746,8 @@ def main(argv=None) -> int:
     ap.add_argument("--tangle", type=Path, default=None, help="tangle binary (default: $TANGLE_BIN, build/bin/tangle)")
     ap.add_argument("--json", type=Path, default=None, help="write per-mutant results here")
     ap.add_argument("-q", "--quiet", action="store_true", help="only the tables")
+    ap.add_argument("--replay", action="store_true",
+                    help="check with --replay and rate the value-guided localization (first wrong impl operator)")
     args = ap.parse_args(argv)
     try:
         tangle = find_binary(args.tangle, required=True)
@@ -714,7 +763,7 @@ def main(argv=None) -> int:
             print(f"== {rel_path} (mutating rank {args.rank})", flush=True)
             t1 = time.monotonic()
             res = run_rel(tangle, rel_path.resolve(), args.rank, kinds, args.limit_per_kind, not args.quiet,
-                          Path(tmp) / rel_path.stem)
+                          Path(tmp) / rel_path.stem, args.replay)
             print(table(res))
             print(f"time: {time.monotonic() - t1:.1f} s\n")
             all_results += res
@@ -729,6 +778,8 @@ def main(argv=None) -> int:
             "seconds": round(o.seconds, 3), "failure_operator": (o.failure or {}).get("operator"),
             "failure_location": (o.failure or {}).get("location"), "exact_localization": loc,
             "frontier_localization": wide,
+            "value_localization": getattr(o, "value_loc", None),
+            "localized_operator": ((o.localization or {}).get("first") or {}).get("tensor"),
             "message": o.message, "diff": m.diff} for m, o, loc, wide in all_results], indent=1))
     if bad:
         print(f"\nFAIL: {len(bad)} semantics-changing mutant(s) judged 'refines' (soundness bug?):", file=sys.stderr)

@@ -214,7 +214,7 @@ TEST(Replay, WrongOutputRelationIsAMismatch) {
   EXPECT_EQ(bad.json()["status"], "mismatch");
 }
 
-TEST(Replay, LargeGraphsAreSkipped) {
+TEST(Replay, LargeGraphsWithoutASmallerInstanceAreSkipped) {
   Case s("A: \"f32[4, 8]\", B: \"f32[8, 6]\"", kMmBody, "A: \"f32[2, 8]\", B: \"f32[8, 6]\"",
           "mm: \"f32[2, 6]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)", "S.A = shard(D*.A, dim=0)\nS.B = D*.B\n");
   InferResult res;
@@ -222,7 +222,9 @@ TEST(Replay, LargeGraphsAreSkipped) {
   o.maxInputElements = 100;
   ReplayReport r = replayCheck(s.specL, s.implL, s.rel, res, o, s.symbols);
   EXPECT_EQ(r.status, ReplayStatus::Skipped);
-  EXPECT_EQ(r.summary, "replay skipped: graphs too large (208 elements; shape reduction is not supported)");
+  // Every size is at most 8, below any reduction threshold: nothing to divide.
+  EXPECT_EQ(r.summary.rfind("replay skipped: graphs too large (", 0), 0u) << r.summary;
+  EXPECT_NE(r.summary.find("no smaller instance"), std::string::npos) << r.summary;
 }
 
 TEST(Replay, OpWithoutSemanticsMakesReplayNotPossible) {

@@ -1,0 +1,350 @@
+#include "replay/localize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "replay/term_eval.h"
+
+namespace tangle::replay {
+
+namespace {
+
+enum class Status { Unknown, Input, Proven, Equal, Block, Partial, Absorbed, Wrong, Unevaluated };
+
+struct Verdict {
+  Status status = Status::Unknown;
+  int spec = -1;  // Equal/Block/Partial: the spec tensor
+  int dim = -1;   // Block: the dim cut into one block per rank
+  bool sound() const { return status != Status::Wrong && status != Status::Unknown; }
+};
+
+// Largest finite |x|: the scale of the replay tolerance (as compareTensors).
+double scaleOf(const interp::Tensor& t) {
+  double m = 0;
+  for (double x : t.data)
+    if (std::isfinite(x)) m = std::max(m, std::abs(x));
+  return m;
+}
+
+bool close(double want, double got, double tol) {
+  if (std::isnan(want) && std::isnan(got)) return true;
+  if (want == got) return true;
+  return std::abs(want - got) <= tol;
+}
+
+// v equals block `block` of s when s is cut into `blocks` equal blocks along `dim`.
+bool blockEquals(const interp::Tensor& s, double tol, size_t dim, int64_t block, const interp::Tensor& v) {
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < dim; ++d) outer *= s.shape[d];
+  for (size_t d = dim + 1; d < s.shape.size(); ++d) inner *= s.shape[d];
+  const int64_t n = v.shape[dim], full = s.shape[dim];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t k = 0; k < inner; ++k) {
+        double want = s.data[static_cast<size_t>((o * full + block * n + i) * inner + k)];
+        double got = v.data[static_cast<size_t>((o * n + i) * inner + k)];
+        if (!close(want, got, tol)) return false;
+      }
+  return true;
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+class Localizer {
+ public:
+  Localizer(const LGraph& spec, const LGraph& impl, const InferResult& res, detail::Trial& t)
+      : spec_(spec), impl_(impl), res_(res), t_(t), verdicts_(impl.nodes.size()) {}
+
+  Localization run() {
+    Localization out;
+    if (res_.failure) {
+      int f = res_.failure->node;
+      out.specOperator = fmt::format("{} ({}) at {}", spec_.node(f).name, spec_.origin(f).op, whereOf(spec_, f));
+    }
+    indexSpec();
+    markProven();
+    ranks_ = static_cast<int>(impl_.graphs.size());
+    for (size_t i = 0; i < impl_.nodes.size(); ++i)
+      if (impl_.nodes[i].aliasOf < 0) judge(static_cast<int>(i));
+    absorb();
+    std::vector<int> culprits;
+    for (size_t i = 0; i < impl_.nodes.size(); ++i) {
+      const LNode& n = impl_.nodes[i];
+      if (n.aliasOf >= 0) continue;
+      switch (verdicts_[i].status) {
+        case Status::Unevaluated: ++out.unevaluated; break;
+        case Status::Absorbed: ++out.absorbed; break;
+        case Status::Wrong: ++out.wrong; break;
+        default: ++out.agreeing;
+      }
+      if (verdicts_[i].status != Status::Wrong) continue;
+      bool operandsSound = std::all_of(n.operands.begin(), n.operands.end(),
+                                       [&](int o) { return verdicts_[static_cast<size_t>(impl_.resolve(o))].sound(); });
+      if (operandsSound) culprits.push_back(static_cast<int>(i));
+    }
+    // Earliest in program order first; the lower rank on a tie.
+    std::sort(culprits.begin(), culprits.end(), [&](int a, int b) {
+      auto ka = std::make_pair(impl_.node(a).origin, impl_.node(a).graph);
+      auto kb = std::make_pair(impl_.node(b).origin, impl_.node(b).graph);
+      return ka < kb;
+    });
+    if (culprits.empty()) {
+      out.summary = out.wrong ? "localization: no first wrong implementation operator (every wrong value follows "
+                                "one that cannot be evaluated)"
+                              : "localization: every implementation tensor agrees with a spec value on this input";
+      return out;
+    }
+    out.found = true;
+    out.first = located(culprits[0]);
+    for (size_t k = 1; k < culprits.size() && k <= 4; ++k) out.others.push_back(located(culprits[k]));
+    out.summary = fmt::format("localization: first wrong implementation operator {} ({}) at {} on rank {}",
+                              out.first->tensor, out.first->op, out.first->location, out.first->rank);
+    return out;
+  }
+
+ private:
+  const LGraph& spec_;
+  const LGraph& impl_;
+  const InferResult& res_;
+  detail::Trial& t_;
+  std::vector<Verdict> verdicts_;
+  int ranks_ = 1;
+  std::map<interp::Shape, std::vector<int>> specByShape_;
+  std::vector<double> specTol_;
+  std::set<int> proven_;
+  std::map<std::string, std::optional<int>> partialGroups_;  // base name -> spec tensor its rank sum equals
+
+  const interp::Tensor* specValue(int id) {
+    const interp::Value* v = t_.spec().known(id);
+    return v ? v->tensor() : nullptr;
+  }
+  const interp::Tensor* implValue(int id) {
+    const interp::Value* v = t_.impl().known(id);
+    return v ? v->tensor() : nullptr;
+  }
+
+  void indexSpec() {
+    specTol_.assign(spec_.nodes.size(), 0);
+    for (size_t i = 0; i < spec_.nodes.size(); ++i) {
+      if (spec_.nodes[i].aliasOf >= 0) continue;
+      const interp::Value* v = t_.spec().value(static_cast<int>(i));
+      if (!v || !v->tensor()) continue;
+      specByShape_[v->tensor()->shape].push_back(static_cast<int>(i));
+      specTol_[i] = 1e-6 * (1 + scaleOf(*v->tensor()));
+    }
+  }
+
+  // Every implementation tensor named in a clean relation inference found.
+  void markProven() {
+    for (const TensorRelations& r : res_.all) {
+      if (r.deferred) continue;
+      for (const eg::Term& e : r.exprs)
+        for (const auto& n : e.nodes)
+          if (const std::string* name = leafName(n))
+            if (auto id = impl_.find(*name)) proven_.insert(impl_.resolve(*id));
+    }
+  }
+
+  std::optional<int> equalSpec(const interp::Tensor& v) {
+    auto it = specByShape_.find(v.shape);
+    if (it == specByShape_.end()) return std::nullopt;
+    for (int s : it->second) {
+      const interp::Tensor& sv = *specValue(s);
+      bool eq = true;
+      for (size_t e = 0; eq && e < v.data.size(); ++e) eq = close(sv.data[e], v.data[e], specTol_[static_cast<size_t>(s)]);
+      if (eq) return s;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::pair<int, int>> blockOfSpec(const interp::Tensor& v, int rank) {
+    if (ranks_ < 2) return std::nullopt;
+    for (size_t d = 0; d < v.shape.size(); ++d) {
+      interp::Shape whole = v.shape;
+      whole[d] *= ranks_;
+      auto it = specByShape_.find(whole);
+      if (it == specByShape_.end() || v.shape[d] == 0) continue;
+      for (int s : it->second)
+        if (blockEquals(*specValue(s), specTol_[static_cast<size_t>(s)], d, rank, v))
+          return std::make_pair(s, static_cast<int>(d));
+    }
+    return std::nullopt;
+  }
+
+  // The tensor named like `id` on every rank, summed: a spec tensor?
+  std::optional<int> partialOf(int id) {
+    const std::string& name = impl_.node(id).name;
+    std::string base = name.substr(name.find('.') + 1);
+    auto [it, fresh] = partialGroups_.try_emplace(base);
+    if (!fresh || ranks_ < 2) return it->second;
+    std::optional<interp::Tensor> sum;
+    for (int r = 0; r < ranks_; ++r) {
+      auto other = impl_.find(Owner::impl(r).prefix() + base);
+      if (!other) return std::nullopt;
+      int o = impl_.resolve(*other);
+      const interp::Value* ov = t_.impl().value(o);
+      if (!ov || !ov->tensor()) return std::nullopt;
+      if (!sum) {
+        sum = *ov->tensor();
+        continue;
+      }
+      if (ov->tensor()->shape != sum->shape) return std::nullopt;
+      for (size_t e = 0; e < sum->data.size(); ++e) sum->data[e] += ov->tensor()->data[e];
+    }
+    it->second = equalSpec(*sum);
+    return it->second;
+  }
+
+  void judge(int id) {
+    Verdict& v = verdicts_[static_cast<size_t>(id)];
+    const LNode& n = impl_.node(id);
+    if (n.isInput) {
+      v.status = Status::Input;
+      return;
+    }
+    const interp::Value* val = t_.impl().value(id);
+    if (!val) {
+      v.status = Status::Unevaluated;
+      return;
+    }
+    const interp::Tensor* x = val->tensor();
+    if (!x) {
+      // A tuple: judged through its items (absorbed when they agree).
+      v.status = proven_.count(id) ? Status::Proven : Status::Wrong;
+      return;
+    }
+    if (auto s = equalSpec(*x)) {
+      v = {Status::Equal, *s, -1};
+    } else if (auto b = blockOfSpec(*x, n.graph)) {
+      v = {Status::Block, b->first, b->second};
+    } else if (auto p = partialOf(id)) {
+      v = {Status::Partial, *p, -1};
+    } else if (proven_.count(id)) {
+      v.status = Status::Proven;
+    } else {
+      v.status = Status::Wrong;
+    }
+  }
+
+  // A tensor without a counterpart is absorbed when a tensor computed from it agrees.
+  void absorb() {
+    std::vector<int> order;  // users after their operands: reverse of a DFS post-order
+    std::vector<char> seen(impl_.nodes.size(), 0), good(impl_.nodes.size(), 0);
+    std::vector<std::pair<int, size_t>> stack;
+    for (size_t root = 0; root < impl_.nodes.size(); ++root) {
+      if (seen[root]) continue;
+      seen[root] = 1;
+      stack.push_back({static_cast<int>(root), 0});
+      while (!stack.empty()) {
+        auto& [cur, next] = stack.back();
+        const auto& us = impl_.users[static_cast<size_t>(cur)];
+        if (next < us.size()) {
+          int u = us[next++];
+          if (!seen[static_cast<size_t>(u)]) {
+            seen[static_cast<size_t>(u)] = 1;
+            stack.push_back({u, 0});
+          }
+          continue;
+        }
+        order.push_back(cur);
+        stack.pop_back();
+      }
+    }
+    // `order` lists every user before the tensors it reads.
+    for (int id : order) {
+      const Verdict& v = verdicts_[static_cast<size_t>(id)];
+      bool agrees = v.sound() && v.status != Status::Absorbed && v.status != Status::Unevaluated;
+      bool below = false;
+      for (int u : impl_.users[static_cast<size_t>(id)]) below = below || good[static_cast<size_t>(u)];
+      good[static_cast<size_t>(id)] = agrees || below;
+      if (v.status == Status::Wrong && below) verdicts_[static_cast<size_t>(id)].status = Status::Absorbed;
+    }
+  }
+
+  std::string describe(int id) {
+    const Verdict& v = verdicts_[static_cast<size_t>(id)];
+    const std::string& name = impl_.node(id).name;
+    auto s = [&] { return spec_.node(v.spec).name; };
+    switch (v.status) {
+      case Status::Input: return name + ": a graph input";
+      case Status::Proven: return name + ": in a relation inference proved";
+      case Status::Equal: return name + " equals " + s();
+      case Status::Block:
+        return fmt::format("{} equals rank {}'s block of {} along dim {}", name, impl_.node(id).graph, s(), v.dim);
+      case Status::Partial: return name + ": summed over the ranks it equals " + s() + " (a partial sum)";
+      case Status::Absorbed: return name + ": no spec counterpart, but a tensor computed from it agrees";
+      case Status::Unevaluated: return name + ": not evaluated";
+      default: return name + ": agrees with no spec value";
+    }
+  }
+
+  // Graph inputs an operator reads: operands that are inputs, or reached through single-operand ops.
+  std::vector<std::string> readsOf(int op) {
+    std::vector<std::string> out;
+    for (int o : impl_.node(op).operands) {
+      int cur = impl_.resolve(o);
+      for (int depth = 0; !impl_.node(cur).isInput && impl_.node(cur).operands.size() == 1 && depth < 8; ++depth)
+        cur = impl_.resolve(impl_.node(cur).operands[0]);
+      const std::string& name = impl_.node(cur).name;
+      if (impl_.node(cur).isInput && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    }
+    return out;
+  }
+
+  LocatedOperator located(int id) {
+    LocatedOperator l;
+    l.tensor = impl_.node(id).name;
+    l.rank = impl_.node(id).graph;
+    l.op = impl_.origin(id).op;
+    l.location = whereOf(impl_, id);
+    l.source = trimmed(impl_.origin(id).source);
+    l.reads = readsOf(id);
+    for (int o : impl_.node(id).operands) l.operands.push_back(describe(impl_.resolve(o)));
+    return l;
+  }
+};
+
+nlohmann::json operatorJson(const LocatedOperator& l) {
+  return {{"tensor", l.tensor}, {"rank", l.rank},   {"op", l.op},
+          {"location", l.location}, {"source", l.source}, {"reads", l.reads}, {"operands", l.operands}};
+}
+
+}  // namespace
+
+std::string Localization::text() const {
+  std::string out = summary + "\n";
+  if (first) {
+    if (!first->source.empty()) out += "  source: " + first->source + "\n";
+    if (!first->reads.empty()) out += fmt::format("  graph inputs it reads: {}\n", fmt::join(first->reads, ", "));
+    for (auto& o : first->operands) out += "  operand " + o + "\n";
+  }
+  if (!specOperator.empty()) out += "  inference's failing spec operator: " + specOperator + "\n";
+  for (auto& o : others) out += fmt::format("  also wrong with agreeing operands: {} ({}) at {} on rank {}\n", o.tensor, o.op, o.location, o.rank);
+  out += fmt::format("  implementation tensors: {} agree, {} absorbed, {} wrong, {} not evaluated\n", agreeing,
+                     absorbed, wrong, unevaluated);
+  return out;
+}
+
+nlohmann::json Localization::json() const {
+  nlohmann::json j{{"found", found},        {"summary", summary},   {"spec_operator", specOperator},
+                   {"agreeing", agreeing},  {"absorbed", absorbed}, {"wrong", wrong},
+                   {"unevaluated", unevaluated}};
+  j["first"] = first ? operatorJson(*first) : nlohmann::json(nullptr);
+  j["others"] = nlohmann::json::array();
+  for (auto& o : others) j["others"].push_back(operatorJson(o));
+  return j;
+}
+
+Localization localize(const LGraph& spec, const LGraph& impl, const InferResult& result, detail::Trial& t) {
+  return Localizer(spec, impl, result, t).run();
+}
+
+}  // namespace tangle::replay

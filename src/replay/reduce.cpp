@@ -1,0 +1,257 @@
+#include "replay/reduce.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ops/ops.h"
+#include "support/error.h"
+
+namespace tangle::replay::detail {
+
+int64_t SizeMap::size(int64_t v) const {
+  int64_t a = v < 0 ? -v : v;
+  if (a <= threshold || a % divisor != 0) return v;
+  return v / divisor;
+}
+
+double SizeMap::scalar(double v) const {
+  if (!std::isfinite(v) || v != std::floor(v) || std::abs(v) > 9e15) return v;
+  auto a = static_cast<int64_t>(std::abs(v));
+  if (!std::binary_search(dims.begin(), dims.end(), a)) return v;
+  return static_cast<double>(size(static_cast<int64_t>(v)));
+}
+
+namespace {
+
+void mapAttrs(eg::AttrList& attrs, const SizeMap& m) {
+  for (eg::Attr& x : attrs) {
+    if (x.kind == eg::Attr::Kind::Int) x.i = m.size(x.i);
+    if (x.kind == eg::Attr::Kind::IntList)
+      for (int64_t& v : x.list) v = m.size(v);
+  }
+}
+
+void mapShape(std::vector<Dim>& shape, const SizeMap& m) {
+  for (Dim& d : shape) d = m.size(d);
+}
+
+LGraph mapGraph(const LGraph& lg, const SizeMap& m) {
+  LGraph out = lg;
+  for (LNode& n : out.nodes) {
+    for (TensorType& t : n.data.types) mapShape(t.shape, m);
+    for (CanonTerm::Node& tn : n.def.nodes) {
+      mapAttrs(tn.attrs, m);
+      for (CanonTerm::Ref& r : tn.children)
+        if (r.kind == CanonTerm::Ref::Kind::Scalar) r.scalar = m.scalar(r.scalar);
+    }
+  }
+  return out;
+}
+
+void mapTerm(eg::Term& t, const SizeMap& m) {
+  for (auto& n : t.nodes) {
+    eg::AttrList a = eg::attrs(n.attrs);
+    mapAttrs(a, m);
+    n.attrs = eg::internAttrs(a);
+  }
+}
+
+void mapRelations(std::vector<TensorRelations>& rs, const SizeMap& m) {
+  for (auto& r : rs)
+    for (auto& e : r.exprs) mapTerm(e, m);
+}
+
+void mapExpr(RelExpr& e, const SizeMap& m) {
+  if (e.kind == RelExpr::Kind::Int) e.i = m.size(e.i);
+  for (int64_t& v : e.ints) v = m.size(v);
+  for (auto& a : e.args) mapExpr(a, m);
+  for (auto& [k, a] : e.kwargs) mapExpr(a, m);
+}
+
+// The check at the reduced sizes; expectations re-pointed into its own relation file.
+std::unique_ptr<ReducedCheck> mapCheck(const LGraph& spec, const LGraph& impl, const RelationFile& rel,
+                                       const InferResult& res, const SizeMap& m) {
+  auto rc = std::make_unique<ReducedCheck>();
+  rc->map = m;
+  rc->spec = mapGraph(spec, m);
+  rc->impl = mapGraph(impl, m);
+  rc->relation = rel;
+  for (auto& r : rc->relation.relations) mapExpr(r.rhs, m);
+  for (auto& e : rc->relation.expectations) {
+    mapExpr(e.lhs, m);
+    mapExpr(e.rhs, m);
+  }
+  rc->result = res;
+  mapRelations(rc->result.outputs, m);
+  mapRelations(rc->result.all, m);
+  if (rc->result.failure) mapRelations(rc->result.failure->inputRelations, m);
+  auto repoint = [&](const Expectation* e) {
+    return &rc->relation.expectations[static_cast<size_t>(e - rel.expectations.data())];
+  };
+  for (auto& e : rc->result.expectations) {
+    e.expectation = repoint(e.expectation);
+    for (auto& t : e.known) mapTerm(t, m);
+  }
+  for (auto& e : rc->result.uncheckedExpectations) e = repoint(e);
+  return rc;
+}
+
+// The shape of a relation expression (InputError when it is ill-typed).
+std::vector<Dim> shapeOf(const RelExpr& e, const LGraph& spec, const LGraph& impl) {
+  eg::EGraph g(ops::inferData);
+  eg::Id root = addRelExpr(g, e, spec, impl);
+  const eg::ClassData& d = g.data(g.find(root));
+  if (d.types.size() != 1) throw InputError(e.loc, "'" + e.toString() + "' is not one tensor");
+  return d.types[0].shape;
+}
+
+// Which definitions the type rules accept (at the real sizes): those must
+// still be accepted after the reduction.
+std::vector<char> typedDefinitions(const LGraph& lg) {
+  sym::Context none;
+  std::vector<char> out(lg.nodes.size(), 0);
+  for (size_t i = 0; i < lg.nodes.size(); ++i) {
+    const LNode& n = lg.nodes[i];
+    if (n.aliasOf >= 0 || n.isInput || n.def.nodes.empty()) continue;
+    eg::EGraph g(ops::inferData, &none);
+    out[i] = addDefinition(g, lg, static_cast<int>(i)).has_value();
+  }
+  return out;
+}
+
+// A definition the type rules accepted at the real sizes but not at the reduced ones.
+void checkStillTyped(const LGraph& lg, const std::vector<char>& typed) {
+  sym::Context none;
+  for (size_t i = 0; i < lg.nodes.size(); ++i) {
+    if (!typed[i]) continue;
+    eg::EGraph g(ops::inferData, &none);
+    if (addDefinition(g, lg, static_cast<int>(i))) continue;
+    const Node& o = lg.origin(static_cast<int>(i));
+    throw InputError(o.loc, "node '" + o.name + "': " + o.op + " does not accept its operands' reduced shapes");
+  }
+}
+
+// Same checks as an imported graph gets; the first failure, if any.
+std::optional<std::string> validate(const ReducedCheck& rc, const std::vector<char>& specTyped,
+                                    const std::vector<char>& implTyped) {
+  sym::Context none;
+  try {
+    checkStillTyped(rc.spec, specTyped);
+    checkStillTyped(rc.impl, implTyped);
+    checkAnnotatedShapes(rc.spec, none);
+    checkAnnotatedShapes(rc.impl, none);
+    for (const RelationEntry& r : rc.relation.relations) {
+      auto id = rc.spec.find(r.lhs.toString());
+      if (!id) continue;
+      const TensorType* want = rc.spec.node(rc.spec.resolve(*id)).data.tensor();
+      auto got = shapeOf(r.rhs, rc.spec, rc.impl);
+      if (want && got != want->shape)
+        throw InputError(r.loc, "the relation of " + r.lhs.toString() + " has another shape than the tensor");
+    }
+    for (const Expectation& e : rc.relation.expectations)
+      if (shapeOf(e.lhs, rc.spec, rc.impl) != shapeOf(e.rhs, rc.spec, rc.impl))
+        throw InputError(e.loc, "the two sides of an expectation have different shapes");
+  } catch (const InputError& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+// Elements of every tensor of the graph at the sizes of `m`.
+int64_t elementsOf(const LGraph& lg, const SizeMap& m) {
+  int64_t n = 0;
+  for (const LNode& x : lg.nodes) {
+    if (x.aliasOf >= 0) continue;
+    for (const TensorType& t : x.data.types) {
+      int64_t k = 1;
+      for (Dim d : t.shape) k *= std::max<Dim>(m.size(d), 0);
+      n += k;
+    }
+  }
+  return n;
+}
+
+std::vector<int64_t> dimsOf(const std::vector<const LGraph*>& graphs) {
+  std::set<int64_t> s;
+  for (const LGraph* lg : graphs)
+    for (const LNode& n : lg->nodes)
+      for (const TensorType& t : n.data.types)
+        for (Dim d : t.shape) s.insert(d);
+  return {s.begin(), s.end()};
+}
+
+std::string describeMap(const SizeMap& m) {
+  std::vector<std::string> parts;
+  std::vector<int64_t> big(m.dims.rbegin(), m.dims.rend());
+  for (int64_t d : big)
+    if (m.size(d) != d && parts.size() < 8) parts.push_back(fmt::format("{} -> {}", d, m.size(d)));
+  return fmt::format("{} (every size above {} divided by {})", fmt::join(parts, ", "), m.threshold, m.divisor);
+}
+
+}  // namespace
+
+Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFile& relation, const InferResult& result,
+                       int64_t maxElements) {
+  Reduction out;
+  std::vector<int64_t> dims = dimsOf({&spec, &impl});
+  // Candidates: every (g, T) that changes some dim, smallest total first.
+  struct Candidate {
+    int64_t g, t, elements;
+    bool sharp;  // distinct sizes stay distinct and none becomes 1: a transposition stays visible
+  };
+  std::vector<Candidate> candidates;
+  const int64_t thresholds[] = {8, 16, 32, 64, 128};
+  std::set<int64_t> divisors;
+  for (int64_t p = 2; p <= (1 << 16); p *= 2) {
+    divisors.insert(p);
+    divisors.insert(3 * p);
+  }
+  for (int64_t t : thresholds)
+    for (int64_t g : divisors) {
+      SizeMap m{g, t, dims};
+      bool changes = std::any_of(dims.begin(), dims.end(), [&](int64_t d) { return m.size(d) != d; });
+      // A size must stay above 0 and the scaled ones distinguishable from the kept ones' range.
+      bool positive = std::all_of(dims.begin(), dims.end(), [&](int64_t d) { return d == 0 || m.size(d) > 0; });
+      if (!changes || !positive) continue;
+      int64_t total = elementsOf(spec, m) + elementsOf(impl, m);
+      std::set<int64_t> images;
+      bool sharp = true;
+      for (int64_t d : dims) {
+        sharp = sharp && images.insert(m.size(d)).second && (m.size(d) != 1 || d == 1);
+      }
+      if (total <= maxElements) candidates.push_back({g, t, total, sharp});
+    }
+  std::sort(candidates.begin(), candidates.end(), [](auto& a, auto& b) {
+    if (a.sharp != b.sharp) return a.sharp;
+    return a.elements != b.elements ? a.elements < b.elements : a.g > b.g;
+  });
+  if (candidates.empty()) {
+    out.refusal = fmt::format("no smaller instance: no divisor of the sizes brings the graphs under {} elements",
+                              maxElements);
+    return out;
+  }
+  std::string firstReason;
+  const std::vector<char> specTyped = typedDefinitions(spec), implTyped = typedDefinitions(impl);
+  const size_t kTries = 40;  // each try type-checks both graphs
+  for (size_t k = 0; k < candidates.size() && k < kTries; ++k) {
+    SizeMap m{candidates[k].g, candidates[k].t, dims};
+    auto rc = mapCheck(spec, impl, relation, result, m);
+    if (auto why = validate(*rc, specTyped, implTyped)) {
+      if (firstReason.empty())
+        firstReason = fmt::format("dividing the sizes above {} by {}: {}", m.threshold, m.divisor, *why);
+      continue;
+    }
+    rc->elements = candidates[k].elements;
+    rc->sizes = describeMap(m);
+    out.check = std::move(rc);
+    return out;
+  }
+  out.refusal = "no valid smaller instance; the smallest one tried breaks a shape rule (" + firstReason + ")";
+  return out;
+}
+
+}  // namespace tangle::replay::detail

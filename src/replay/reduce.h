@@ -1,0 +1,59 @@
+// Shape reduction for replay (issue 14): graphs too large to interpret are
+// re-instantiated at smaller sizes, then replayed like small ones.
+//
+// The reduction divides every size-like integer by one divisor g: a tensor
+// dim, a size attribute (slice bounds, reshape/expand shapes, split sizes,
+// arange lengths) or an integer scalar equal to a tensor dim (a vocabulary
+// offset), when it exceeds a threshold T and g divides it. Integers up to T
+// (dim indices, head counts, batch) and values (1/sqrt(head_dim), eps) stay.
+// Dividing by g keeps sums and differences (concat, slice windows, shards)
+// and products with an unscaled factor; a product of two scaled sizes breaks,
+// so the result is only used when it passes the same checks as an imported
+// graph: every operator's type rule must give its (divided) annotation, and
+// every relation must have the shape of its spec tensor. The pairs (g, T)
+// are tried from the smallest instance up, those that keep distinct sizes
+// distinct (and none at 1, so a transposition stays visible) first; none
+// passing is a refusal with the reason of the smallest one tried. The interpreter checks the shapes again as
+// it runs (a computed shape that differs from the annotation stops the replay).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "infer/infer.h"
+#include "lower/lower.h"
+#include "relation/relation.h"
+#include "sym/context.h"
+
+namespace tangle::replay::detail {
+
+struct SizeMap {
+  int64_t divisor = 1, threshold = 0;
+  std::vector<int64_t> dims;  // every concrete tensor dim of both graphs (sorted, unique)
+  // v / divisor when |v| > threshold and divisible, else v.
+  int64_t size(int64_t v) const;
+  // A scalar: divided only when integral and (in absolute value) one of `dims`.
+  double scalar(double v) const;
+};
+
+struct ReducedCheck {
+  SizeMap map;
+  LGraph spec, impl;
+  RelationFile relation;  // its expectations are the ones `result` points to
+  InferResult result;
+  int64_t elements = 0;   // of every tensor of both graphs at the reduced sizes
+  std::string sizes;      // "1536 -> 24, 768 -> 12 (divided by 64; sizes <= 16 kept)"
+};
+
+struct Reduction {
+  std::unique_ptr<ReducedCheck> check;  // null: refused
+  std::string refusal;                  // why no smaller instance was found
+};
+
+// The smallest valid instance with at most `maxElements` elements in total.
+Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFile& relation, const InferResult& result,
+                       int64_t maxElements);
+
+}  // namespace tangle::replay::detail
