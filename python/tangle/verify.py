@@ -16,7 +16,8 @@ Targets:
   ``setup()`` runs first in every capture process (tests/python/megatron_cpu.py is one).
 * ``torchtitan:llama3``: torchtitan's own Llama-3 (tiny config, random weights, no download) against
   the same model after torchtitan's ``model.parallelize`` (``tangle.titan``): ``--sp`` for sequence
-  parallel, ``--backend spmd_types`` (torchtitan's default) or ``partial_dtensor``.
+  parallel, ``--backend spmd_types`` (torchtitan's default) or ``partial_dtensor``, ``--backward`` for
+  one training step.
 * ``MODULE:FUNCTION`` (e.g. ``mypkg.mymodel:build``): your own code. ``FUNCTION(rank, world_size)``
   returns ``(fn, args)`` (or ``(fn, args, dynamic)``, see ``tangle.capture``) for one rank, using
   ``torch.distributed._functional_collectives`` for communication (a fake process group is set up;
@@ -678,7 +679,8 @@ def main(argv=None) -> int:
     ap.add_argument("--relation", help="relation file for a user target (default: the module's relation(world_size))")
     ap.add_argument("--attn", default="sdpa", help="attn_implementation of an hf: model (sdpa, the default, or eager)")
     ap.add_argument("--backward", action="store_true",
-                    help="hf: targets: verify one training step (the loss and every parameter gradient)")
+                    help="hf: and torchtitan: targets: verify one training step (the loss and every parameter "
+                         "gradient)")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="an `option KEY = VALUE` line for check.rel (repeatable)")
     ap.add_argument("--shape", default="tiny",
