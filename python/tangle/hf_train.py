@@ -43,9 +43,15 @@ def _grad_layout(param) -> str:
     return "Replicate"
 
 
-def capture_training(model, ids, target, graph_path, params_path, info=None):
+def capture_training(model, ids, target, graph_path, params_path, info=None, *, loss=None, layouts=None,
+                     context=None, grad_layout=None):
     """Trace one training step of `model` on (ids, target); write the joint graph to graph_path and its
-    placeholder map to params_path. Returns the params dict."""
+    placeholder map to params_path. Returns the params dict.
+    Other frameworks (tangle.titan): `loss(ids, target) -> scalar` is the step's loss (default: the HF
+    cross-entropy above); `layouts` is for hf._describe (plain-tensor parameters); `context()`: a context
+    manager the trace and backward run in; `grad_layout(fqn, param) -> str`: a gradient's layout (default:
+    the placement of the ``.grad`` DTensor)."""
+    import contextlib
     import torch
     import torch.nn.functional as F
     from torch._dynamo.backends.common import aot_autograd
@@ -80,15 +86,16 @@ def capture_training(model, ids, target, graph_path, params_path, info=None):
 
     model.zero_grad(set_to_none=True)
     torch._dynamo.reset()
-    compiled = torch.compile(step, backend=backend, fullgraph=True)
-    compiled(ids, target).backward()
+    compiled = torch.compile(loss or step, backend=backend, fullgraph=True)
+    with context() if context else contextlib.nullcontext():
+        compiled(ids, target).backward()
     if "fw" not in graphs or "bw" not in graphs:
         raise RuntimeError(f"{graph_path}: aot_autograd produced no {'backward' if 'fw' in graphs else 'forward'} graph")
 
     fw = graphs["fw"]
     dynamo_inputs = graphs["dynamo_inputs"]
-    expected = [d for v in dynamo_inputs for d in hf._describe(v, names)]
-    owners = [v for v in dynamo_inputs for _ in hf._describe(v, names)]
+    expected = [d for v in dynamo_inputs for d in hf._describe(v, names, layouts)]
+    owners = [v for v in dynamo_inputs for _ in hf._describe(v, names, layouts)]
     placeholders = [n for n in fw.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(expected):
         raise RuntimeError(f"{graph_path}: {len(placeholders)} forward placeholders, but the Dynamo inputs "
@@ -99,7 +106,8 @@ def capture_training(model, ids, target, graph_path, params_path, info=None):
         d["name"] = node.name
     constants = hf._constants(fw)
 
-    joint = stitch(fw, graphs["bw"])
+    groups = [len(hf._describe(v, names, layouts)) for v in dynamo_inputs]
+    joint = stitch(fw, graphs["bw"], groups)
     with open(graph_path, "w") as f:
         f.write(joint.module.print_readable(print_output=False))
 
@@ -114,7 +122,8 @@ def capture_training(model, ids, target, graph_path, params_path, info=None):
         if d["kind"] != "parameter":
             raise RuntimeError(f"{graph_path}: a gradient for {d['kind']} placeholder {d['name']} ({d['fqn']})")
         _, param = params_by_id[id(owners[index])]
-        outputs.append(dict(name=name, what="grad", fqn=d["fqn"], layout=_grad_layout(param),
+        layout = grad_layout(d["fqn"], param) if grad_layout else _grad_layout(param)
+        outputs.append(dict(name=name, what="grad", fqn=d["fqn"], layout=layout,
                             shape=list(param.shape)))
     params = dict(info or {}, graph=os.path.basename(graph_path), backward=True, placeholders=phs,
                   constants=constants, outputs=outputs)

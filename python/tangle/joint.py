@@ -33,8 +33,26 @@ def _is_tensor_node(node) -> bool:
     return isinstance(node.meta.get("val"), torch.Tensor)
 
 
-def stitch(fw, bw) -> Joint:
-    """fw, bw: the GraphModules given to aot_autograd's fw_compiler and bw_compiler."""
+def _grad_positions(bw_out, groups, n_fw):
+    """[(forward placeholder index, backward output)] for the backward's outputs. `groups`: how many
+    forward placeholders each Dynamo input became (a DTensor: 2, its local tensor then its mesh). A
+    DTensor's gradient comes back as as many outputs, but one None when it has none (a buffer)."""
+    groups = groups or [1] * n_fw
+    if sum(groups) != n_fw:
+        raise StitchError(f"the inputs' groups cover {sum(groups)} placeholders, the forward has {n_fw}")
+    out, j, first = [], 0, 0
+    for k in groups:
+        take = 1 if k > 1 and j < len(bw_out) and bw_out[j] is None else k
+        out += [(first + i, a) for i, a in enumerate(bw_out[j:j + take])]
+        j, first = j + take, first + k
+    if j != len(bw_out):
+        raise StitchError(f"the backward returns {len(bw_out)} outputs for {n_fw} forward inputs")
+    return out
+
+
+def stitch(fw, bw, groups=None) -> Joint:
+    """fw, bw: the GraphModules given to aot_autograd's fw_compiler and bw_compiler. `groups`: see
+    _grad_positions (default: one placeholder per input)."""
     import torch
     import torch.fx as fx
 
@@ -81,11 +99,11 @@ def stitch(fw, bw) -> Joint:
             bw_out = n.args[0]
             continue
         env[n] = g.node_copy(n, lambda x: env[x])
-    if bw_out is None or len(bw_out) != len(fw_phs):
-        raise StitchError(f"the backward returns {len(bw_out or ())} gradients for {len(fw_phs)} forward inputs")
+    if bw_out is None:
+        raise StitchError("the backward graph has no output")
 
     outs, grads = [env[a] for a in fw_out[:n_user]], []
-    for i, a in enumerate(bw_out):
+    for i, a in _grad_positions(list(bw_out), groups, len(fw_phs)):
         if not isinstance(a, fx.Node) or not _is_tensor_node(a):
             continue  # None, or the device-mesh object a DTensor input hands back
         node = env[a]

@@ -38,7 +38,9 @@ SEQ = 8
 SEED = 0
 BACKENDS = ("spmd_types", "partial_dtensor")
 # Planted bugs for tests (never on by default): each makes the ranks compute something else.
-BUGS = ("embedding_offset",)
+# norm_grad_unreduced (training step, spmd_types, sequence parallel): the norms' weights are declared
+# invariant (I) instead of replicate (R), i.e. complete gradients, while each rank's is partial.
+BUGS = ("embedding_offset", "norm_grad_unreduced")
 
 
 def heads_for(tp: int) -> dict:
@@ -50,7 +52,7 @@ def heads_for(tp: int) -> dict:
     return dict(n_kv_heads=kv, n_heads=2 * kv)
 
 
-def model_config(layers: int, sp: bool, **overrides):
+def model_config(layers: int, sp: bool, bug: str | None = None, **overrides):
     """A tiny Llama3Model.Config with torchtitan's sharding configs filled (TP plan, SP or not)."""
     from torchtitan.models.common import ComplexRoPE, Embedding, Linear, RMSNorm
     from torchtitan.models.common.attention import ScaledDotProductAttention
@@ -71,7 +73,18 @@ def model_config(layers: int, sp: bool, **overrides):
         lm_head=Linear.Config(in_features=dim, out_features=c["vocab_size"]), layers=blocks)
     # What Llama3Model.Config.update_from_config does for TP, without importing the trainer.
     set_llama3_sharding_config(config, enable_sp=sp)
+    if bug == "norm_grad_unreduced":
+        _declare_norm_weights_invariant(config)
     return config
+
+
+def _declare_norm_weights_invariant(config):
+    """The plan variant of the norm_grad_unreduced bug: every norm weight typed I on the TP axis."""
+    import spmd_types as spmd
+    from torchtitan.models.common.decoder_sharding import dense_param_placement
+    norms = [config.norm] + [n for b in config.layers for n in (b.attention_norm, b.ffn_norm)]
+    for n in norms:
+        n.sharding_config.state_shardings["weight"] = dense_param_placement(tp=spmd.I)
 
 
 def _math_sdpa():
@@ -106,6 +119,29 @@ def _tp_axis(layout):
         if str(getattr(axis, "value", axis)) == "tp":
             return t
     return None
+
+
+def _declared_types(model):
+    """(module name, attribute, value, TP-axis spmd type or None) for every declared parameter/buffer."""
+    for mname, mod in model.named_modules():
+        sc = getattr(mod, "_sharding_config", None)
+        for attr, layout in (getattr(sc, "state_shardings", None) or {}).items():
+            value = getattr(mod, attr, None)
+            if value is not None and hasattr(value, "shape"):
+                yield mname, attr, value, _tp_axis(layout)
+
+
+def grad_placements(model) -> dict:
+    """{id(parameter): layout of its gradient} under spmd_types (plain tensors, no .grad placement):
+    in spmd_types a value typed R (replicate) has a P (partial) gradient, reduced later by whoever
+    owns the gradient sync (FSDP, when enabled); I (invariant) and S(d) keep their type."""
+    out = {}
+    for mname, attr, value, t in _declared_types(model):
+        text = _tp_type_text(t, value.dim()) if t is not None else "Replicate"
+        if t is not None and getattr(t, "name", None) == "R":
+            text = "Partial(sum)"
+        out[id(value)] = text
+    return out
 
 
 def state_placements(model, world_size: int) -> dict:
@@ -157,11 +193,43 @@ def check_collectives(params: dict, graph_text: str, where: str) -> None:
                            f"get_spmd_context?)")
 
 
+# ---------------------------------------------------------------- the training step
+
+def _full_logits(logits, tp_group=None):
+    """The ranks' vocab-sharded logits gathered whole (a plain tensor): the loss of the training step is
+    tangle.hf_train's cross-entropy on them, the same on the spec and every rank. Gathered to an
+    invariant (spmd_types I / DTensor Replicate): each rank's logits gradient is its own slice."""
+    from torch.distributed.tensor import DTensor, Replicate
+    if isinstance(logits, DTensor):
+        return logits.redistribute(logits.device_mesh, [Replicate()]).to_local()
+    if tp_group is None:
+        return logits
+    import spmd_types as spmd
+    return spmd.all_gather(logits, tp_group, src=spmd.S(logits.dim() - 1), dst=spmd.I)
+
+
+def _training_capture(model, vocab, tp_group=None):
+    """capture(model, ids, graph, params, info, layouts, context, grad_layout) for one training step."""
+    from . import hf_train
+
+    def loss(x, y):
+        import torch.nn.functional as F
+        logits = _full_logits(model(x), tp_group)
+        return F.cross_entropy(logits.flatten(0, 1).float(), y.flatten())
+
+    def capture(ids, graph_path, params_path, info, layouts=None, context=None, grads=None):
+        return hf_train.capture_training(model, ids, hf_train.labels(vocab, SEQ), graph_path, params_path, info,
+                                         loss=loss, layouts=layouts, context=context,
+                                         grad_layout=(lambda fqn, p: grads[id(p)]) if grads is not None else None)
+    return capture
+
+
 # ---------------------------------------------------------------- one capture
 
 def _capture_one(layers, tp, rank, backend, sp, graph_path, params_path, overrides=None, bug=None,
-                 spmd_context=True):
-    """One spawned process: the spec (rank None) or one rank under a fake process group."""
+                 spmd_context=True, backward=False):
+    """One spawned process: the spec (rank None) or one rank under a fake process group. `backward`:
+    one training step (loss and every parameter gradient) instead of the forward."""
     import torch
     import torch.distributed as dist
     import torchtitan.distributed.parallel_dims as pdims
@@ -172,14 +240,20 @@ def _capture_one(layers, tp, rank, backend, sp, graph_path, params_path, overrid
     overrides = overrides or {}
     info = dict(framework="torchtitan", family="llama3", layers=layers, attn="sdpa (math)", backend=backend,
                 sequence_parallel=sp, seq=SEQ, config=dict(TINY, **overrides))
-    config = model_config(layers, sp, **overrides)
+    vocab = info["config"]["vocab_size"]
     if rank is None:
+        config = model_config(layers, sp, **overrides)
         torch.manual_seed(SEED)
         model = config.build()
         model.init_states(buffer_device=torch.device("cpu"))
+        if backward:
+            _training_capture(model, vocab)(input_ids(vocab), graph_path, params_path,
+                                            dict(info, role="spec", world_size=1))
+            return
         hf.capture_model(model.eval(), input_ids(), graph_path, params_path, dict(info, role="spec", world_size=1),
                          forward=lambda x: model(x))
         return
+    config = model_config(layers, sp, bug, **overrides)
     from torch.testing._internal.distributed.fake_pg import FakeStore
     dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=tp)
     try:
@@ -194,10 +268,17 @@ def _capture_one(layers, tp, rank, backend, sp, graph_path, params_path, overrid
             model.tok_embeddings.num_embeddings += tp
         layouts = state_placements(model, tp) if backend == "spmd_types" else None
         context = dist_utils.get_spmd_context(parallel_dims=dims) if spmd_context else None
-        params = hf.capture_model(model.eval(), input_ids(), graph_path, params_path,
-                                  dict(info, role="impl", rank=rank, world_size=tp, bug=bug),
-                                  forward=lambda x: model(x), layouts=layouts,
-                                  output_layout=lambda v: _output_layout(model, v), context=context)
+        if backward:
+            group = dims.get_mesh("tp").get_group() if backend == "spmd_types" else None
+            grads = grad_placements(model) if backend == "spmd_types" else None
+            params = _training_capture(model, vocab, group)(
+                input_ids(vocab), graph_path, params_path,
+                dict(info, role="impl", rank=rank, world_size=tp, bug=bug), layouts, context, grads)
+        else:
+            params = hf.capture_model(model.eval(), input_ids(), graph_path, params_path,
+                                      dict(info, role="impl", rank=rank, world_size=tp, bug=bug),
+                                      forward=lambda x: model(x), layouts=layouts,
+                                      output_layout=lambda v: _output_layout(model, v), context=context)
         with open(graph_path) as f:
             check_collectives(params, f.read(), f"rank {rank}/{tp} ({backend})")
     finally:
@@ -213,10 +294,11 @@ def _capture_one_reporting(*args):
 
 def capture_titan(tp: int, out_dir: str, sp: bool = False, backend: str = "spmd_types", layers: int = 1,
                   options: dict | None = None, bug: str | None = None, spmd_context: bool = True,
-                  spec_from: str | None = None, log=print) -> hf.HFCapture:
+                  spec_from: str | None = None, log=print, backward: bool = False) -> hf.HFCapture:
     """Captures the spec and the `tp` ranks into out_dir, writes the placeholder maps and check.rel.
     `spec_from`: a folder of an earlier capture with the same layers and heads whose spec is reused
-    (the spec does not depend on tp, sp, the backend or a planted bug)."""
+    (the spec does not depend on tp, sp, the backend or a planted bug). `backward`: one training step
+    (the loss and every parameter gradient, tangle.hf_train) instead of the forward."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown spmd backend {backend!r} (known: {', '.join(BACKENDS)})")
     if bug is not None and bug not in BUGS:
@@ -232,17 +314,20 @@ def capture_titan(tp: int, out_dir: str, sp: bool = False, backend: str = "spmd_
     if spec_from:
         with open(os.path.join(spec_from, "spec.params.json")) as f:
             earlier = json.load(f)
-        if earlier.get("layers") != layers or earlier.get("config") != dict(TINY, **overrides):
+        if (earlier.get("layers") != layers or earlier.get("config") != dict(TINY, **overrides)
+                or bool(earlier.get("backward")) != backward):
             raise ValueError(f"{spec_from}: its spec has another config; cannot reuse it")
         for name in ("spec.py", "spec.params.json"):
             shutil.copyfile(os.path.join(spec_from, name), os.path.join(out_dir, name))
     else:
-        jobs.append(("spec", (layers, tp, None, backend, sp, spec, spec_params, overrides), spec_params))
-    jobs += [(f"rank {r}/{tp}", (layers, tp, r, backend, sp, impls[r], impl_params[r], overrides, bug, spmd_context),
-              impl_params[r]) for r in range(tp)]
+        jobs.append(("spec", (layers, tp, None, backend, sp, spec, spec_params, overrides, None, True, backward),
+                      spec_params))
+    jobs += [(f"rank {r}/{tp}", (layers, tp, r, backend, sp, impls[r], impl_params[r], overrides, bug, spmd_context,
+                                 backward), impl_params[r]) for r in range(tp)]
     hf._run(jobs, log, target=_capture_one_reporting)
     title = [f"torchtitan llama3, {layers} layer(s), tensor parallel {tp}"
              f"{' + sequence parallel' if sp else ''}, spmd backend {backend}, attention sdpa (math)"
+             + (", one training step (forward + backward)" if backward else "")
              + (f", planted bug {bug}" if bug else ""),
              "written by python -m tangle.titan from the placeholder maps (*.params.json)"]
     relation = hf.write_check(out_dir, spec_params, impl_params, options, [f"# {t}" for t in title], log)
@@ -255,6 +340,8 @@ def main(argv=None):
     ap.add_argument("--sp", action="store_true", help="sequence parallel (torchtitan's enable_sequence_parallel)")
     ap.add_argument("--backend", choices=BACKENDS, default="spmd_types", help="torchtitan's spmd backend")
     ap.add_argument("--layers", type=int, default=1, help="decoder layers")
+    ap.add_argument("--backward", action="store_true",
+                    help="capture a training step (loss and parameter gradients), not the forward")
     ap.add_argument("--bug", choices=BUGS, default=None, help="plant a bug in the ranks (for tests)")
     ap.add_argument("--out", required=True, help="output folder")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
@@ -264,7 +351,7 @@ def main(argv=None):
         options = hf.parse_options(a.option)
     except ValueError as e:
         ap.error(str(e))
-    out = capture_titan(a.tp, a.out, a.sp, a.backend, a.layers, options, a.bug)
+    out = capture_titan(a.tp, a.out, a.sp, a.backend, a.layers, options, a.bug, backward=a.backward)
     print(out.relation)
     return 0
 

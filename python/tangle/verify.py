@@ -16,7 +16,8 @@ Targets:
   ``setup()`` runs first in every capture process (tests/python/megatron_cpu.py is one).
 * ``torchtitan:llama3``: torchtitan's own Llama-3 (tiny config, random weights, no download) against
   the same model after torchtitan's ``model.parallelize`` (``tangle.titan``): ``--sp`` for sequence
-  parallel, ``--backend spmd_types`` (torchtitan's default) or ``partial_dtensor``.
+  parallel, ``--backend spmd_types`` (torchtitan's default) or ``partial_dtensor``, ``--backward`` for
+  one training step.
 * ``MODULE:FUNCTION`` (e.g. ``mypkg.mymodel:build``): your own code. ``FUNCTION(rank, world_size)``
   returns ``(fn, args)`` (or ``(fn, args, dynamic)``, see ``tangle.capture``) for one rank, using
   ``torch.distributed._functional_collectives`` for communication (a fake process group is set up;
@@ -77,7 +78,7 @@ class Parameter:
     """A graph placeholder named in a report, and what it holds."""
     name: str                      # "S.arg7_1", "D0.arg12_1"
     fqn: str | None                # "model.layers.0.self_attn.o_proj.weight", or an argument name
-    kind: str | None = None        # input, parameter, buffer, opaque, symint
+    kind: str | None = None        # input, parameter, buffer, opaque, symint; grad (a gradient output)
     placement: str | None = None   # on the ranks: Shard(d), Replicate, Partial(sum) (HF targets)
     shape: list | None = None      # global shape
     local_shape: list | None = None
@@ -85,6 +86,8 @@ class Parameter:
 
     def __str__(self) -> str:
         what = self.fqn or "(no recorded name)"
+        if self.kind == "grad":
+            what = f"gradient of {what}"
         rank = re.match(r"D(\d+)\.", self.name)
         details = []
         if self.kind == "opaque":
@@ -330,7 +333,11 @@ def parameters_named(names, spec_graph, impl_graphs, relation_path) -> list:
         owner, _, local = name.partition(".")
         pmap = spec_map if owner == "S" else (rank_maps[int(owner[1:])] if int(owner[1:]) < len(rank_maps) else None)
         entry = next((ph for ph in (pmap or {}).get("placeholders", []) if ph.get("name") == local), None)
-        if entry is None:
+        if entry is None:  # a training step's gradient output: the parameter it belongs to
+            grad = next((o for o in (pmap or {}).get("outputs", []) if o.get("name") == local and o.get("fqn")), None)
+            if grad is not None:
+                out.append(Parameter(name=name, fqn=grad["fqn"], kind=grad.get("what"), placement=grad.get("layout"),
+                                     shape=grad.get("shape")))
             continue
         placement = rank_placement.get(entry.get("fqn")) if owner == "S" else entry.get("placement")
         if entry.get("kind") == "opaque":
@@ -482,7 +489,7 @@ def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relatio
         if target.framework == "torchtitan":
             from . import titan
             out = titan.capture_titan(ranks, workdir, sp=sp, backend=backend or "spmd_types", layers=layers,
-                                      options=options or None, log=log)
+                                      options=options or None, log=log, backward=backward)
             _check_fqns(out.spec_params, out.impl_params)
             return out.spec, out.impls, None
         if target.family:
@@ -574,8 +581,8 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
         raise VerifyError(f"{'--sp' if sp else '--backend'} applies to torchtitan: targets only")
     if backend is not None and backend not in ("spmd_types", "partial_dtensor"):
         raise VerifyError(f"unknown --backend {backend!r} (spmd_types, partial_dtensor)")
-    if backward and not (t.family and t.framework == "hf"):
-        raise VerifyError("--backward applies to hf: targets only")
+    if backward and not (t.family and t.framework in ("hf", "torchtitan")):
+        raise VerifyError("--backward applies to hf: and torchtitan: targets only")
     if relation and not os.path.isfile(relation):
         raise VerifyError(f"{relation}: no such relation file")
     _need("torch", "capturing graphs")
@@ -672,7 +679,8 @@ def main(argv=None) -> int:
     ap.add_argument("--relation", help="relation file for a user target (default: the module's relation(world_size))")
     ap.add_argument("--attn", default="sdpa", help="attn_implementation of an hf: model (sdpa, the default, or eager)")
     ap.add_argument("--backward", action="store_true",
-                    help="hf: targets: verify one training step (the loss and every parameter gradient)")
+                    help="hf: and torchtitan: targets: verify one training step (the loss and every parameter "
+                         "gradient)")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="an `option KEY = VALUE` line for check.rel (repeatable)")
     ap.add_argument("--shape", default="tiny",

@@ -11,6 +11,8 @@
 // spec lookup itself requires it). Cross entropy's masked gather of the target
 // logit carries its own spec-side mask for [a, b) and is an identity for every
 // index (out-of-range ones give 0 on both sides).
+#include <map>
+
 #include "lemmas/lemma_util.h"
 
 namespace tangle::lemmas::detail {
@@ -160,6 +162,88 @@ std::optional<Id> clampedEmbedding(EGraph& g, const Match& m) {
   return make(g, sym().where, {}, {*outMask, zero, *looked});
 }
 
+// The embedding backward one_hot(idx)^T @ G of a table with V rows, split by
+// vocab ranges [o_r, o_r + s_r) that tile [0, V) and whose range masks
+// and(ge(idx, o_r), lt(idx, o_r + s_r)) are in the e-graph (torchtitan's
+// vocab-parallel embedding ranks build them):
+//   mm(t(reshape[T, V](cast(one_hot[V](idx)))), reshape[T, H](G))
+// = concat[0]_r mm(t(reshape[T, s_r](cast(one_hot[s_r](clamp(idx - o_r, 0, s_r - 1))))),
+//                  reshape[T, H](mul(G, cast(reshape[idx.shape + 1](and(ge(idx, o_r), lt(idx, o_r + s_r)))))))
+// for idx in [0, V) (the left side's one_hot requires it): row j of block r
+// sums the rows of G whose index is o_r + j; tokens outside the range are
+// zeroed before their clamped row is hit.
+std::optional<Id> embeddingBackwardByRanges(EGraph& g, const Match& m) {
+  static const eg::Symbol oneHot = eg::intern("one_hot");
+  Id idx = g.find(m.subst.cls("idx")), grad = m.subst.cls("g");
+  int64_t v = m.subst.integer("v");
+  const TensorType *it = typeOf(g, idx), *gt = typeOf(g, grad);
+  auto ints = [&](const char* var) {
+    const Attr& a = m.subst.attr(var);
+    return a.kind == Attr::Kind::IntList ? &a.list : nullptr;
+  };
+  const auto *s1 = ints("s1"), *s2 = ints("s2");
+  if (!it || !gt || !s1 || !s2 || gt->rank() != it->rank() + 1) return std::nullopt;
+  int64_t tokens = 1;
+  for (int64_t i = 0; i < it->rank(); ++i) {
+    if (isSymbolic(it->shape[i]) || gt->shape[i] != it->shape[i]) return std::nullopt;
+    tokens *= it->shape[i];
+  }
+  int64_t h = gt->shape.back();
+  if (isSymbolic(h) || *s1 != std::vector<int64_t>{tokens, v} || *s2 != std::vector<int64_t>{tokens, h})
+    return std::nullopt;
+  // The ranges of the masks over idx: start -> end.
+  std::map<int64_t, int64_t> ranges;
+  for (const auto& [n, cls] : g.eclass(idx).parents) {
+    if (n.op != sym().ge || g.find(n.children[0]) != idx) continue;
+    auto o = scalarConstant(g, n.children[1]);
+    if (!o || !isIntegralValued(*o)) continue;
+    for (const auto& [a, acls] : g.eclass(g.find(cls)).parents) {
+      if (a.op != sym().logicalAnd || g.find(a.children[0]) != g.find(cls)) continue;
+      for (const ENode* l : nodesOf(g, a.children[1], sym().lt)) {
+        auto e = scalarConstant(g, l->children[1]);
+        if (g.find(l->children[0]) == idx && e && isIntegralValued(*e) && *e > *o)
+          ranges.emplace(static_cast<int64_t>(*o), static_cast<int64_t>(*e));
+      }
+    }
+  }
+  std::vector<std::pair<int64_t, int64_t>> tiles;
+  for (int64_t at = 0; at < v;) {
+    auto r = ranges.find(at);
+    if (r == ranges.end() || r->second > v) return std::nullopt;
+    tiles.emplace_back(r->first, r->second);
+    at = r->second;
+  }
+  if (tiles.size() < 2) return std::nullopt;
+  Shape maskShape(it->shape.begin(), it->shape.end());
+  maskShape.push_back(1);
+  Id zero = makeConstant(g, 0);
+  std::vector<Id> blocks;
+  for (auto [o, e] : tiles) {
+    int64_t s = e - o;
+    Id co = makeConstant(g, static_cast<double>(o)), hi = makeConstant(g, static_cast<double>(s - 1));
+    auto u = make(g, op().sub, {}, {idx, co});
+    auto over = u ? make(g, sym().gt, {}, {*u, hi}) : std::nullopt;
+    auto top = over ? make(g, sym().where, {}, {*over, hi, *u}) : std::nullopt;
+    auto under = u ? make(g, sym().lt, {}, {*u, zero}) : std::nullopt;
+    auto c = top && under ? make(g, sym().where, {}, {*under, zero, *top}) : std::nullopt;
+    auto hot = c ? make(g, oneHot, {Attr::integer(s)}, {*c}) : std::nullopt;
+    hot = hot ? make(g, op().cast, {m.subst.attr("dt")}, {*hot}) : std::nullopt;
+    hot = hot ? make(g, op().reshape, {Attr::ints({tokens, s})}, {*hot}) : std::nullopt;
+    hot = hot ? make(g, op().transpose, {Attr::integer(0), Attr::integer(1)}, {*hot}) : std::nullopt;
+    auto ge = make(g, sym().ge, {}, {idx, co});
+    auto lt = make(g, sym().lt, {}, {idx, makeConstant(g, static_cast<double>(e))});
+    auto in = ge && lt ? make(g, sym().logicalAnd, {}, {*ge, *lt}) : std::nullopt;
+    auto mask = in ? make(g, op().reshape, {Attr::ints(maskShape)}, {*in}) : std::nullopt;
+    mask = mask ? make(g, op().cast, {Attr::str(dtypeName(gt->dtype))}, {*mask}) : std::nullopt;
+    auto masked = mask ? make(g, op().mul, {}, {grad, *mask}) : std::nullopt;
+    auto rows = masked ? make(g, op().reshape, {m.subst.attr("s2")}, {*masked}) : std::nullopt;
+    auto block = hot && rows ? make(g, op().mm, {}, {*hot, *rows}) : std::nullopt;
+    if (!block) return std::nullopt;
+    blocks.push_back(*block);
+  }
+  return makeConcat(g, 0, blocks);
+}
+
 // where with one operand a concat: concat of the pieces' wheres.
 Apply whereOverConcat(size_t pos) {
   return [pos](EGraph& g, const Match& m) { return distributeOverConcat(g, m, sym().where, {}, {"c", "a", "b"}, pos); };
@@ -202,6 +286,12 @@ void addVocabLemmas(std::vector<Lemma>& out) {
                         "= where(reshape(m), 0, index_rows(W, where(m, 0, idx - o))), m = idx < o | idx >= o + s, s = rows of W",
                         "(mul (index_rows ?w ?c) (cast[?dt] (reshape[?sh] (and (ge ?idx ?o) (lt ?idx2 ?oe)))))",
                         clampedEmbedding));
+  out.push_back(applier("vocab-embedding-backward",
+                        "mm(t(reshape(cast(one_hot[V](idx)))), reshape(G)) = concat[0]_r mm(t(reshape(cast(one_hot[s_r]("
+                        "clamp(idx - o_r, 0, s_r - 1))))), reshape(mul(G, cast(reshape(ge(idx, o_r) & lt(idx, o_r + s_r)))))), "
+                        "for existing range masks tiling [0, V) (idx in [0, V))",
+                        "(mm (transpose[0, 1] (reshape[?s1] (cast[?dt] (one_hot[?v] ?idx)))) (reshape[?s2] ?g))",
+                        embeddingBackwardByRanges));
   out.push_back(applier("where-concat-cond", "where(concat[d](cs), a, b) = concat[d](where(c_i, a_i, b_i))",
                         "(where (concat[?d] ?xs...) ?a ?b)", whereOverConcat(0)));
   out.push_back(applier("where-concat-then", "where(c, concat[d](as), b) = concat[d](where(c_i, a_i, b_i))",

@@ -259,6 +259,25 @@ std::optional<CanonTerm> canonicalizeFunctionalized(const Graph& g, NodeId af, i
   return std::nullopt;
 }
 
+// spmd_types.replicate_to_varying(x, world_size, dim, rank, stack=False): rank's
+// piece of torch.chunk(x, world_size, dim), i.e. rows [r*c, min((r+1)*c, n)) of
+// dim with c = ceil(n / world_size) (the backward of an all-gather to an
+// invariant). The stacked form (a select) stays opaque.
+bool replicateToVarying(const Graph& g, const Node& n, CanonTerm& out) {
+  auto x = tensorAt(n, 0, "x");
+  auto ws = numberAt(n, 1, "world_size"), dim = numberAt(n, 2, "split_dim"), rank = numberAt(n, 3, "rank");
+  auto stack = numberAt(n, 4, "stack");
+  const TensorType* xt = x ? typeAt(g, *x) : nullptr;
+  if (!x || !ws || !dim || !rank || !stack || *stack != 0 || !xt || *ws < 1) return false;
+  int64_t d = static_cast<int64_t>(*dim), w = static_cast<int64_t>(*ws), r = static_cast<int64_t>(*rank);
+  if (d < 0) d += xt->rank();
+  if (d < 0 || d >= xt->rank() || r < 0 || r >= w || isSymbolic(xt->shape[d])) return false;
+  int64_t size = xt->shape[d], chunk = (size + w - 1) / w;
+  int64_t s = std::min(r * chunk, size), e = std::min(s + chunk, size);
+  emit(out, "slice", {Attr::integer(d), Attr::integer(s), Attr::integer(e), Attr::integer(1)}, {operand(*x)});
+  return true;
+}
+
 bool canonicalizeModelOp(const Graph& g, NodeId id, std::string_view base, std::string_view overload, CanonTerm& out) {
   const Node& n = g.node(id);
   if (base == "aten.index" && overload == "Tensor") return index(g, n, out);
@@ -284,6 +303,7 @@ bool canonicalizeModelOp(const Graph& g, NodeId id, std::string_view base, std::
   for (auto& [aten, op] : kCompare)
     if (base == aten && (overload == "Scalar" || overload == "Tensor" || overload == "default")) return compare(n, op, out);
   if (base == "aten.slice_scatter" && overload == "default") return sliceScatter(g, n, out);
+  if (base == "spmd_types.replicate_to_varying" && overload == "default") return replicateToVarying(g, n, out);
   if (base == "aten.gelu_backward" && overload == "default") {
     auto gr = tensorAt(n, 0, "grad_output"), x = tensorAt(n, 1, "self");
     if (!gr || !x) return false;

@@ -73,6 +73,34 @@ std::optional<eg::Id> clampedEmbedding(Gen& gen) {
   return gen.node("mul", {}, {*rowsOut, *mask});
 }
 
+// mm(t(reshape[T, V](cast["f32"](one_hot[V](idx)))), reshape[T, H](G)) with
+// idx in [0, V) and, in the e-graph, the range masks and(ge(idx, o_r),
+// lt(idx, o_r + s_r)) of 2-3 ranges tiling [0, V) (vocab-parallel ranks).
+std::optional<eg::Id> embeddingBackwardByRanges(Gen& gen) {
+  Shape t = gen.chance(0.5) ? Shape{gen.size()} : Shape{gen.size(), gen.size()};
+  int64_t tokens = 1;
+  for (int64_t d : t) tokens *= d;
+  std::vector<int64_t> bounds{0};
+  for (int64_t r = 0, n = gen.uniform(2, 3); r < n; ++r) bounds.push_back(bounds.back() + gen.uniform(1, 3));
+  int64_t v = bounds.back(), h = gen.size();
+  eg::Id idx = gen.intLeaf(t, 0, v);
+  for (size_t r = 0; r + 1 < bounds.size(); ++r) {
+    auto ge = gen.node("ge", {}, {idx, gen.constant(static_cast<double>(bounds[r]))});
+    auto lt = gen.node("lt", {}, {idx, gen.constant(static_cast<double>(bounds[r + 1]))});
+    if (!ge || !lt || !gen.node("and", {}, {*ge, *lt})) return std::nullopt;
+  }
+  Shape gs = t;
+  gs.push_back(h);
+  eg::Id grad = gen.leaf(gs);
+  auto hot = gen.node("one_hot", {Attr::integer(v)}, {idx});
+  hot = hot ? gen.node("cast", {Attr::str("f32")}, {*hot}) : std::nullopt;
+  hot = hot ? gen.node("reshape", {Attr::ints({tokens, v})}, {*hot}) : std::nullopt;
+  hot = hot ? gen.node("transpose", {Attr::integer(0), Attr::integer(1)}, {*hot}) : std::nullopt;
+  auto rows = gen.node("reshape", {Attr::ints({tokens, h})}, {grad});
+  if (!hot || !rows) return std::nullopt;
+  return gen.node("mm", {}, {*hot, *rows});
+}
+
 // getitem[k](layer_norm[ns, eps](concat[d](xs), w, b)) with d a leading dim:
 // the pieces vary along d, ns is a suffix of the rest, w and b have shape ns
 // (or are 0-d constants, PyTorch's None).
@@ -186,6 +214,7 @@ const std::map<std::string, Builder>& builders() {
   static const std::map<std::string, Builder> m = {
       {"vocab-parallel-gather", vocabParallelGather},
       {"vocab-embedding-clamped", clampedEmbedding},
+      {"vocab-embedding-backward", embeddingBackwardByRanges},
       {"layernorm-concat", layerNormOfConcat("native_layer_norm")},
       {"apex-layernorm-bwd-rows", layerNormBwdOfRows},
       {"apex-layernorm-concat", layerNormOfConcat("apex_layer_norm")},

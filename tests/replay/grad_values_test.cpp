@@ -98,5 +98,20 @@ TEST(GradValues, UnhandledFormsStayOpaque) {
   EXPECT_EQ(e.ev->value(e.id("eb")), nullptr);    // a padding index
 }
 
+// spmd_types' backward of an all-gather to an invariant: the rank's torch.chunk
+// piece (uneven chunks included). Values printed by
+// torch.ops.spmd_types.replicate_to_varying on x = arange(10).reshape(2, 5).
+TEST(GradValues, SpmdTypesReplicateToVaryingIsTheRanksChunk) {
+  Eval e("x: \"f64[2, 5]\"",
+         "a: \"f64[2, 2]\" = torch.ops.spmd_types.replicate_to_varying.default(x, 2, 1, 1, False)\n"
+         "b: \"f64[2, 1]\" = torch.ops.spmd_types.replicate_to_varying.default(x, 3, 1, 2, False)\n"
+         "c: \"f64[2, 3]\" = torch.ops.spmd_types.replicate_to_varying.default(x, 2, -1, 0, False)\n"
+         "return (a, b, c)");
+  e.set("x", {2, 5}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  e.expect("a", {2, 2}, {3, 4, 8, 9});
+  e.expect("b", {2, 1}, {4, 9});
+  e.expect("c", {2, 3}, {0, 1, 2, 5, 6, 7});
+}
+
 }  // namespace
 }  // namespace tangle::replay
