@@ -43,14 +43,19 @@ def _grad_layout(param) -> str:
     return "Replicate"
 
 
-def capture_training(model, ids, target, graph_path, params_path, info=None):
+def capture_training(model, ids, target, graph_path, params_path, info=None, *, inputs=None, step=None,
+                     layouts=None, grad_layout=None):
     """Trace one training step of `model` on (ids, target); write the joint graph to graph_path and its
-    placeholder map to params_path. Returns the params dict."""
+    placeholder map to params_path. Returns the params dict.
+    Other frameworks (tangle.megatron): `inputs` {name: tensor} replaces (ids, target) and is passed in that
+    order to `step(*tensors) -> loss`; `layouts` is for hf._describe (plain-tensor shards); `grad_layout(param)`
+    gives a gradient's layout (default: the placement of the `.grad` DTensor, else Replicate)."""
     import torch
     import torch.nn.functional as F
     from torch._dynamo.backends.common import aot_autograd
 
-    names = {id(ids): ("input", "input_ids"), id(target): ("input", "labels")}
+    inputs = inputs if inputs is not None else {"input_ids": ids, "labels": target}
+    names = {id(t): ("input", n) for n, t in inputs.items()}
     for n, b in model.named_buffers():
         names[id(b)] = ("buffer", n)
     params_by_id = {}
@@ -74,21 +79,21 @@ def capture_training(model, ids, target, graph_path, params_path, info=None):
         graphs["dynamo_inputs"] = list(example_inputs)
         return inner(gm, example_inputs)
 
-    def step(x, y):
+    def hf_step(x, y):
         logits = model(input_ids=x, use_cache=False).logits
         return F.cross_entropy(logits.flatten(0, 1).float(), y.flatten())
 
     model.zero_grad(set_to_none=True)
     torch._dynamo.reset()
-    compiled = torch.compile(step, backend=backend, fullgraph=True)
-    compiled(ids, target).backward()
+    compiled = torch.compile(step or hf_step, backend=backend, fullgraph=True)
+    compiled(*inputs.values()).backward()
     if "fw" not in graphs or "bw" not in graphs:
         raise RuntimeError(f"{graph_path}: aot_autograd produced no {'backward' if 'fw' in graphs else 'forward'} graph")
 
     fw = graphs["fw"]
     dynamo_inputs = graphs["dynamo_inputs"]
-    expected = [d for v in dynamo_inputs for d in hf._describe(v, names)]
-    owners = [v for v in dynamo_inputs for _ in hf._describe(v, names)]
+    expected = [d for v in dynamo_inputs for d in hf._describe(v, names, layouts)]
+    owners = [v for v in dynamo_inputs for _ in hf._describe(v, names, layouts)]
     placeholders = [n for n in fw.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(expected):
         raise RuntimeError(f"{graph_path}: {len(placeholders)} forward placeholders, but the Dynamo inputs "
@@ -114,7 +119,7 @@ def capture_training(model, ids, target, graph_path, params_path, info=None):
         if d["kind"] != "parameter":
             raise RuntimeError(f"{graph_path}: a gradient for {d['kind']} placeholder {d['name']} ({d['fqn']})")
         _, param = params_by_id[id(owners[index])]
-        outputs.append(dict(name=name, what="grad", fqn=d["fqn"], layout=_grad_layout(param),
+        outputs.append(dict(name=name, what="grad", fqn=d["fqn"], layout=(grad_layout or _grad_layout)(param),
                             shape=list(param.shape)))
     params = dict(info or {}, graph=os.path.basename(graph_path), backward=True, placeholders=phs,
                   constants=constants, outputs=outputs)

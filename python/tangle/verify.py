@@ -476,7 +476,8 @@ def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relatio
     from . import capture
     try:
         if target.framework == "megatron":
-            out = megatron.capture_megatron(ranks, layers, workdir, setup, options=options or None, log=log)
+            out = megatron.capture_megatron(ranks, layers, workdir, setup, options=options or None, log=log,
+                                            backward=backward)
             _check_fqns(out.spec_params, out.impl_params)
             return out.spec, out.impls, None
         if target.framework == "torchtitan":
@@ -574,8 +575,8 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
         raise VerifyError(f"{'--sp' if sp else '--backend'} applies to torchtitan: targets only")
     if backend is not None and backend not in ("spmd_types", "partial_dtensor"):
         raise VerifyError(f"unknown --backend {backend!r} (spmd_types, partial_dtensor)")
-    if backward and not (t.family and t.framework == "hf"):
-        raise VerifyError("--backward applies to hf: targets only")
+    if backward and not (t.family and t.framework in ("hf", "megatron")):
+        raise VerifyError("--backward applies to hf: and megatron: targets only")
     if relation and not os.path.isfile(relation):
         raise VerifyError(f"{relation}: no such relation file")
     _need("torch", "capturing graphs")
@@ -672,7 +673,8 @@ def main(argv=None) -> int:
     ap.add_argument("--relation", help="relation file for a user target (default: the module's relation(world_size))")
     ap.add_argument("--attn", default="sdpa", help="attn_implementation of an hf: model (sdpa, the default, or eager)")
     ap.add_argument("--backward", action="store_true",
-                    help="hf: targets: verify one training step (the loss and every parameter gradient)")
+                    help="hf: and megatron: targets: verify one training step (the loss and every parameter "
+                         "gradient)")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="an `option KEY = VALUE` line for check.rel (repeatable)")
     ap.add_argument("--shape", default="tiny",
