@@ -143,12 +143,19 @@ def grad_layout(fqn: str, param, config) -> str:
     return "Replicate"
 
 
-def training_step(model):
-    """Megatron's loss for one step: GPTModel with labels returns the per-token vocab-parallel cross
-    entropy [batch, seq]; the step's loss is its mean (every token counted, no loss mask)."""
-    def step(ids, pos, mask, target):
+def training_step(model, parallel_output: bool):
+    """The loss of one step. Vocab-sharded logits: Megatron's own, GPTModel with labels returns the
+    per-token vocab-parallel cross entropy [batch, seq], and the step's loss is its mean (every token
+    counted, no loss mask). Gathered logits: torch's cross entropy of the full logits (mean)."""
+    import torch.nn.functional as F
+
+    def vocab_parallel(ids, pos, mask, target):
         return model(ids, pos, mask, labels=target).mean()
-    return step
+
+    def gathered(ids, pos, mask, target):
+        return F.cross_entropy(model(ids, pos, mask).flatten(0, 1).float(), target.flatten())
+
+    return vocab_parallel if parallel_output else gathered
 
 
 def output_layout(model) -> str:
@@ -186,7 +193,7 @@ def _capture_one(layers, tp, rank, setup, parallel_output, graph_path, params_pa
                 from . import hf_train
                 fqns = {id(p): n for n, p in model.named_parameters()}
                 hf_train.capture_training(model, None, None, graph_path, params_path, dict(info, backward=True),
-                                          inputs=dict(x, labels=labels()), step=training_step(model),
+                                          inputs=dict(x, labels=labels()), step=training_step(model, parallel_output),
                                           layouts=layouts(model, world) if rank is not None else None,
                                           grad_layout=lambda p: grad_layout(fqns[id(p)], p, model.config))
                 return

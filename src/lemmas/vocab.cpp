@@ -11,6 +11,10 @@
 // spec lookup itself requires it). Cross entropy's masked gather of the target
 // logit carries its own spec-side mask for [a, b) and is an identity for every
 // index (out-of-range ones give 0 on both sides).
+#include <functional>
+#include <map>
+#include <set>
+
 #include "lemmas/lemma_util.h"
 
 namespace tangle::lemmas::detail {
@@ -160,6 +164,82 @@ std::optional<Id> clampedEmbedding(EGraph& g, const Match& m) {
   return make(g, sym().where, {}, {*outMask, zero, *looked});
 }
 
+// The vocab ranges [lo, hi) that range masks or(lt(idx, lo), ge(idx, hi)) over
+// class idx in the e-graph tile [0, V) with, in order (at least two pieces).
+std::optional<std::vector<std::pair<int64_t, int64_t>>> maskTiling(const EGraph& g, Id idx, int64_t v) {
+  std::map<int64_t, std::set<int64_t>> ranges;  // lo -> his
+  for (const auto& [n, ltCls] : g.eclass(idx).parents) {
+    if (n.op != sym().lt || g.find(n.children[0]) != g.find(idx)) continue;
+    for (const auto& [o, orCls] : g.eclass(ltCls).parents) {
+      if (o.op != sym().logicalOr) continue;
+      auto b = rangeMaskBounds(g, orCls, idx);
+      if (b && isIntegralValued(b->first) && isIntegralValued(b->second) && b->first < b->second)
+        ranges[static_cast<int64_t>(b->first)].insert(static_cast<int64_t>(b->second));
+    }
+  }
+  // Depth-first from 0: the first chain of ranges that ends exactly at v.
+  std::vector<std::pair<int64_t, int64_t>> chain;
+  std::function<bool(int64_t)> extend = [&](int64_t at) {
+    if (at == v) return chain.size() >= 2;
+    auto it = ranges.find(at);
+    if (it == ranges.end()) return false;
+    for (int64_t hi : it->second) {
+      if (hi > v) continue;
+      chain.emplace_back(at, hi);
+      if (extend(hi)) return true;
+      chain.pop_back();
+    }
+    return false;
+  };
+  if (!extend(0)) return std::nullopt;
+  return chain;
+}
+
+// embedding_dense_backward as canon_grad.cpp writes it, split by vocab range:
+//   mm(transpose(reshape[T, V](cast(one_hot[V](idx)))), reshape[T, H](g))
+//   = concat[0]_r mm(transpose(reshape[T, s_r](cast(one_hot[s_r](where(m_r, 0, idx - o_r))))),
+//                    reshape[T, H](where(reshape(m_r), 0, g)))
+// for ranges [o_r, o_r + s_r) tiling [0, V) (taken from the range masks over
+// idx in the e-graph): row v of the gradient sums the g rows of the tokens
+// with id v, and exactly one range holds v. A rank's masked tokens look up
+// row 0 with a zeroed g row. idx in [0, V), as the left side's one_hot requires.
+std::optional<Id> vocabEmbeddingBackward(EGraph& g, const Match& m) {
+  Id idx = m.subst.cls("idx"), grad = m.subst.cls("g");
+  const TensorType *it = typeOf(g, idx), *gt = typeOf(g, grad);
+  const Attr &va = m.subst.attr("V"), &sa = m.subst.attr("s");
+  if (va.kind != Attr::Kind::Int || sa.kind != Attr::Kind::IntList) return std::nullopt;
+  auto v = std::optional<int64_t>(va.i);
+  const std::vector<int64_t>* s = &sa.list;
+  if (!it || !gt || s->size() != 2 || (*s)[0] < 0 || gt->rank() < it->rank()) return std::nullopt;
+  if (m.subst.attr("a").i == m.subst.attr("b").i) return std::nullopt;  // the 2-D transpose, not the identity
+  for (int64_t i = 0; i < it->rank(); ++i)
+    if (gt->shape[i] != it->shape[i] || it->shape[i] < 0) return std::nullopt;
+  auto tiles = maskTiling(g, idx, *v);
+  if (!tiles) return std::nullopt;
+  std::vector<int64_t> maskShape = it->shape;
+  maskShape.resize(gt->shape.size(), 1);
+  AttrList tr = {m.subst.attr("a"), m.subst.attr("b")}, dt = {m.subst.attr("dt")}, s2 = {m.subst.attr("s2")};
+  Id zero = makeConstant(g, 0);
+  std::vector<Id> pieces;
+  for (auto [lo, hi] : *tiles) {
+    auto mask = rangeMask(g, idx, lo, hi);
+    auto shifted = make(g, op().sub, {}, {idx, makeConstant(g, static_cast<double>(lo))});
+    if (!mask || !shifted) return std::nullopt;
+    auto local = make(g, sym().where, {}, {*mask, zero, *shifted});
+    auto hot = local ? make(g, eg::intern("one_hot"), {Attr::integer(hi - lo)}, {*local}) : std::nullopt;
+    auto cast = hot ? make(g, op().cast, dt, {*hot}) : std::nullopt;
+    auto rows = cast ? make(g, op().reshape, {Attr::ints({(*s)[0], hi - lo})}, {*cast}) : std::nullopt;
+    auto t = rows ? make(g, op().transpose, tr, {*rows}) : std::nullopt;
+    auto outMask = maskShape.size() == it->shape.size() ? mask : make(g, op().reshape, {Attr::ints(maskShape)}, {*mask});
+    auto zeroed = outMask ? make(g, sym().where, {}, {*outMask, zero, grad}) : std::nullopt;
+    auto flat = zeroed ? make(g, op().reshape, s2, {*zeroed}) : std::nullopt;
+    auto piece = (t && flat) ? make(g, op().mm, {}, {*t, *flat}) : std::nullopt;
+    if (!piece) return std::nullopt;
+    pieces.push_back(*piece);
+  }
+  return makeConcat(g, 0, pieces);
+}
+
 // where with one operand a concat: concat of the pieces' wheres.
 Apply whereOverConcat(size_t pos) {
   return [pos](EGraph& g, const Match& m) { return distributeOverConcat(g, m, sym().where, {}, {"c", "a", "b"}, pos); };
@@ -202,6 +282,12 @@ void addVocabLemmas(std::vector<Lemma>& out) {
                         "= where(reshape(m), 0, index_rows(W, where(m, 0, idx - o))), m = idx < o | idx >= o + s, s = rows of W",
                         "(mul (index_rows ?w ?c) (cast[?dt] (reshape[?sh] (and (ge ?idx ?o) (lt ?idx2 ?oe)))))",
                         clampedEmbedding));
+  out.push_back(applier("vocab-embedding-backward",
+                        "mm(t(reshape(cast(one_hot[V](idx)))), reshape(g)) = concat[0]_r mm(t(reshape(cast(one_hot[s_r]("
+                        "where(m_r, 0, idx - o_r))))), reshape(where(m_r, 0, g))), [o_r, o_r + s_r) tiling [0, V) from the "
+                        "range masks m_r over idx in the e-graph (idx inside [0, V), as one_hot requires)",
+                        "(mm (transpose[?a, ?b] (reshape[?s] (cast[?dt] (one_hot[?V] ?idx)))) (reshape[?s2] ?g))",
+                        vocabEmbeddingBackward));
   out.push_back(applier("where-concat-cond", "where(concat[d](cs), a, b) = concat[d](where(c_i, a_i, b_i))",
                         "(where (concat[?d] ?xs...) ?a ?b)", whereOverConcat(0)));
   out.push_back(applier("where-concat-then", "where(c, concat[d](as), b) = concat[d](where(c_i, a_i, b_i))",

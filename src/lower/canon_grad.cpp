@@ -1,6 +1,6 @@
 // Canonical forms of the ATen calls that training graphs (aot_autograd's
 // forward + backward) add: log-softmax, the nll loss and the backward kernels
-// of softmax, log-softmax, nll loss, silu, embedding and slice. Each is written
+// of softmax, log-softmax, nll loss, silu, embedding and slice, and zeros. Each is written
 // exactly (for every input, not only the ones seen) in the forward vocabulary,
 // plus one_hot, so the forward ops' lemmas cover the backward as well.
 // A call outside the forms handled here (weights, padding index, other
@@ -217,6 +217,23 @@ bool sliceBackward(const Graph& g, const Node& n, CanonTerm& out) {
   return true;
 }
 
+// zeros(size): the constant 0 (a 0-d tensor), else 0 expanded to size. The
+// backward of `x[mask] = 0` writes such a zero into the gradient.
+bool zeros(const Node& n, CanonTerm& out) {
+  const Value* sv = argAt(n, 0, "size");
+  auto list = sv ? std::get_if<ValueList>(&sv->v) : nullptr;
+  if (!list) return false;
+  std::vector<int64_t> sizes;
+  for (const Value& v : *list) {
+    auto p = std::get_if<int64_t>(&v.v);
+    if (!p || *p < 0) return false;
+    sizes.push_back(*p);
+  }
+  if (sizes.empty()) emit(out, "const", {Attr::real(0)}, {});
+  else emit(out, "expand", {Attr::ints(sizes)}, {scalar(0)});
+  return true;
+}
+
 }  // namespace
 
 bool canonicalizeGradOp(const Graph& g, NodeId id, std::string_view base, std::string_view overload, CanonTerm& out) {
@@ -229,6 +246,7 @@ bool canonicalizeGradOp(const Graph& g, NodeId id, std::string_view base, std::s
   if (base == "aten.nll_loss_backward") return nllBackward(g, n, out);
   if (base == "aten.embedding_dense_backward") return embeddingBackward(g, n, out);
   if (base == "aten.slice_backward") return sliceBackward(g, n, out);
+  if (base == "aten.zeros") return zeros(n, out);
   return false;
 }
 

@@ -72,6 +72,40 @@ TEST_F(Model, VocabParallelEmbeddingSumsMaskedLocalLookups) {
   EXPECT_TRUE(equiv(out, "(sum " + r0 + " " + r1 + ")"));
 }
 
+// The embedding gradient (one_hot^T @ g) split by the vocab ranges the ranks' masks name.
+TEST_F(Model, VocabEmbeddingBackwardSplitsByTheMasksRanges) {
+  leaf("ids", {1, 5}, DType::I64);
+  leaf("g", {1, 5, 3});
+  constant("z", 0);
+  constant("o1", 4);
+  constant("e1", 10);
+  std::string m0 = "(or (lt ?ids ?z) (ge ?ids ?o1))", m1 = "(or (lt ?ids ?o1) (ge ?ids ?e1))";
+  term(m0);
+  term(m1);
+  eg::Id out = term("(mm (transpose[0, 1] (reshape[[5, 10]] (cast[\"f32\"] (one_hot[10] ?ids)))) (reshape[[5, 3]] ?g))");
+  auto r = run({"vocab-embedding-backward"});
+  EXPECT_EQ(r.firings["vocab-embedding-backward"], 1u);
+  auto piece = [](const std::string& m, const std::string& o, int s) {
+    return "(mm (transpose[0, 1] (reshape[[5, " + std::to_string(s) + "]] (cast[\"f32\"] (one_hot[" + std::to_string(s) +
+           "] (where " + m + " ?z (sub ?ids " + o + ")))))) (reshape[[5, 3]] (where (reshape[[1, 5, 1]] " + m +
+           ") ?z ?g)))";
+  };
+  EXPECT_TRUE(equiv(out, "(concat[0] " + piece(m0, "?z", 4) + " " + piece(m1, "?o1", 6) + ")"));
+}
+
+TEST_F(Model, VocabEmbeddingBackwardNeedsMasksThatTileTheTable) {
+  leaf("ids", {5}, DType::I64);
+  leaf("g", {5, 3});
+  constant("z", 0);
+  constant("o1", 4);
+  constant("e1", 9);  // [0, 4) and [4, 9) leave row 9 of 10 out
+  term("(or (lt ?ids ?z) (ge ?ids ?o1))");
+  term("(or (lt ?ids ?o1) (ge ?ids ?e1))");
+  term("(mm (transpose[0, 1] (reshape[[5, 10]] (cast[\"f32\"] (one_hot[10] ?ids)))) (reshape[[5, 3]] ?g))");
+  auto r = run({"vocab-embedding-backward"});
+  EXPECT_EQ(r.firings["vocab-embedding-backward"], 0u);
+}
+
 TEST_F(Model, VocabParallelGatherNeedsTheSpecRangeToCoverTheTable) {
   leaf("x0", {4, 3});
   leaf("x1", {4, 5});

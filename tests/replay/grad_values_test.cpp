@@ -82,6 +82,20 @@ TEST(GradValues, SiluEmbeddingAndSliceBackward) {
   e.expect("slb", {2, 5}, {0.0, 1.0, 2.0, 0.0, 0.0, 0.0, 3.0, 4.0, 0.0, 0.0});
 }
 
+// The backward of `x[mask] = 0` (Megatron's vocab-parallel embedding) writes a zeros([]) into the gradient.
+TEST(GradValues, ZerosAsTheValueOfAMaskedWrite) {
+  Eval e("g: \"f64[1, 3, 2]\", m: \"b8[1, 3]\"",
+         "z: \"f64[]\" = torch.ops.aten.zeros.default([], dtype = torch.float64, layout = torch.strided, "
+         "device = device(type='cpu'))\n"
+         "ip: \"f64[1, 3, 2]\" = torch.ops.aten.index_put.default(g, [m], z)\n"
+         "zs: \"f64[2, 3]\" = torch.ops.aten.zeros.default([2, 3], dtype = torch.float64)\n"
+         "return (ip, zs)");
+  e.set("g", {1, 3, 2}, {1, 2, 3, 4, 5, 6});
+  e.set("m", {1, 3}, {0, 1, 0});
+  e.expect("ip", {1, 3, 2}, {1, 2, 0, 0, 5, 6});
+  e.expect("zs", {2, 3}, {0, 0, 0, 0, 0, 0});
+}
+
 // Forms the lowering does not know stay opaque (no reference semantics), never a guess.
 TEST(GradValues, UnhandledFormsStayOpaque) {
   Eval e("lp: \"f64[3, 4]\", t: \"i64[3]\", w: \"f64[4]\", ge: \"f64[3, 2]\", ids: \"i64[3]\"",
