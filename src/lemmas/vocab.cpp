@@ -165,8 +165,9 @@ std::optional<Id> clampedEmbedding(EGraph& g, const Match& m) {
 }
 
 // The vocab ranges [lo, hi) that range masks or(lt(idx, lo), ge(idx, hi)) over
-// class idx in the e-graph tile [0, V) with, in order (at least two pieces).
-std::optional<std::vector<std::pair<int64_t, int64_t>>> maskTiling(const EGraph& g, Id idx, int64_t v) {
+// class idx in the e-graph tile [start, v) with, in order (at least two pieces).
+std::optional<std::vector<std::pair<int64_t, int64_t>>> maskTiling(const EGraph& g, Id idx, int64_t v,
+                                                                    int64_t start = 0) {
   std::map<int64_t, std::set<int64_t>> ranges;  // lo -> his
   for (const auto& [n, ltCls] : g.eclass(idx).parents) {
     if (n.op != sym().lt || g.find(n.children[0]) != g.find(idx)) continue;
@@ -177,7 +178,7 @@ std::optional<std::vector<std::pair<int64_t, int64_t>>> maskTiling(const EGraph&
         ranges[static_cast<int64_t>(b->first)].insert(static_cast<int64_t>(b->second));
     }
   }
-  // Depth-first from 0: the first chain of ranges that ends exactly at v.
+  // Depth-first from start: the first chain of ranges that ends exactly at v.
   std::vector<std::pair<int64_t, int64_t>> chain;
   std::function<bool(int64_t)> extend = [&](int64_t at) {
     if (at == v) return chain.size() >= 2;
@@ -191,7 +192,7 @@ std::optional<std::vector<std::pair<int64_t, int64_t>>> maskTiling(const EGraph&
     }
     return false;
   };
-  if (!extend(0)) return std::nullopt;
+  if (!extend(start)) return std::nullopt;
   return chain;
 }
 
@@ -238,6 +239,52 @@ std::optional<Id> vocabEmbeddingBackward(EGraph& g, const Match& m) {
     pieces.push_back(*piece);
   }
   return makeConcat(g, 0, pieces);
+}
+
+// Cross entropy's "subtract 1 at the target" (canon_model.cpp's subtractAt) on
+// vocab-sharded logits, the one-hot part:
+//   mul(cast(one_hot[V](reshape(where(m, 0, t - a)))), reshape(sub(1, cast(reshape(m)))))
+//   with m = t < a | t >= b, b - a = V,
+//   = concat[1]_r mul(cast(one_hot[s_r](reshape(where(m_r, 0, t - o_r)))), reshape(sub(1, cast(reshape(m_r)))))
+// for ranges [o_r, o_r + s_r) tiling [a, b) (from the range masks over t in the
+// e-graph). Row i: t_i in [a, b) is in exactly one range, whose one-hot puts
+// the 1 at column t_i - a of the concat; t_i outside gives a zero row on both
+// sides (each mask zeroes its row). Exact for every t.
+std::optional<Id> vocabOneHot(EGraph& g, const Match& m) {
+  Id t = m.subst.cls("t"), mask = m.subst.cls("m");
+  if (g.find(mask) != g.find(m.subst.cls("m2")) || scalarConstant(g, m.subst.cls("z")) != 0.0 ||
+      scalarConstant(g, m.subst.cls("one")) != 1.0)
+    return std::nullopt;
+  auto a = scalarConstant(g, m.subst.cls("a"));
+  auto bounds = rangeMaskBounds(g, mask, t);
+  const Attr& va = m.subst.attr("V");
+  if (!a || !bounds || va.kind != Attr::Kind::Int || bounds->first != *a || !isIntegralValued(*a) ||
+      bounds->second - bounds->first != static_cast<double>(va.i))
+    return std::nullopt;
+  auto start = static_cast<int64_t>(*a);
+  auto tiles = maskTiling(g, t, start + va.i, start);
+  if (!tiles) return std::nullopt;
+  AttrList dt = {m.subst.attr("dt")}, dt2 = {m.subst.attr("dt2")}, sj = {m.subst.attr("sj")},
+           su = {m.subst.attr("su")}, sm = {m.subst.attr("sm")};
+  Id zero = m.subst.cls("z"), one = m.subst.cls("one");
+  std::vector<Id> pieces;
+  for (auto [lo, hi] : *tiles) {
+    auto mr = rangeMask(g, t, lo, hi);
+    auto shifted = make(g, op().sub, {}, {t, makeConstant(g, static_cast<double>(lo))});
+    if (!mr || !shifted) return std::nullopt;
+    auto local = make(g, sym().where, {}, {*mr, zero, *shifted});
+    auto flat = local ? make(g, op().reshape, sj, {*local}) : std::nullopt;
+    auto hot = flat ? make(g, eg::intern("one_hot"), {Attr::integer(hi - lo)}, {*flat}) : std::nullopt;
+    auto hotc = hot ? make(g, op().cast, dt, {*hot}) : std::nullopt;
+    auto mflat = make(g, op().reshape, sm, {*mr});
+    auto mcast = mflat ? make(g, op().cast, dt2, {*mflat}) : std::nullopt;
+    auto keep = mcast ? make(g, op().sub, {}, {one, *mcast}) : std::nullopt;
+    auto column = keep ? make(g, op().reshape, su, {*keep}) : std::nullopt;
+    auto piece = (hotc && column) ? make(g, op().mul, {}, {*hotc, *column}) : std::nullopt;
+    if (!piece) return std::nullopt;
+    pieces.push_back(*piece);
+  }
+  return makeConcat(g, 1, pieces);
 }
 
 // where with one operand a concat: concat of the pieces' wheres.
@@ -288,6 +335,13 @@ void addVocabLemmas(std::vector<Lemma>& out) {
                         "range masks m_r over idx in the e-graph (idx inside [0, V), as one_hot requires)",
                         "(mm (transpose[?a, ?b] (reshape[?s] (cast[?dt] (one_hot[?V] ?idx)))) (reshape[?s2] ?g))",
                         vocabEmbeddingBackward));
+  out.push_back(applier("vocab-parallel-one-hot",
+                        "mul(cast(one_hot[V](reshape(where(m, 0, t - a)))), reshape(1 - cast(reshape(m)))), m = t < a | t >= b, "
+                        "b - a = V, = concat[1]_r of the same over [o_r, o_r + s_r) tiling [a, b) (range masks m_r over t in "
+                        "the e-graph)",
+                        "(mul (cast[?dt] (one_hot[?V] (reshape[?sj] (where ?m ?z (sub ?t ?a))))) "
+                        "(reshape[?su] (sub ?one (cast[?dt2] (reshape[?sm] ?m2)))))",
+                        vocabOneHot));
   out.push_back(applier("where-concat-cond", "where(concat[d](cs), a, b) = concat[d](where(c_i, a_i, b_i))",
                         "(where (concat[?d] ?xs...) ?a ?b)", whereOverConcat(0)));
   out.push_back(applier("where-concat-then", "where(c, concat[d](as), b) = concat[d](where(c_i, a_i, b_i))",

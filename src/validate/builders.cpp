@@ -78,6 +78,40 @@ std::optional<eg::Id> vocabEmbeddingBackward(Gen& gen) {
   return gen.node("mm", {}, {*tr, *flat});
 }
 
+// mul(cast["f32"](one_hot[V](reshape[[N]](where(m, 0, t - a)))), reshape[[N, 1]](sub(1, cast["f32"](reshape[[N]](m))))),
+// m = t < a | t >= a + V, t integral around [a, a + V), next to the range masks of 2 or 3 ranges tiling it.
+std::optional<eg::Id> vocabOneHot(Gen& gen) {
+  int64_t n = gen.size(), a = gen.uniform(0, 3), v = 0;
+  Shape t = gen.chance(0.5) ? Shape{n} : Shape{n, 1};
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t i = 0, k = gen.uniform(2, 3); i < k; ++i) {
+    int64_t s = gen.uniform(1, 4);
+    ranges.emplace_back(a + v, a + v + s);
+    v += s;
+  }
+  eg::Id target = gen.intLeaf(t, std::max<int64_t>(a - 2, 0), a + v + 2);
+  for (auto [lo, hi] : ranges) {
+    auto lt = gen.node("lt", {}, {target, gen.constant(static_cast<double>(lo))});
+    auto ge = gen.node("ge", {}, {target, gen.constant(static_cast<double>(hi))});
+    if (!lt || !ge || !gen.node("or", {}, {*lt, *ge})) return std::nullopt;
+  }
+  eg::Id ca = gen.constant(static_cast<double>(a)), zero = gen.constant(0), one = gen.constant(1);
+  auto lt = gen.node("lt", {}, {target, ca});
+  auto ge = gen.node("ge", {}, {target, gen.constant(static_cast<double>(a + v))});
+  auto m = (lt && ge) ? gen.node("or", {}, {*lt, *ge}) : std::nullopt;
+  auto shifted = gen.node("sub", {}, {target, ca});
+  auto local = (m && shifted) ? gen.node("where", {}, {*m, zero, *shifted}) : std::nullopt;
+  auto flat = local ? gen.node("reshape", {Attr::ints({n})}, {*local}) : std::nullopt;
+  auto hot = flat ? gen.node("one_hot", {Attr::integer(v)}, {*flat}) : std::nullopt;
+  auto hotc = hot ? gen.node("cast", {Attr::str("f32")}, {*hot}) : std::nullopt;
+  auto mflat = m ? gen.node("reshape", {Attr::ints({n})}, {*m}) : std::nullopt;
+  auto mcast = mflat ? gen.node("cast", {Attr::str("f32")}, {*mflat}) : std::nullopt;
+  auto keep = mcast ? gen.node("sub", {}, {one, *mcast}) : std::nullopt;
+  auto column = keep ? gen.node("reshape", {Attr::ints({n, 1})}, {*keep}) : std::nullopt;
+  if (!hotc || !column) return std::nullopt;
+  return gen.node("mul", {}, {*hotc, *column});
+}
+
 // mul(index_rows(W, clamp(idx - o, 0, s - 1)), cast["f32"](reshape[idx.shape + 1](ge(idx, o) & lt(idx, o + s)))),
 // W: [s, D], idx integral around [o, o + s) (torchtitan's vocab-parallel embedding on one rank).
 std::optional<eg::Id> clampedEmbedding(Gen& gen) {
@@ -219,6 +253,7 @@ const std::map<std::string, Builder>& builders() {
       {"vocab-parallel-gather", vocabParallelGather},
       {"vocab-embedding-clamped", clampedEmbedding},
       {"vocab-embedding-backward", vocabEmbeddingBackward},
+      {"vocab-parallel-one-hot", vocabOneHot},
       {"layernorm-concat", layerNormOfConcat("native_layer_norm")},
       {"apex-layernorm-bwd-rows", layerNormBwdOfRows},
       {"apex-layernorm-concat", layerNormOfConcat("apex_layer_norm")},

@@ -106,6 +106,27 @@ TEST_F(Model, VocabEmbeddingBackwardNeedsMasksThatTileTheTable) {
   EXPECT_EQ(r.firings["vocab-embedding-backward"], 0u);
 }
 
+// Cross entropy's "-1 at the target" over vocab-sharded logits: the spec's one-hot
+// row (masked by its own range) is the ranks' masked one-hot rows side by side.
+TEST_F(Model, VocabParallelOneHotIsTheRanksMaskedOneHots) {
+  leaf("t", {4, 1}, DType::I64);
+  constant("z", 0);
+  constant("one", 1);
+  constant("o1", 3);
+  constant("e1", 8);
+  std::string m = "(or (lt ?t ?z) (ge ?t ?e1))", m0 = "(or (lt ?t ?z) (ge ?t ?o1))", m1 = "(or (lt ?t ?o1) (ge ?t ?e1))";
+  term(m0);
+  term(m1);
+  auto side = [&](const std::string& mask, const std::string& o, int v) {
+    return "(mul (cast[\"f32\"] (one_hot[" + std::to_string(v) + "] (reshape[[4]] (where " + mask + " ?z (sub ?t " + o +
+           "))))) (reshape[[4, 1]] (sub ?one (cast[\"f32\"] (reshape[[4]] " + mask + ")))))";
+  };
+  eg::Id out = term(side(m, "?z", 8));
+  auto r = run({"vocab-parallel-one-hot"});
+  EXPECT_EQ(r.firings["vocab-parallel-one-hot"], 1u);
+  EXPECT_TRUE(equiv(out, "(concat[1] " + side(m0, "?z", 3) + " " + side(m1, "?o1", 5) + ")"));
+}
+
 TEST_F(Model, VocabParallelGatherNeedsTheSpecRangeToCoverTheTable) {
   leaf("x0", {4, 3});
   leaf("x1", {4, 5});

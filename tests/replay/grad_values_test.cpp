@@ -96,6 +96,20 @@ TEST(GradValues, ZerosAsTheValueOfAMaskedWrite) {
   e.expect("zs", {2, 3}, {0, 0, 0, 0, 0, 0});
 }
 
+// Megatron's cross entropy backward: grad_2d[arange_1d, masked_target_1d] -= softmax_update.
+TEST(GradValues, SubtractAtEachRowsTarget) {
+  Eval e("x: \"f64[3, 4]\", t: \"i64[3]\", u: \"f64[3]\"",
+         "ar: \"i64[3]\" = torch.ops.aten.arange.start(0, 3, device = device(type='cpu'), pin_memory = False)\n"
+         "picked: \"f64[3]\" = torch.ops.aten.index.Tensor(x, [ar, t])\n"
+         "s: \"f64[3]\" = torch.ops.aten.sub.Tensor(picked, u)\n"
+         "ip: \"f64[3, 4]\" = torch.ops.aten.index_put.default(x, [ar, t], s)\n"
+         "return (ip,)");
+  e.set("x", {3, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  e.set("t", {3}, {2, 0, 3});
+  e.set("u", {3}, {1.0, 0.0, 0.5});
+  e.expect("ip", {3, 4}, {1, 2, 2, 4, 5, 6, 7, 8, 9, 10, 11, 11.5});
+}
+
 // Forms the lowering does not know stay opaque (no reference semantics), never a guess.
 TEST(GradValues, UnhandledFormsStayOpaque) {
   Eval e("lp: \"f64[3, 4]\", t: \"i64[3]\", w: \"f64[4]\", ge: \"f64[3, 2]\", ids: \"i64[3]\"",
