@@ -18,6 +18,10 @@ The fused QKV weight (``linear_qkv``) is laid out per query group ([q heads of t
 ``Shard(0)`` of it is what each rank holds because every rank gets whole groups. The head counts
 are chosen so that they divide (``heads_for``).
 
+``backward=True`` (``--backward``) captures one training step instead (tangle.hf_train's joint graph):
+Megatron's vocab-parallel cross entropy (its mean over the tokens), then every parameter's gradient,
+expected with the layout ``grad_layout`` gives (where Megatron leaves it after backward).
+
 Megatron on a CPU-only machine needs a few patches (CUDA device queries, the CUDA RNG tracker, a
 ``warnings.warn`` only rank 0 calls inside forward). tangle applies none: ``setup="MODULE"`` names a
 module whose ``setup()`` runs first in every capture process; tests/python/megatron_cpu.py is one.
@@ -25,7 +29,7 @@ module whose ``setup()`` runs first in every capture process; tests/python/megat
     from tangle import megatron                          # PYTHONPATH=python
     out = megatron.capture_megatron(tp=2, layers=1, out_dir="out/gpt_tp2", setup="megatron_cpu")
 
-Command line:  python -m tangle.megatron --tp 2 --layers 1 --setup MODULE --out DIR
+Command line:  python -m tangle.megatron --tp 2 --layers 1 --setup MODULE [--backward] --out DIR
 """
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ Targets:
 Command line (``tangle verify ...`` runs this with PYTHONPATH and TANGLE_BIN set):
 
     python -m tangle.verify hf:llama --tp 4 --layers 2 [--backward] [--out DIR] [--json FILE] [--keep]
-    python -m tangle.verify megatron:gpt --tp 2 --layers 1 --setup megatron_cpu
+    python -m tangle.verify megatron:gpt --tp 2 --layers 1 --setup megatron_cpu [--backward]
     python -m tangle.verify torchtitan:llama3 --tp 2 [--sp] [--backend spmd_types|partial_dtensor]
     python -m tangle.verify mypkg.mymodel:build --ranks 2 [--spec mypkg.mymodel:spec] [--relation REL]
 
@@ -539,8 +539,8 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
     ranks, writes the relation, runs `tangle check` and returns the parsed result. `plan`: overrides of an hf: model's TP plan
     ({module pattern: style} or ["PATTERN=STYLE", ...]). `shape`: "tiny" (random weights) or a released
     model's full shape from tangle.hf.SHAPES, captured without weights. `setup` (megatron:gpt): a module
-    whose setup() runs first in each capture process. `backward` (hf:): one training step (the loss and
-    every parameter gradient) instead of the forward. `out`: keep the files in that folder (else a
+    whose setup() runs first in each capture process. `backward` (hf:, megatron:): one training step (the
+    loss and every parameter gradient) instead of the forward. `out`: keep the files in that folder (else a
     temporary folder, removed unless `keep`). `relation`/`spec`: for user targets. Bad input raises
     VerifyError; nothing is left in `out` then. `log`: progress lines (default: stderr). `backward`: an hf:
     target's training step (the loss and every parameter gradient, tangle.hf_train), not its forward.
