@@ -262,16 +262,19 @@ std::optional<CanonTerm> layerNormBackward(const Graph& g, const Node& n, int64_
   for (int64_t i = 0; i < xt->rank(); ++i) (i < lead ? leadDims : normDims).push_back(i);
   auto w = tensorAt(n, 5, "weight");
   CanonTerm out;
-  auto sumLead = [&](Ref v) { return emit(out, "sum_dim", {Attr::ints(leadDims), Attr::boolean(false)}, {v}); };
+  // (sum_dim over no dims would mean every dim: with no leading dims there is nothing to sum)
+  auto sumLead = [&](Ref v) { emit(out, "sum_dim", {Attr::ints(leadDims), Attr::boolean(false)}, {v}); };
   if (k == 2) {
     if (!tensorAt(n, 6, "bias")) return std::nullopt;  // no bias, no bias gradient
-    sumLead(operand(*gr));
+    if (leadDims.empty()) emit(out, "mul", {}, {operand(*gr), scalar(1)});  // g itself (a tuple item is a term)
+    else sumLead(operand(*gr));
     return out;
   }
   Ref xhat = emit(out, "mul", {}, {emit(out, "sub", {}, {operand(*x), operand(*mean)}), operand(*rstd)});
   if (k == 1) {
     if (!w) return std::nullopt;
-    sumLead(emit(out, "mul", {}, {operand(*gr), xhat}));
+    Ref gx = emit(out, "mul", {}, {operand(*gr), xhat});
+    if (!leadDims.empty()) sumLead(gx);
     return out;
   }
   auto meanNorm = [&](Ref v) { return emit(out, "mean_dim", {Attr::ints(normDims), Attr::boolean(true)}, {v}); };
