@@ -43,20 +43,22 @@ def _grad_layout(param) -> str:
     return "Replicate"
 
 
-def capture_training(model, ids, target, graph_path, params_path, info=None, *, loss=None, layouts=None,
-                     context=None, grad_layout=None):
+def capture_training(model, ids, target, graph_path, params_path, info=None, *, inputs=None, step=None,
+                     layouts=None, context=None, grad_layout=None):
     """Trace one training step of `model` on (ids, target); write the joint graph to graph_path and its
     placeholder map to params_path. Returns the params dict.
-    Other frameworks (tangle.titan): `loss(ids, target) -> scalar` is the step's loss (default: the HF
-    cross-entropy above); `layouts` is for hf._describe (plain-tensor parameters); `context()`: a context
-    manager the trace and backward run in; `grad_layout(fqn, param) -> str`: a gradient's layout (default:
-    the placement of the ``.grad`` DTensor)."""
+    Other frameworks (tangle.titan, tangle.megatron): `inputs` {name: tensor} replaces (ids, target) and is
+    passed in that order to `step(*tensors) -> loss` (default: the HF cross-entropy below); `layouts` is for
+    hf._describe (plain-tensor shards); `context()`: a context manager the trace and backward run in;
+    `grad_layout(fqn, param) -> str`: a gradient's layout (default: the placement of the `.grad` DTensor,
+    else Replicate)."""
     import contextlib
     import torch
     import torch.nn.functional as F
     from torch._dynamo.backends.common import aot_autograd
 
-    names = {id(ids): ("input", "input_ids"), id(target): ("input", "labels")}
+    inputs = inputs if inputs is not None else {"input_ids": ids, "labels": target}
+    names = {id(t): ("input", n) for n, t in inputs.items()}
     for n, b in model.named_buffers():
         names[id(b)] = ("buffer", n)
     params_by_id = {}
@@ -80,15 +82,15 @@ def capture_training(model, ids, target, graph_path, params_path, info=None, *, 
         graphs["dynamo_inputs"] = list(example_inputs)
         return inner(gm, example_inputs)
 
-    def step(x, y):
+    def hf_step(x, y):
         logits = model(input_ids=x, use_cache=False).logits
         return F.cross_entropy(logits.flatten(0, 1).float(), y.flatten())
 
     model.zero_grad(set_to_none=True)
     torch._dynamo.reset()
-    compiled = torch.compile(loss or step, backend=backend, fullgraph=True)
+    compiled = torch.compile(step or hf_step, backend=backend, fullgraph=True)
     with context() if context else contextlib.nullcontext():
-        compiled(ids, target).backward()
+        compiled(*inputs.values()).backward()
     if "fw" not in graphs or "bw" not in graphs:
         raise RuntimeError(f"{graph_path}: aot_autograd produced no {'backward' if 'fw' in graphs else 'forward'} graph")
 

@@ -18,6 +18,10 @@ The fused QKV weight (``linear_qkv``) is laid out per query group ([q heads of t
 ``Shard(0)`` of it is what each rank holds because every rank gets whole groups. The head counts
 are chosen so that they divide (``heads_for``).
 
+``backward=True`` (``--backward``) captures one training step instead (tangle.hf_train's joint graph):
+Megatron's vocab-parallel cross entropy (its mean over the tokens), then every parameter's gradient,
+expected with the layout ``grad_layout`` gives (where Megatron leaves it after backward).
+
 Megatron on a CPU-only machine needs a few patches (CUDA device queries, the CUDA RNG tracker, a
 ``warnings.warn`` only rank 0 calls inside forward). tangle applies none: ``setup="MODULE"`` names a
 module whose ``setup()`` runs first in every capture process; tests/python/megatron_cpu.py is one.
@@ -25,7 +29,7 @@ module whose ``setup()`` runs first in every capture process; tests/python/megat
     from tangle import megatron                          # PYTHONPATH=python
     out = megatron.capture_megatron(tp=2, layers=1, out_dir="out/gpt_tp2", setup="megatron_cpu")
 
-Command line:  python -m tangle.megatron --tp 2 --layers 1 --setup MODULE --out DIR
+Command line:  python -m tangle.megatron --tp 2 --layers 1 --setup MODULE [--backward] --out DIR
 """
 from __future__ import annotations
 
@@ -117,16 +121,59 @@ def layouts(model, tp: int) -> dict:
     return out
 
 
+def labels():
+    """Fixed random target ids [1, SEQ] for the training step (the same on the spec and every rank)."""
+    import torch
+    g = torch.Generator().manual_seed(SEED + 2)
+    return torch.randint(0, VOCAB, (1, SEQ), generator=g)
+
+
+def grad_layout(fqn: str, param, config) -> str:
+    """Layout of a parameter's gradient on the ranks once Megatron's training step is done with it.
+    Tensor-parallel weights: this rank's shard (Shard(partition_dim)). The other parameters are
+    replicated; their gradient is whole on every rank unless Megatron all-reduces it after backward,
+    outside the traced step (distributed/finalize_model_grads.py, _allreduce_non_tensor_model_parallel_grads):
+    a sum over the tensor-parallel group for `sequence_parallel` parameters under sequence parallelism
+    and for q/k layernorms, so each rank's own gradient is a partial sum (Partial(sum)). The ones it
+    averages (`average_gradients_across_tp_domain`) are refused."""
+    if getattr(param, "tensor_model_parallel", False):
+        return f"Shard({param.partition_dim})"
+    if getattr(param, "average_gradients_across_tp_domain", False):
+        raise ValueError("a gradient averaged over the tensor-parallel ranks after backward has no relation here")
+    if config.sequence_parallel and getattr(param, "sequence_parallel", False):
+        return "Partial(sum)"
+    if config.qk_layernorm and ("q_layernorm" in fqn or "k_layernorm" in fqn):
+        return "Partial(sum)"
+    return "Replicate"
+
+
+def training_step(model, parallel_output: bool):
+    """The loss of one step. Vocab-sharded logits: Megatron's own, GPTModel with labels returns the
+    per-token vocab-parallel cross entropy [batch, seq], and the step's loss is its mean (every token
+    counted, no loss mask). Gathered logits: torch's cross entropy of the full logits (mean)."""
+    import torch.nn.functional as F
+
+    def vocab_parallel(ids, pos, mask, target):
+        return model(ids, pos, mask, labels=target).mean()
+
+    def gathered(ids, pos, mask, target):
+        return F.cross_entropy(model(ids, pos, mask).flatten(0, 1).float(), target.flatten())
+
+    return vocab_parallel if parallel_output else gathered
+
+
 def output_layout(model) -> str:
     """Layout of the logits [batch, seq, vocab] on the ranks."""
     return "Replicate" if model.output_layer.gather_output else "Shard(2)"
 
 
-def _capture_one(layers, tp, rank, setup, parallel_output, graph_path, params_path, overrides=None):
+def _capture_one(layers, tp, rank, setup, parallel_output, graph_path, params_path, overrides=None,
+                 backward=False):
     """One spawned process: the spec (rank None, world size 1) or one rank, under a fake process group.
     The model runs once before the capture: its first forward allocates Megatron's global memory
     buffer (the attention's baddbmm scratch, read with beta=0), which would otherwise be created
-    inside the graph and returned as a second output."""
+    inside the graph and returned as a second output. `backward`: one training step (loss and every
+    parameter gradient, tangle.hf_train's joint graph) instead of the forward."""
     import torch
     import torch.distributed as dist
     from torch.testing._internal.distributed.fake_pg import FakeStore
@@ -146,6 +193,13 @@ def _capture_one(layers, tp, rank, setup, parallel_output, graph_path, params_pa
             x = inputs()
             with torch.no_grad():  # allocates Megatron's global scratch buffer outside the graph (see above)
                 model(*x.values())
+            if backward:
+                from . import hf_train
+                hf_train.capture_training(model, None, None, graph_path, params_path, dict(info, backward=True),
+                                          inputs=dict(x, labels=labels()), step=training_step(model, parallel_output),
+                                          layouts=layouts(model, world) if rank is not None else None,
+                                          grad_layout=lambda fqn, p: grad_layout(fqn, p, model.config))
+                return
             params = hf.capture_model(model, x, graph_path, params_path, info,
                                       forward=lambda ids, pos, mask: model(ids, pos, mask),
                                       layouts=layouts(model, world) if rank is not None else None,
@@ -164,17 +218,19 @@ def _capture_one_reporting(*args):
     _run_reporting(args[5], lambda: _capture_one(*args))
 
 
-def header(tp: int, layers: int, parallel_output: bool) -> list[str]:
+def header(tp: int, layers: int, parallel_output: bool, backward: bool = False) -> list[str]:
     logits = "vocab-sharded" if parallel_output else "gathered"
-    return [f"# Megatron-core GPTModel, {layers} layer(s), tensor parallel {tp}, logits {logits}",
+    step = ", one training step (vocab-parallel cross entropy, forward + backward)" if backward else ""
+    return [f"# Megatron-core GPTModel, {layers} layer(s), tensor parallel {tp}, logits {logits}{step}",
             "# written by python -m tangle.megatron from the placeholder maps (*.params.json); layouts from",
             "# each parameter's tensor_model_parallel / partition_dim"]
 
 
 def capture_megatron(tp: int, layers: int, out_dir: str, setup: str | None = None, parallel_output: bool = True,
-                     options: dict | None = None, log=print) -> hf.HFCapture:
+                     options: dict | None = None, log=print, backward: bool = False) -> hf.HFCapture:
     """Captures the spec and the `tp` ranks of a tiny GPTModel into out_dir and writes the placeholder
-    maps and check.rel. `setup`: module whose setup() runs first in each capture process."""
+    maps and check.rel. `setup`: module whose setup() runs first in each capture process. `backward`:
+    one training step (Megatron's loss, then every parameter gradient) instead of the forward."""
     if tp < 2:
         raise ValueError("tp must be at least 2")
     if layers < 1:
@@ -184,11 +240,13 @@ def capture_megatron(tp: int, layers: int, out_dir: str, setup: str | None = Non
     if overrides:
         log(f"tp={tp}: {overrides['num_attention_heads']} heads in {overrides['num_query_groups']} query groups "
             f"(each rank needs whole groups)")
-    jobs = [("spec", (layers, tp, None, setup, parallel_output, spec, spec_params, overrides), spec_params)]
-    jobs += [(f"rank {r}/{tp}", (layers, tp, r, setup, parallel_output, impls[r], impl_params[r], overrides),
-              impl_params[r]) for r in range(tp)]
+    jobs = [("spec", (layers, tp, None, setup, parallel_output, spec, spec_params, overrides, backward),
+             spec_params)]
+    jobs += [(f"rank {r}/{tp}", (layers, tp, r, setup, parallel_output, impls[r], impl_params[r], overrides,
+                                 backward), impl_params[r]) for r in range(tp)]
     hf._run(jobs, log, target=_capture_one_reporting)
-    relation = hf.write_check(out_dir, spec_params, impl_params, options, header(tp, layers, parallel_output), log)
+    relation = hf.write_check(out_dir, spec_params, impl_params, options,
+                              header(tp, layers, parallel_output, backward), log)
     return hf.HFCapture(out_dir, spec, impls, spec_params, impl_params, relation)
 
 
@@ -198,6 +256,8 @@ def main(argv=None):
     ap.add_argument("--layers", type=int, default=1, help="transformer layers")
     ap.add_argument("--setup", help="module whose setup() runs first in each capture process (CPU patches)")
     ap.add_argument("--gather-output", action="store_true", help="the output layer gathers the logits")
+    ap.add_argument("--backward", action="store_true",
+                    help="capture a training step (loss and parameter gradients), not the forward")
     ap.add_argument("--out", required=True, help="output folder")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="an `option KEY = VALUE` line for check.rel (repeatable)")
@@ -206,7 +266,7 @@ def main(argv=None):
         options = hf.parse_options(a.option)
     except ValueError as e:
         ap.error(str(e))
-    out = capture_megatron(a.tp, a.layers, a.out, a.setup, not a.gather_output, options)
+    out = capture_megatron(a.tp, a.layers, a.out, a.setup, not a.gather_output, options, backward=a.backward)
     print(out.relation)
     return 0
 

@@ -219,7 +219,7 @@ def _training_capture(model, vocab, tp_group=None):
 
     def capture(ids, graph_path, params_path, info, layouts=None, context=None, grads=None):
         return hf_train.capture_training(model, ids, hf_train.labels(vocab, SEQ), graph_path, params_path, info,
-                                         loss=loss, layouts=layouts, context=context,
+                                         step=loss, layouts=layouts, context=context,
                                          grad_layout=(lambda fqn, p: grads[id(p)]) if grads is not None else None)
     return capture
 

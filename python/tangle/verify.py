@@ -32,7 +32,7 @@ Targets:
 Command line (``tangle verify ...`` runs this with PYTHONPATH and TANGLE_BIN set):
 
     python -m tangle.verify hf:llama --tp 4 --layers 2 [--backward] [--out DIR] [--json FILE] [--keep]
-    python -m tangle.verify megatron:gpt --tp 2 --layers 1 --setup megatron_cpu
+    python -m tangle.verify megatron:gpt --tp 2 --layers 1 --setup megatron_cpu [--backward]
     python -m tangle.verify torchtitan:llama3 --tp 2 [--sp] [--backend spmd_types|partial_dtensor]
     python -m tangle.verify mypkg.mymodel:build --ranks 2 [--spec mypkg.mymodel:spec] [--relation REL]
 
@@ -483,7 +483,8 @@ def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relatio
     from . import capture
     try:
         if target.framework == "megatron":
-            out = megatron.capture_megatron(ranks, layers, workdir, setup, options=options or None, log=log)
+            out = megatron.capture_megatron(ranks, layers, workdir, setup, options=options or None, log=log,
+                                            backward=backward)
             _check_fqns(out.spec_params, out.impl_params)
             return out.spec, out.impls, None
         if target.framework == "torchtitan":
@@ -545,8 +546,8 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
     ranks, writes the relation, runs `tangle check` and returns the parsed result. `plan`: overrides of an hf: model's TP plan
     ({module pattern: style} or ["PATTERN=STYLE", ...]). `shape`: "tiny" (random weights) or a released
     model's full shape from tangle.hf.SHAPES, captured without weights. `setup` (megatron:gpt): a module
-    whose setup() runs first in each capture process. `backward` (hf:): one training step (the loss and
-    every parameter gradient) instead of the forward. `out`: keep the files in that folder (else a
+    whose setup() runs first in each capture process. `backward` (hf:, megatron:): one training step (the
+    loss and every parameter gradient) instead of the forward. `out`: keep the files in that folder (else a
     temporary folder, removed unless `keep`). `relation`/`spec`: for user targets. Bad input raises
     VerifyError; nothing is left in `out` then. `log`: progress lines (default: stderr). `backward`: an hf:
     target's training step (the loss and every parameter gradient, tangle.hf_train), not its forward.
@@ -581,8 +582,8 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
         raise VerifyError(f"{'--sp' if sp else '--backend'} applies to torchtitan: targets only")
     if backend is not None and backend not in ("spmd_types", "partial_dtensor"):
         raise VerifyError(f"unknown --backend {backend!r} (spmd_types, partial_dtensor)")
-    if backward and not (t.family and t.framework in ("hf", "torchtitan")):
-        raise VerifyError("--backward applies to hf: and torchtitan: targets only")
+    if backward and not (t.family and t.framework in ("hf", "torchtitan", "megatron")):
+        raise VerifyError("--backward applies to hf:, megatron: and torchtitan: targets only")
     if relation and not os.path.isfile(relation):
         raise VerifyError(f"{relation}: no such relation file")
     _need("torch", "capturing graphs")
@@ -679,7 +680,7 @@ def main(argv=None) -> int:
     ap.add_argument("--relation", help="relation file for a user target (default: the module's relation(world_size))")
     ap.add_argument("--attn", default="sdpa", help="attn_implementation of an hf: model (sdpa, the default, or eager)")
     ap.add_argument("--backward", action="store_true",
-                    help="hf: and torchtitan: targets: verify one training step (the loss and every parameter "
+                    help="hf:, megatron: and torchtitan: targets: verify one training step (the loss and every parameter "
                          "gradient)")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="an `option KEY = VALUE` line for check.rel (repeatable)")

@@ -11,7 +11,9 @@
 // spec lookup itself requires it). Cross entropy's masked gather of the target
 // logit carries its own spec-side mask for [a, b) and is an identity for every
 // index (out-of-range ones give 0 on both sides).
+#include <functional>
 #include <map>
+#include <set>
 
 #include "lemmas/lemma_util.h"
 
@@ -244,6 +246,129 @@ std::optional<Id> embeddingBackwardByRanges(EGraph& g, const Match& m) {
   return makeConcat(g, 0, blocks);
 }
 
+// The vocab ranges [lo, hi) that range masks or(lt(idx, lo), ge(idx, hi)) over
+// class idx in the e-graph tile [start, v) with, in order (at least two pieces).
+std::optional<std::vector<std::pair<int64_t, int64_t>>> maskTiling(const EGraph& g, Id idx, int64_t v,
+                                                                    int64_t start = 0) {
+  std::map<int64_t, std::set<int64_t>> ranges;  // lo -> his
+  for (const auto& [n, ltCls] : g.eclass(idx).parents) {
+    if (n.op != sym().lt || g.find(n.children[0]) != g.find(idx)) continue;
+    for (const auto& [o, orCls] : g.eclass(ltCls).parents) {
+      if (o.op != sym().logicalOr) continue;
+      auto b = rangeMaskBounds(g, orCls, idx);
+      if (b && isIntegralValued(b->first) && isIntegralValued(b->second) && b->first < b->second)
+        ranges[static_cast<int64_t>(b->first)].insert(static_cast<int64_t>(b->second));
+    }
+  }
+  // Depth-first from start: the first chain of ranges that ends exactly at v.
+  std::vector<std::pair<int64_t, int64_t>> chain;
+  std::function<bool(int64_t)> extend = [&](int64_t at) {
+    if (at == v) return chain.size() >= 2;
+    auto it = ranges.find(at);
+    if (it == ranges.end()) return false;
+    for (int64_t hi : it->second) {
+      if (hi > v) continue;
+      chain.emplace_back(at, hi);
+      if (extend(hi)) return true;
+      chain.pop_back();
+    }
+    return false;
+  };
+  if (!extend(start)) return std::nullopt;
+  return chain;
+}
+
+// embedding_dense_backward as canon_grad.cpp writes it, split by vocab range:
+//   mm(transpose(reshape[T, V](cast(one_hot[V](idx)))), reshape[T, H](g))
+//   = concat[0]_r mm(transpose(reshape[T, s_r](cast(one_hot[s_r](where(m_r, 0, idx - o_r))))),
+//                    reshape[T, H](where(reshape(m_r), 0, g)))
+// for ranges [o_r, o_r + s_r) tiling [0, V) (taken from the range masks over
+// idx in the e-graph): row v of the gradient sums the g rows of the tokens
+// with id v, and exactly one range holds v. A rank's masked tokens look up
+// row 0 with a zeroed g row. idx in [0, V), as the left side's one_hot requires.
+std::optional<Id> vocabEmbeddingBackward(EGraph& g, const Match& m) {
+  Id idx = m.subst.cls("idx"), grad = m.subst.cls("g");
+  const TensorType *it = typeOf(g, idx), *gt = typeOf(g, grad);
+  const Attr &va = m.subst.attr("V"), &sa = m.subst.attr("s");
+  if (va.kind != Attr::Kind::Int || sa.kind != Attr::Kind::IntList) return std::nullopt;
+  auto v = std::optional<int64_t>(va.i);
+  const std::vector<int64_t>* s = &sa.list;
+  if (!it || !gt || s->size() != 2 || (*s)[0] < 0 || gt->rank() < it->rank()) return std::nullopt;
+  if (m.subst.attr("a").i == m.subst.attr("b").i) return std::nullopt;  // the 2-D transpose, not the identity
+  for (int64_t i = 0; i < it->rank(); ++i)
+    if (gt->shape[i] != it->shape[i] || it->shape[i] < 0) return std::nullopt;
+  auto tiles = maskTiling(g, idx, *v);
+  if (!tiles) return std::nullopt;
+  std::vector<int64_t> maskShape = it->shape;
+  maskShape.resize(gt->shape.size(), 1);
+  AttrList tr = {m.subst.attr("a"), m.subst.attr("b")}, dt = {m.subst.attr("dt")}, s2 = {m.subst.attr("s2")};
+  Id zero = makeConstant(g, 0);
+  std::vector<Id> pieces;
+  for (auto [lo, hi] : *tiles) {
+    auto mask = rangeMask(g, idx, lo, hi);
+    auto shifted = make(g, op().sub, {}, {idx, makeConstant(g, static_cast<double>(lo))});
+    if (!mask || !shifted) return std::nullopt;
+    auto local = make(g, sym().where, {}, {*mask, zero, *shifted});
+    auto hot = local ? make(g, eg::intern("one_hot"), {Attr::integer(hi - lo)}, {*local}) : std::nullopt;
+    auto cast = hot ? make(g, op().cast, dt, {*hot}) : std::nullopt;
+    auto rows = cast ? make(g, op().reshape, {Attr::ints({(*s)[0], hi - lo})}, {*cast}) : std::nullopt;
+    auto t = rows ? make(g, op().transpose, tr, {*rows}) : std::nullopt;
+    auto outMask = maskShape.size() == it->shape.size() ? mask : make(g, op().reshape, {Attr::ints(maskShape)}, {*mask});
+    auto zeroed = outMask ? make(g, sym().where, {}, {*outMask, zero, grad}) : std::nullopt;
+    auto flat = zeroed ? make(g, op().reshape, s2, {*zeroed}) : std::nullopt;
+    auto piece = (t && flat) ? make(g, op().mm, {}, {*t, *flat}) : std::nullopt;
+    if (!piece) return std::nullopt;
+    pieces.push_back(*piece);
+  }
+  return makeConcat(g, 0, pieces);
+}
+
+// Cross entropy's "subtract 1 at the target" (canon_model.cpp's subtractAt) on
+// vocab-sharded logits, the one-hot part:
+//   mul(cast(one_hot[V](reshape(where(m, 0, t - a)))), reshape(sub(1, cast(reshape(m)))))
+//   with m = t < a | t >= b, b - a = V,
+//   = concat[1]_r mul(cast(one_hot[s_r](reshape(where(m_r, 0, t - o_r)))), reshape(sub(1, cast(reshape(m_r)))))
+// for ranges [o_r, o_r + s_r) tiling [a, b) (from the range masks over t in the
+// e-graph). Row i: t_i in [a, b) is in exactly one range, whose one-hot puts
+// the 1 at column t_i - a of the concat; t_i outside gives a zero row on both
+// sides (each mask zeroes its row). Exact for every t.
+std::optional<Id> vocabOneHot(EGraph& g, const Match& m) {
+  Id t = m.subst.cls("t"), mask = m.subst.cls("m");
+  if (g.find(mask) != g.find(m.subst.cls("m2")) || scalarConstant(g, m.subst.cls("z")) != 0.0 ||
+      scalarConstant(g, m.subst.cls("one")) != 1.0)
+    return std::nullopt;
+  auto a = scalarConstant(g, m.subst.cls("a"));
+  auto bounds = rangeMaskBounds(g, mask, t);
+  const Attr& va = m.subst.attr("V");
+  if (!a || !bounds || va.kind != Attr::Kind::Int || bounds->first != *a || !isIntegralValued(*a) ||
+      bounds->second - bounds->first != static_cast<double>(va.i))
+    return std::nullopt;
+  auto start = static_cast<int64_t>(*a);
+  auto tiles = maskTiling(g, t, start + va.i, start);
+  if (!tiles) return std::nullopt;
+  AttrList dt = {m.subst.attr("dt")}, dt2 = {m.subst.attr("dt2")}, sj = {m.subst.attr("sj")},
+           su = {m.subst.attr("su")}, sm = {m.subst.attr("sm")};
+  Id zero = m.subst.cls("z"), one = m.subst.cls("one");
+  std::vector<Id> pieces;
+  for (auto [lo, hi] : *tiles) {
+    auto mr = rangeMask(g, t, lo, hi);
+    auto shifted = make(g, op().sub, {}, {t, makeConstant(g, static_cast<double>(lo))});
+    if (!mr || !shifted) return std::nullopt;
+    auto local = make(g, sym().where, {}, {*mr, zero, *shifted});
+    auto flat = local ? make(g, op().reshape, sj, {*local}) : std::nullopt;
+    auto hot = flat ? make(g, eg::intern("one_hot"), {Attr::integer(hi - lo)}, {*flat}) : std::nullopt;
+    auto hotc = hot ? make(g, op().cast, dt, {*hot}) : std::nullopt;
+    auto mflat = make(g, op().reshape, sm, {*mr});
+    auto mcast = mflat ? make(g, op().cast, dt2, {*mflat}) : std::nullopt;
+    auto keep = mcast ? make(g, op().sub, {}, {one, *mcast}) : std::nullopt;
+    auto column = keep ? make(g, op().reshape, su, {*keep}) : std::nullopt;
+    auto piece = (hotc && column) ? make(g, op().mul, {}, {*hotc, *column}) : std::nullopt;
+    if (!piece) return std::nullopt;
+    pieces.push_back(*piece);
+  }
+  return makeConcat(g, 1, pieces);
+}
+
 // where with one operand a concat: concat of the pieces' wheres.
 Apply whereOverConcat(size_t pos) {
   return [pos](EGraph& g, const Match& m) { return distributeOverConcat(g, m, sym().where, {}, {"c", "a", "b"}, pos); };
@@ -286,12 +411,25 @@ void addVocabLemmas(std::vector<Lemma>& out) {
                         "= where(reshape(m), 0, index_rows(W, where(m, 0, idx - o))), m = idx < o | idx >= o + s, s = rows of W",
                         "(mul (index_rows ?w ?c) (cast[?dt] (reshape[?sh] (and (ge ?idx ?o) (lt ?idx2 ?oe)))))",
                         clampedEmbedding));
-  out.push_back(applier("vocab-embedding-backward",
+  out.push_back(applier("vocab-embedding-backward-clamped",
                         "mm(t(reshape(cast(one_hot[V](idx)))), reshape(G)) = concat[0]_r mm(t(reshape(cast(one_hot[s_r]("
                         "clamp(idx - o_r, 0, s_r - 1))))), reshape(mul(G, cast(reshape(ge(idx, o_r) & lt(idx, o_r + s_r)))))), "
                         "for existing range masks tiling [0, V) (idx in [0, V))",
                         "(mm (transpose[0, 1] (reshape[?s1] (cast[?dt] (one_hot[?v] ?idx)))) (reshape[?s2] ?g))",
                         embeddingBackwardByRanges));
+  out.push_back(applier("vocab-embedding-backward",
+                        "mm(t(reshape(cast(one_hot[V](idx)))), reshape(g)) = concat[0]_r mm(t(reshape(cast(one_hot[s_r]("
+                        "where(m_r, 0, idx - o_r))))), reshape(where(m_r, 0, g))), [o_r, o_r + s_r) tiling [0, V) from the "
+                        "range masks m_r over idx in the e-graph (idx inside [0, V), as one_hot requires)",
+                        "(mm (transpose[?a, ?b] (reshape[?s] (cast[?dt] (one_hot[?V] ?idx)))) (reshape[?s2] ?g))",
+                        vocabEmbeddingBackward));
+  out.push_back(applier("vocab-parallel-one-hot",
+                        "mul(cast(one_hot[V](reshape(where(m, 0, t - a)))), reshape(1 - cast(reshape(m)))), m = t < a | t >= b, "
+                        "b - a = V, = concat[1]_r of the same over [o_r, o_r + s_r) tiling [a, b) (range masks m_r over t in "
+                        "the e-graph)",
+                        "(mul (cast[?dt] (one_hot[?V] (reshape[?sj] (where ?m ?z (sub ?t ?a))))) "
+                        "(reshape[?su] (sub ?one (cast[?dt2] (reshape[?sm] ?m2)))))",
+                        vocabOneHot));
   out.push_back(applier("where-concat-cond", "where(concat[d](cs), a, b) = concat[d](where(c_i, a_i, b_i))",
                         "(where (concat[?d] ?xs...) ?a ?b)", whereOverConcat(0)));
   out.push_back(applier("where-concat-then", "where(c, concat[d](as), b) = concat[d](where(c_i, a_i, b_i))",

@@ -1,6 +1,6 @@
 // Canonical forms of the ATen calls that training graphs (aot_autograd's
 // forward + backward) add: log-softmax, the nll loss and the backward kernels
-// of softmax, log-softmax, nll loss, silu, embedding and slice. Each is written
+// of softmax, log-softmax, nll loss, silu, embedding, slice and layer norm, and zeros. Each is written
 // exactly (for every input, not only the ones seen) in the forward vocabulary,
 // plus one_hot, so the forward ops' lemmas cover the backward as well.
 // A call outside the forms handled here (weights, padding index, other
@@ -217,6 +217,74 @@ bool sliceBackward(const Graph& g, const Node& n, CanonTerm& out) {
   return true;
 }
 
+// zeros(size): the constant 0 (a 0-d tensor), else 0 expanded to size. The
+// backward of `x[mask] = 0` writes such a zero into the gradient.
+bool zeros(const Node& n, CanonTerm& out) {
+  const Value* sv = argAt(n, 0, "size");
+  auto list = sv ? std::get_if<ValueList>(&sv->v) : nullptr;
+  if (!list) return false;
+  std::vector<int64_t> sizes;
+  for (const Value& v : *list) {
+    auto p = std::get_if<int64_t>(&v.v);
+    if (!p || *p < 0) return false;
+    sizes.push_back(*p);
+  }
+  if (sizes.empty()) emit(out, "const", {Attr::real(0)}, {});
+  else emit(out, "expand", {Attr::ints(sizes)}, {scalar(0)});
+  return true;
+}
+
+// native_layer_norm_backward(g, x, normalized_shape, mean, rstd, w, b, mask):
+// with x^ = (x - mean) * rstd over the last k = |normalized_shape| dims (mean and
+// rstd as the forward saved them, keepdim) and gw = g * w,
+//   grad_input  = rstd * (gw - mean(gw) - x^ * mean(gw * x^))   (means over those dims)
+//   grad_weight = sum over the leading dims of g * x^;  grad_bias = the same of g.
+// A None weight is 1. Only the outputs the mask asks for exist.
+std::optional<CanonTerm> layerNormBackward(const Graph& g, const Node& n, int64_t k) {
+  auto gr = tensorAt(n, 0, "grad_out"), x = tensorAt(n, 1, "input"), mean = tensorAt(n, 3, "mean"),
+       rstd = tensorAt(n, 4, "rstd");
+  const TensorType* xt = x ? typeAt(g, *x) : nullptr;
+  const Value* ns = argAt(n, 2, "normalized_shape");
+  auto list = ns ? std::get_if<ValueList>(&ns->v) : nullptr;
+  const Value* mv = argAt(n, 7, "output_mask");
+  auto mask = mv ? std::get_if<ValueList>(&mv->v) : nullptr;
+  if (!gr || !xt || !mean || !rstd || !list || list->empty() || static_cast<int64_t>(list->size()) > xt->rank() ||
+      k < 0 || k > 2 || !mask || mask->size() != 3)
+    return std::nullopt;
+  auto want = std::get_if<bool>(&(*mask)[static_cast<size_t>(k)].v);
+  if (!want || !*want) return std::nullopt;
+  int64_t lead = xt->rank() - static_cast<int64_t>(list->size());
+  for (size_t i = 0; i < list->size(); ++i) {
+    auto p = std::get_if<int64_t>(&(*list)[i].v);
+    if (!p || *p != xt->shape[static_cast<size_t>(lead) + i]) return std::nullopt;
+  }
+  std::vector<int64_t> normDims, leadDims;
+  for (int64_t i = 0; i < xt->rank(); ++i) (i < lead ? leadDims : normDims).push_back(i);
+  auto w = tensorAt(n, 5, "weight");
+  CanonTerm out;
+  // (sum_dim over no dims would mean every dim: with no leading dims there is nothing to sum)
+  auto sumLead = [&](Ref v) { emit(out, "sum_dim", {Attr::ints(leadDims), Attr::boolean(false)}, {v}); };
+  if (k == 2) {
+    if (!tensorAt(n, 6, "bias")) return std::nullopt;  // no bias, no bias gradient
+    if (leadDims.empty()) emit(out, "mul", {}, {operand(*gr), scalar(1)});  // g itself (a tuple item is a term)
+    else sumLead(operand(*gr));
+    return out;
+  }
+  Ref xhat = emit(out, "mul", {}, {emit(out, "sub", {}, {operand(*x), operand(*mean)}), operand(*rstd)});
+  if (k == 1) {
+    if (!w) return std::nullopt;
+    Ref gx = emit(out, "mul", {}, {operand(*gr), xhat});
+    if (!leadDims.empty()) sumLead(gx);
+    return out;
+  }
+  auto meanNorm = [&](Ref v) { return emit(out, "mean_dim", {Attr::ints(normDims), Attr::boolean(true)}, {v}); };
+  Ref gw = w ? emit(out, "mul", {}, {operand(*gr), operand(*w)}) : operand(*gr);
+  Ref centered = emit(out, "sub", {}, {gw, meanNorm(gw)});
+  Ref along = emit(out, "mul", {}, {xhat, meanNorm(emit(out, "mul", {}, {gw, xhat}))});
+  emit(out, "mul", {}, {operand(*rstd), emit(out, "sub", {}, {centered, along})});
+  return out;
+}
+
 }  // namespace
 
 bool canonicalizeGradOp(const Graph& g, NodeId id, std::string_view base, std::string_view overload, CanonTerm& out) {
@@ -229,6 +297,7 @@ bool canonicalizeGradOp(const Graph& g, NodeId id, std::string_view base, std::s
   if (base == "aten.nll_loss_backward") return nllBackward(g, n, out);
   if (base == "aten.embedding_dense_backward") return embeddingBackward(g, n, out);
   if (base == "aten.slice_backward") return sliceBackward(g, n, out);
+  if (base == "aten.zeros") return zeros(n, out);
   return false;
 }
 
@@ -236,6 +305,7 @@ std::optional<CanonTerm> canonicalizeGradTuple(const Graph& g, NodeId tuple, int
   const Node& n = g.node(tuple);
   std::string_view op = n.op;
   if (op.rfind("torch.ops.", 0) == 0) op.remove_prefix(10);
+  if (op == "aten.native_layer_norm_backward.default") return layerNormBackward(g, n, k);
   if (op != "aten.nll_loss_forward.default" && op != "aten.nll_loss_forward") return std::nullopt;
   auto x = tensorAt(n, 0, "self");
   const TensorType* xt = x ? typeAt(g, *x) : nullptr;

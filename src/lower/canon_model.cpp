@@ -71,8 +71,47 @@ bool index(const Graph& g, const Node& n, CanonTerm& out) {
   return false;
 }
 
+// The node `id` if it is aten.<base>.<overload>.
+const Node* callOf(const Graph& g, NodeId id, std::string_view op) {
+  const Node& n = g.node(id);
+  std::string_view o = n.op;
+  if (o.rfind("torch.ops.", 0) == 0) o.remove_prefix(10);
+  return o == op ? &n : nullptr;
+}
+
+// x[arange(N), j] -= u on a 2-D x [N, V], as traced: index_put(x, [arange(N), j],
+// sub(index(x, [arange(N), j]), u)) (Megatron's cross entropy backward takes 1
+// from each target's probability this way). Writes x - cast(one_hot[V](j)) * u[:, None]:
+// x - u at each row's j, x - 0 elsewhere (u finite), for j in [0, V) (PyTorch raises
+// otherwise, as gather_rows reads it). Rows of arange are distinct: no write collides.
+bool subtractAt(const Graph& g, NodeId x, NodeId ar, NodeId j, NodeId v, CanonTerm& out) {
+  const TensorType *xt = typeAt(g, x), *jt = typeAt(g, j);
+  auto len = arangeLength(g, ar);
+  if (!xt || !jt || xt->rank() != 2 || xt->shape[0] < 0 || xt->shape[1] < 1 || jt->rank() != 1 || !isIntegral(jt->dtype) ||
+      jt->shape[0] != xt->shape[0] || len != xt->shape[0])
+    return false;
+  const Node* sub = callOf(g, v, "aten.sub.Tensor");
+  if (!sub) return false;
+  auto picked = tensorAt(*sub, 0, "self"), u = tensorAt(*sub, 1, "other");
+  auto alpha = numberAt(*sub, 2, "alpha");
+  const TensorType* ut = u ? typeAt(g, *u) : nullptr;
+  const Node* idx = picked ? callOf(g, *picked, "aten.index.Tensor") : nullptr;
+  if (!idx || !ut || (alpha && *alpha != 1) || ut->shape != std::vector<Dim>{xt->shape[0]}) return false;
+  const Value* il = argAt(*idx, 1, "indices");
+  auto ilist = il ? std::get_if<ValueList>(&il->v) : nullptr;
+  if (tensorAt(*idx, 0, "self") != x || !ilist || ilist->size() != 2) return false;
+  auto i0 = std::get_if<TensorRef>(&(*ilist)[0].v), i1 = std::get_if<TensorRef>(&(*ilist)[1].v);
+  if (!i0 || !i1 || i1->node != j || arangeLength(g, i0->node) != xt->shape[0]) return false;
+  Ref hot = emit(out, "cast", {Attr::str(dtypeName(xt->dtype))},
+                 {emit(out, "one_hot", {Attr::integer(xt->shape[1])}, {operand(j)})});
+  Ref column = emit(out, "reshape", {Attr::ints({xt->shape[0], 1})}, {operand(*u)});
+  emit(out, "sub", {}, {operand(x), emit(out, "mul", {}, {hot, column})});
+  return true;
+}
+
 // index_put(x, [mask], v) with one boolean mask over x's leading dims and a
 // 0-d value: where(mask', v, x), mask' the mask with trailing unit dims.
+// Also x[arange(N), j] -= u (subtractAt).
 bool indexPut(const Graph& g, const Node& n, CanonTerm& out) {
   auto x = tensorAt(n, 0, "self");
   const Value* list = argAt(n, 1, "indices");
@@ -80,6 +119,10 @@ bool indexPut(const Graph& g, const Node& n, CanonTerm& out) {
   auto v = tensorAt(n, 2, "values");
   const Value* acc = argAt(n, 3, "accumulate");
   if (acc && !(std::holds_alternative<bool>(acc->v) && !std::get<bool>(acc->v))) return false;
+  if (x && l && v && l->size() == 2) {
+    auto a = std::get_if<TensorRef>(&(*l)[0].v), j = std::get_if<TensorRef>(&(*l)[1].v);
+    return a && j && subtractAt(g, *x, a->node, j->node, *v, out);
+  }
   if (!x || !l || l->size() != 1 || !v) return false;
   auto m = std::get_if<TensorRef>(&(*l)[0].v);
   if (!m) return false;

@@ -46,6 +46,72 @@ std::optional<eg::Id> vocabParallelGather(Gen& gen) {
   return gen.node("where", {}, {mask, zero, *shaped});
 }
 
+// mm(transpose(reshape[[n, V]](cast["f32"](one_hot[V](idx)))), reshape[[n, H]](g)), idx in [0, V), next to
+// the range masks idx < o_r | idx >= o_r + s_r of 2 or 3 ranges tiling [0, V) (what vocab-embedding-backward
+// looks for: the vocab-parallel embedding's masks on the ranks).
+std::optional<eg::Id> vocabEmbeddingBackward(Gen& gen) {
+  Shape t = gen.chance(0.5) ? Shape{gen.size()} : Shape{gen.size(), gen.size()};
+  int64_t n = 1;
+  for (int64_t d : t) n *= d;
+  int64_t h = gen.size(), v = 0;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t i = 0, k = gen.uniform(2, 3); i < k; ++i) {
+    int64_t s = gen.uniform(1, 4);
+    ranges.emplace_back(v, v + s);
+    v += s;
+  }
+  eg::Id idx = gen.intLeaf(t, 0, v);
+  Shape gs = t;
+  gs.push_back(h);
+  eg::Id g = gen.leaf(gs);
+  for (auto [lo, hi] : ranges) {
+    auto lt = gen.node("lt", {}, {idx, gen.constant(static_cast<double>(lo))});
+    auto ge = gen.node("ge", {}, {idx, gen.constant(static_cast<double>(hi))});
+    if (!lt || !ge || !gen.node("or", {}, {*lt, *ge})) return std::nullopt;
+  }
+  auto hot = gen.node("one_hot", {Attr::integer(v)}, {idx});
+  auto cast = hot ? gen.node("cast", {Attr::str("f32")}, {*hot}) : std::nullopt;
+  auto rows = cast ? gen.node("reshape", {Attr::ints({n, v})}, {*cast}) : std::nullopt;
+  auto tr = rows ? gen.node("transpose", {Attr::integer(0), Attr::integer(1)}, {*rows}) : std::nullopt;
+  auto flat = gen.node("reshape", {Attr::ints({n, h})}, {g});
+  if (!tr || !flat) return std::nullopt;
+  return gen.node("mm", {}, {*tr, *flat});
+}
+
+// mul(cast["f32"](one_hot[V](reshape[[N]](where(m, 0, t - a)))), reshape[[N, 1]](sub(1, cast["f32"](reshape[[N]](m))))),
+// m = t < a | t >= a + V, t integral around [a, a + V), next to the range masks of 2 or 3 ranges tiling it.
+std::optional<eg::Id> vocabOneHot(Gen& gen) {
+  int64_t n = gen.size(), a = gen.uniform(0, 3), v = 0;
+  Shape t = gen.chance(0.5) ? Shape{n} : Shape{n, 1};
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t i = 0, k = gen.uniform(2, 3); i < k; ++i) {
+    int64_t s = gen.uniform(1, 4);
+    ranges.emplace_back(a + v, a + v + s);
+    v += s;
+  }
+  eg::Id target = gen.intLeaf(t, std::max<int64_t>(a - 2, 0), a + v + 2);
+  for (auto [lo, hi] : ranges) {
+    auto lt = gen.node("lt", {}, {target, gen.constant(static_cast<double>(lo))});
+    auto ge = gen.node("ge", {}, {target, gen.constant(static_cast<double>(hi))});
+    if (!lt || !ge || !gen.node("or", {}, {*lt, *ge})) return std::nullopt;
+  }
+  eg::Id ca = gen.constant(static_cast<double>(a)), zero = gen.constant(0), one = gen.constant(1);
+  auto lt = gen.node("lt", {}, {target, ca});
+  auto ge = gen.node("ge", {}, {target, gen.constant(static_cast<double>(a + v))});
+  auto m = (lt && ge) ? gen.node("or", {}, {*lt, *ge}) : std::nullopt;
+  auto shifted = gen.node("sub", {}, {target, ca});
+  auto local = (m && shifted) ? gen.node("where", {}, {*m, zero, *shifted}) : std::nullopt;
+  auto flat = local ? gen.node("reshape", {Attr::ints({n})}, {*local}) : std::nullopt;
+  auto hot = flat ? gen.node("one_hot", {Attr::integer(v)}, {*flat}) : std::nullopt;
+  auto hotc = hot ? gen.node("cast", {Attr::str("f32")}, {*hot}) : std::nullopt;
+  auto mflat = m ? gen.node("reshape", {Attr::ints({n})}, {*m}) : std::nullopt;
+  auto mcast = mflat ? gen.node("cast", {Attr::str("f32")}, {*mflat}) : std::nullopt;
+  auto keep = mcast ? gen.node("sub", {}, {one, *mcast}) : std::nullopt;
+  auto column = keep ? gen.node("reshape", {Attr::ints({n, 1})}, {*keep}) : std::nullopt;
+  if (!hotc || !column) return std::nullopt;
+  return gen.node("mul", {}, {*hotc, *column});
+}
+
 // mul(index_rows(W, clamp(idx - o, 0, s - 1)), cast["f32"](reshape[idx.shape + 1](ge(idx, o) & lt(idx, o + s)))),
 // W: [s, D], idx integral around [o, o + s) (torchtitan's vocab-parallel embedding on one rank).
 std::optional<eg::Id> clampedEmbedding(Gen& gen) {
@@ -214,7 +280,9 @@ const std::map<std::string, Builder>& builders() {
   static const std::map<std::string, Builder> m = {
       {"vocab-parallel-gather", vocabParallelGather},
       {"vocab-embedding-clamped", clampedEmbedding},
-      {"vocab-embedding-backward", embeddingBackwardByRanges},
+      {"vocab-embedding-backward-clamped", embeddingBackwardByRanges},
+      {"vocab-embedding-backward", vocabEmbeddingBackward},
+      {"vocab-parallel-one-hot", vocabOneHot},
       {"layernorm-concat", layerNormOfConcat("native_layer_norm")},
       {"apex-layernorm-bwd-rows", layerNormBwdOfRows},
       {"apex-layernorm-concat", layerNormOfConcat("apex_layer_norm")},

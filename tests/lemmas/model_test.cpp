@@ -72,6 +72,61 @@ TEST_F(Model, VocabParallelEmbeddingSumsMaskedLocalLookups) {
   EXPECT_TRUE(equiv(out, "(sum " + r0 + " " + r1 + ")"));
 }
 
+// The embedding gradient (one_hot^T @ g) split by the vocab ranges the ranks' masks name.
+TEST_F(Model, VocabEmbeddingBackwardSplitsByTheMasksRanges) {
+  leaf("ids", {1, 5}, DType::I64);
+  leaf("g", {1, 5, 3});
+  constant("z", 0);
+  constant("o1", 4);
+  constant("e1", 10);
+  std::string m0 = "(or (lt ?ids ?z) (ge ?ids ?o1))", m1 = "(or (lt ?ids ?o1) (ge ?ids ?e1))";
+  term(m0);
+  term(m1);
+  eg::Id out = term("(mm (transpose[0, 1] (reshape[[5, 10]] (cast[\"f32\"] (one_hot[10] ?ids)))) (reshape[[5, 3]] ?g))");
+  auto r = run({"vocab-embedding-backward"});
+  EXPECT_EQ(r.firings["vocab-embedding-backward"], 1u);
+  auto piece = [](const std::string& m, const std::string& o, int s) {
+    return "(mm (transpose[0, 1] (reshape[[5, " + std::to_string(s) + "]] (cast[\"f32\"] (one_hot[" + std::to_string(s) +
+           "] (where " + m + " ?z (sub ?ids " + o + ")))))) (reshape[[5, 3]] (where (reshape[[1, 5, 1]] " + m +
+           ") ?z ?g)))";
+  };
+  EXPECT_TRUE(equiv(out, "(concat[0] " + piece(m0, "?z", 4) + " " + piece(m1, "?o1", 6) + ")"));
+}
+
+TEST_F(Model, VocabEmbeddingBackwardNeedsMasksThatTileTheTable) {
+  leaf("ids", {5}, DType::I64);
+  leaf("g", {5, 3});
+  constant("z", 0);
+  constant("o1", 4);
+  constant("e1", 9);  // [0, 4) and [4, 9) leave row 9 of 10 out
+  term("(or (lt ?ids ?z) (ge ?ids ?o1))");
+  term("(or (lt ?ids ?o1) (ge ?ids ?e1))");
+  term("(mm (transpose[0, 1] (reshape[[5, 10]] (cast[\"f32\"] (one_hot[10] ?ids)))) (reshape[[5, 3]] ?g))");
+  auto r = run({"vocab-embedding-backward"});
+  EXPECT_EQ(r.firings["vocab-embedding-backward"], 0u);
+}
+
+// Cross entropy's "-1 at the target" over vocab-sharded logits: the spec's one-hot
+// row (masked by its own range) is the ranks' masked one-hot rows side by side.
+TEST_F(Model, VocabParallelOneHotIsTheRanksMaskedOneHots) {
+  leaf("t", {4, 1}, DType::I64);
+  constant("z", 0);
+  constant("one", 1);
+  constant("o1", 3);
+  constant("e1", 8);
+  std::string m = "(or (lt ?t ?z) (ge ?t ?e1))", m0 = "(or (lt ?t ?z) (ge ?t ?o1))", m1 = "(or (lt ?t ?o1) (ge ?t ?e1))";
+  term(m0);
+  term(m1);
+  auto side = [&](const std::string& mask, const std::string& o, int v) {
+    return "(mul (cast[\"f32\"] (one_hot[" + std::to_string(v) + "] (reshape[[4]] (where " + mask + " ?z (sub ?t " + o +
+           "))))) (reshape[[4, 1]] (sub ?one (cast[\"f32\"] (reshape[[4]] " + mask + ")))))";
+  };
+  eg::Id out = term(side(m, "?z", 8));
+  auto r = run({"vocab-parallel-one-hot"});
+  EXPECT_EQ(r.firings["vocab-parallel-one-hot"], 1u);
+  EXPECT_TRUE(equiv(out, "(concat[1] " + side(m0, "?z", 3) + " " + side(m1, "?o1", 5) + ")"));
+}
+
 TEST_F(Model, VocabParallelGatherNeedsTheSpecRangeToCoverTheTable) {
   leaf("x0", {4, 3});
   leaf("x1", {4, 5});

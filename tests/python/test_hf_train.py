@@ -219,4 +219,5 @@ def test_backward_is_for_hf_targets(tmp_path):
     r = subprocess.run([str(TANGLE), "verify", "mymodule:build", "--backward"], capture_output=True, text=True,
                        cwd=tmp_path, timeout=120)
     assert r.returncode == 2, r.stdout + r.stderr
-    assert r.stderr.strip().splitlines()[-1] == "tangle verify: error: --backward applies to hf: and torchtitan: targets only"
+    assert r.stderr.strip().splitlines()[-1] == ("tangle verify: error: --backward applies to hf:, megatron: and "
+                                                 "torchtitan: targets only")

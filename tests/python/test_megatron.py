@@ -171,3 +171,108 @@ def test_tp4_gathered_logits_refine(tmp_path):
 def test_heads_for():
     assert megatron.heads_for(2) == {}
     assert megatron.heads_for(4) == dict(num_query_groups=4, num_attention_heads=8)
+
+
+# ---------------------------------------------------------------- training step (--backward)
+
+@pytest.fixture(scope="module")
+def tp2_step(tmp_path_factory):
+    """`tangle verify megatron:gpt --tp 2 --backward` (Megatron's vocab-parallel cross entropy, then every
+    gradient), through the CLI, captured once for the tests below."""
+    _need()
+    out = tmp_path_factory.mktemp("gpt_tp2_step") / "out"
+    env = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    run = subprocess.run([str(TANGLE), "verify", "megatron:gpt", "--tp", "2", "--backward", "--setup", "megatron_cpu",
+                          "--out", str(out), "--quiet"], capture_output=True, text=True, timeout=900, env=env)
+    if not (out / "check.rel").exists():
+        pytest.fail(f"tangle verify left no capture:\n{run.stdout}{run.stderr}")
+    return run, out
+
+
+def _grads(params):
+    return {o["fqn"]: o for o in params["outputs"] if o.get("what") == "grad"}
+
+
+def test_training_step_refines(tp2_step):
+    run, out = tp2_step
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.splitlines()[0] == "verdict: refines"
+    assert "refused" not in run.stdout
+    expects = [x for x in (out / "check.rel").read_text().splitlines() if x.startswith("expect ")]
+    assert len(expects) == 18  # the loss and 17 gradients
+    # the step is Megatron's own loss: the vocab-parallel cross entropy and its backward
+    text = (out / "impl.r1.py").read_text()
+    assert "cross_entropy.py" in text and "calculate_gradients" in text and "index_put" in text
+
+
+def test_training_step_gradient_layouts(tp2_step):
+    """Each gradient where Megatron leaves it: the TP weights' shards, the replicated parameters whole
+    (no sequence parallelism: nothing is all-reduced after backward)."""
+    _, out = tp2_step
+    spec, rank = (json.loads((out / f).read_text()) for f in ("spec.params.json", "impl.r1.params.json"))
+    grads = _grads(rank)
+    assert set(grads) == set(_grads(spec)) and len(grads) == 17
+    expect = {
+        "embedding.word_embeddings.weight": "Shard(0)", "embedding.position_embeddings.weight": "Replicate",
+        LAYER + "self_attention.linear_qkv.weight": "Shard(0)", LAYER + "self_attention.linear_qkv.bias": "Shard(0)",
+        LAYER + "self_attention.linear_proj.weight": "Shard(1)", LAYER + "self_attention.linear_proj.bias": "Replicate",
+        LAYER + "mlp.linear_fc1.weight": "Shard(0)", LAYER + "mlp.linear_fc2.weight": "Shard(1)",
+        LAYER + "input_layernorm.weight": "Replicate", "decoder.final_layernorm.bias": "Replicate",
+        "output_layer.weight": "Shard(0)",
+    }
+    for fqn, layout in expect.items():
+        assert grads[fqn]["layout"] == layout, fqn
+    assert rank["outputs"][0]["what"] == "loss" and rank["outputs"][0]["layout"] == "Replicate"
+    assert [p["fqn"] for p in rank["placeholders"] if p["kind"] == "input"] == [
+        "input_ids", "position_ids", "attention_mask", "labels"]
+
+
+def test_training_step_replay_matches_values(tp2_step):
+    _, out = tp2_step
+    proc = _run("check", str(out / "check.rel"), "--replay")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"replay: 18 outputs match", proc.stdout), proc.stdout
+
+
+def test_training_step_swapped_gradients_is_a_violation(tp2_step, tmp_path):
+    """The relation expects linear_fc1's weight gradient from the ranks' linear_qkv gradient (same shapes)."""
+    _, out = tp2_step
+    spec, rank = (json.loads((out / f).read_text()) for f in ("spec.params.json", "impl.r0.params.json"))
+    fc1 = _grads(spec)[LAYER + "mlp.linear_fc1.weight"]["name"]
+    qkv = _grads(rank)[LAYER + "self_attention.linear_qkv.weight"]["name"]
+    text = (out / "check.rel").read_text()
+    line = next(x for x in text.splitlines() if x.startswith(f"expect S.{fc1} ="))
+    text = text.replace(line, f"expect S.{fc1} = shard(D*.{qkv}, dim=0)")
+    text = re.sub(r"^(spec|impl) ", lambda k: f"{k.group(1)} {out}/", text, flags=re.M)
+    (tmp_path / "check.rel").write_text(text)
+    proc = _run("check", str(tmp_path / "check.rel"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "verdict: violation" in proc.stdout and f"expectation refused: S.{fc1}" in proc.stdout
+
+
+def test_training_step_tp4_refines(tmp_path):
+    _need()
+    out = megatron.capture_megatron(4, 1, str(tmp_path / "gpt_tp4_step"), setup="megatron_cpu", backward=True,
+                                    log=lambda msg: None)
+    proc = _run("check", out.relation, "--replay")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[0] == "verdict: refines"
+    assert re.search(r"replay: 18 outputs match", proc.stdout), proc.stdout
+
+
+class _P:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def test_grad_layout_rule():
+    """Where Megatron reduces a gradient after backward (finalize_model_grads), the rank's own is a partial sum."""
+    off = _P(sequence_parallel=False, qk_layernorm=False)
+    on = _P(sequence_parallel=True, qk_layernorm=True)
+    assert megatron.grad_layout("a.weight", _P(tensor_model_parallel=True, partition_dim=1), on) == "Shard(1)"
+    assert megatron.grad_layout("norm.weight", _P(sequence_parallel=True), off) == "Replicate"
+    assert megatron.grad_layout("norm.weight", _P(sequence_parallel=True), on) == "Partial(sum)"
+    assert megatron.grad_layout("self_attention.q_layernorm.weight", _P(), on) == "Partial(sum)"
+    assert megatron.grad_layout("bias", _P(), on) == "Replicate"
+    with pytest.raises(ValueError, match="averaged"):
+        megatron.grad_layout("x", _P(average_gradients_across_tp_domain=True), off)
