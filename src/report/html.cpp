@@ -31,7 +31,7 @@ h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
 .refines { background: #2a7a2a; } .violation { background: #b00000; } .inconclusive { background: #a06a00; }
 table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: .25em .6em; text-align: left;
   vertical-align: top; } code, pre { font-family: monospace; } pre { background: #f6f6f6; padding: .8em; overflow-x: auto; }
-.note { color: #666; } .drawing svg { max-width: 100%; height: auto; }
+.note { color: #666; } .drawing { overflow-x: auto; }
 )";
 
 void row(std::string& h, const std::string& k, const std::string& v) {
@@ -39,7 +39,7 @@ void row(std::string& h, const std::string& k, const std::string& v) {
 }
 
 void outputRelation(std::string& h, const InferResult& r) {
-  h += "<h2>Output relation</h2>\n<p>Every spec output, expressed over the implementation's tensors:</p>\n"
+  h += "<h2>Output relation</h2>\n<p>The spec outputs, expressed over the implementation's tensors:</p>\n"
        "<table class=\"outputs\"><tr><th>spec output</th><th>=</th></tr>\n";
   for (auto& o : r.outputs)
     for (auto& e : o.exprs) h += "<tr><td><code>" + esc(o.tensor) + "</code></td><td><code>" + esc(formatTerm(e)) + "</code></td></tr>\n";
@@ -64,7 +64,8 @@ void drawing(std::string& h, const Neighbourhood& nb) {
 
 void failure(std::string& h, const Failure& f, const LGraph& spec, const LGraph& impl) {
   const Node& o = spec.origin(f.node);
-  h += "<h2>Failing operator</h2>\n<table class=\"failure\">\n";
+  h += f.limitReached ? "<h2>Operator where the search stopped (a limit was reached)</h2>\n<table class=\"failure\">\n"
+                      : "<h2>Failing operator</h2>\n<table class=\"failure\">\n";
   row(h, "operator", "<code class=\"failing-operator\">" + esc(spec.node(f.node).name) + "</code> (" + esc(o.op) + ")");
   row(h, "at", esc(o.loc.file + ":" + std::to_string(o.loc.line)));
   if (!o.source.empty()) row(h, "model source", "<code>" + esc(o.source) + "</code>");
@@ -120,13 +121,17 @@ std::string htmlReport(const InferResult& r, const LGraph& spec, const LGraph& i
   for (auto& p : info.implPaths) impls += "<code>" + esc(p) + "</code><br>";
   row(h, "implementation", impls);
   h += "</table>\n";
-  if (!r.failure && r.verdict == Verdict::Refines) outputRelation(h, r);
+  if (!r.failure) outputRelation(h, r);  // also when an expectation is refused: the relation found
   if (r.failure) failure(h, *r.failure, spec, impl);
   if (!r.expectations.empty()) {
     h += "<h2>Expectations</h2>\n<table class=\"expectations\">\n";
-    for (auto& e : r.expectations)
+    for (auto& e : r.expectations) {
+      std::string known;
+      for (auto& k : e.known) known += "<br>known: <code>" + esc(e.expectation->lhs.toString() + " = " + formatTerm(k)) + "</code>";
       h += "<tr><td>" + std::string(e.holds ? "holds" : "refused") + "</td><td><code>" +
-           esc(e.expectation->lhs.toString() + " = " + e.expectation->rhs.toString()) + "</code></td></tr>\n";
+           esc(e.expectation->lhs.toString() + " = " + e.expectation->rhs.toString()) + "</code>" +
+           (e.holds ? "" : known) + "</td></tr>\n";
+    }
     h += "</table>\n";
   }
   if (!info.symbolFacts.empty()) {

@@ -81,7 +81,8 @@ class Builder {
 
 std::string nodeStatement(const DrawnNode& d) {
   std::string where = shortSource(d.source);
-  std::string label = d.name + "\n" + shortOp(d.op) + "\n" + (where.empty() ? d.location : where);
+  where = where.substr(0, where.find(" in "));  // file:line; the function is in the hover text
+  std::string label = d.name + "\n" + clip(shortOp(d.op), 40) + "\n" + (where.empty() ? d.location : where);
   std::string style = "filled";
   std::string fill = d.role == "failing" ? "#f6c9c9" : d.spec ? "#dde7f7" : d.role == "related" ? "#fbefc8" : "#dcefdc";
   std::string extra = d.role == "failing" ? ", penwidth=2, color=\"#b00000\"" : "";
