@@ -54,3 +54,23 @@ if ! python3 -c "import ray, sys; sys.exit(ray.__version__ != '2.60.0')" >/dev/n
   # Not fatal: without it the Ray test of tests/python/test_sweep.py skips with a message.
   python3 -m pip install -q ray==2.60.0 || echo "warning: ray==2.60.0 could not be installed; the Ray sweep test will be skipped"
 fi
+# Graphviz (`dot`) draws the failing operator's neighbourhood in `tangle check --html`; headless Chromium
+# renders that page in tests/python/test_report.py. Not fatal: without dot the page says it has no
+# drawing, and without chromium the rendering tests skip with a message.
+optional=()
+command -v dot >/dev/null 2>&1 || optional+=(graphviz)
+command -v chromium >/dev/null 2>&1 || optional+=(chromium)
+if [ ${#optional[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "installing: ${optional[*]}"
+  { $SUDO apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${optional[@]}" >/dev/null; } ||
+    echo "warning: ${optional[*]} could not be installed; the HTML report has no drawing / its rendering tests skip"
+fi
+# scikit-build-core builds the pip package (pyproject.toml); tests/python/test_package.py builds a wheel
+# without build isolation (no download during the test). Not fatal: that test skips with a message.
+if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('scikit-build-core') != '1.1.2')" >/dev/null 2>&1; then
+  echo "installing: scikit-build-core==1.1.2"
+  python3 -m pip install -q scikit-build-core==1.1.2 ||
+    echo "warning: scikit-build-core==1.1.2 could not be installed; the pip package test will be skipped"
+fi

@@ -37,6 +37,8 @@ import sys
 import time
 import traceback
 
+from . import progress
+
 
 def _writer(path):
     def compile_fw(gm, example_inputs):
@@ -238,6 +240,8 @@ def capture_ranks(build_ref, world_size, out_dir, stem="impl", params=False, log
         path = os.path.join(out_dir, f"{stem}.r{rank}.py")
         params_path = os.path.join(out_dir, f"{stem}.r{rank}.params.json") if params else None
         t0 = time.time()
+        if log:
+            progress.status(log, f"capturing rank {rank}/{world_size} ... ({rank}/{world_size} captured)")
         _run_capture(_capture_rank, (build_ref, rank, world_size, path, params_path), path,
                      f"rank {rank}/{world_size}")
         if log:

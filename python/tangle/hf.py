@@ -40,6 +40,7 @@ import sys
 import time
 
 from .capture import CaptureError, _run_reporting, failure_message
+from . import progress
 
 # Tiny shapes: GQA (fewer kv heads than heads), every TP degree up to 4 divides them.
 TINY = dict(hidden_size=64, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128,
@@ -602,6 +603,8 @@ def _run(jobs, log, target=None):
             p = ctx.Process(target=target or _capture_one_reporting, args=args)
             p.start()
             running.append((label, p, path, time.time()))
+        progress.status(log, f"capturing {', '.join(r[0] for r in running)} ... "
+                             f"({len(jobs) - len(pending) - len(running)}/{len(jobs)} captured)")
         label, p, path, t0 = running.pop(0)
         p.join()
         message = failure_message(path.replace(".params.json", ".py"))

@@ -59,7 +59,7 @@ import time
 import types
 from pathlib import Path
 
-from . import binary, hf, megatron, relfile
+from . import binary, hf, megatron, progress, relfile
 
 EXIT_CODES = {"refines": 0, "violation": 1, "inconclusive": 3}
 BAD_INPUT = 2
@@ -134,6 +134,12 @@ class CheckResult:
     report: str                    # the text printed: the checker's report and the parameter section
     checker_report: str            # the checker's own text report
     json: dict                     # the checker's JSON report, plus "parameters_involved"
+    stats: dict = dataclasses.field(default_factory=dict)  # seconds, spec_ops, operators_checked, e-nodes, ...
+    html: str | None = None        # the HTML report written (html_out), else None
+
+    @property
+    def refines(self) -> bool:
+        return self.verdict == "refines"
 
 
 @dataclasses.dataclass
@@ -393,17 +399,24 @@ def present(checker_text: str, j: dict, params: list) -> str:
     return text + ("\n".join(extra) + "\n" if extra else "")
 
 
-def _run_checker(relation_path, json_path, tangle=None, extra_args=()):
+def _run_checker(relation_path, json_path, tangle=None, extra_args=(), log=None):
     try:
         exe = binary.find_binary(tangle, required=True)
     except FileNotFoundError as e:
         raise VerifyError(str(e)) from None
     cmd = [str(exe), "check", str(relation_path), "--json", str(json_path), *extra_args]
-    return subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        return progress.run_checker(cmd, log)
+    finally:
+        if log is not None and hasattr(log, "clear"):
+            log.clear()
 
 
-def _check(relation_path, json_path, tangle=None, extra_args=(), result_cls=CheckResult, **extra) -> CheckResult:
-    proc = _run_checker(relation_path, json_path, tangle, extra_args)
+def _check(relation_path, json_path, tangle=None, extra_args=(), result_cls=CheckResult, html_out=None, log=None,
+           **extra) -> CheckResult:
+    if html_out:
+        extra_args = [*extra_args, "--html", str(html_out)]
+    proc = _run_checker(relation_path, json_path, tangle, extra_args, log)
     if proc.returncode == BAD_INPUT:
         lines = [line for line in proc.stderr.splitlines() if line.strip()]
         raise VerifyError(lines[-1] if lines else f"tangle check {relation_path}: bad input (exit code 2)")
@@ -419,16 +432,20 @@ def _check(relation_path, json_path, tangle=None, extra_args=(), result_cls=Chec
     return result_cls(verdict=j["verdict"], exit_code=proc.returncode, relation=str(relation_path),
                       output_relation=[(o["tensor"], o["expression"]) for o in j.get("output_relation", [])],
                       failure=_failure(j, params), expectations=j.get("expectations", []), parameters=params,
-                      report=present(proc.stdout, j, params), checker_report=proc.stdout, json=j, **extra)
+                      report=present(proc.stdout, j, params), checker_report=proc.stdout, json=j,
+                      stats=j.get("stats", {}), html=str(html_out) if html_out else None, **extra)
 
 
-def check(relation_path, tangle=None, json_out=None, extra_args=()) -> CheckResult:
+def check(relation_path, tangle=None, json_out=None, extra_args=(), html_out=None, log=None) -> CheckResult:
     """Runs `tangle check RELATION --json` and returns the parsed result. Placeholders named in the
-    report are looked up in the *.params.json files beside the graphs, when there are any."""
+    report are looked up in the *.params.json files beside the graphs, when there are any.
+    `html_out`: also write the HTML report there. `log`: a tangle.progress.Progress shows the checker's
+    progress line on a terminal (default: none)."""
     if not os.path.isfile(relation_path):
         raise VerifyError(f"{relation_path}: no such relation file")
     with tempfile.TemporaryDirectory(prefix="tangle-check-") as tmp:
-        result = _check(relation_path, os.path.join(tmp, "report.json"), tangle, extra_args)
+        result = _check(relation_path, os.path.join(tmp, "report.json"), tangle, extra_args, html_out=html_out,
+                        log=log)
     if json_out:
         _write_json(json_out, result.json)
     return result
@@ -519,6 +536,7 @@ def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relatio
                 raise VerifyError(f"{target.module}.relation({ranks}) must return the relation text (a str)")
         spec = os.path.join(workdir, "spec.py")
         t0 = time.time()
+        progress.status(log, "capturing the spec ...")
         capture.capture_spec((spec_module, spec_name), spec, os.path.join(workdir, "spec.params.json"))
         log(f"spec: captured spec.py in {time.time() - t0:.1f} s")
         impls = capture.capture_ranks((target.module, target.build), ranks, workdir, params=True, log=log)
@@ -541,7 +559,7 @@ def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relatio
 def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relation=None, spec=None,
            keep: bool = False, json_out=None, attn: str = "sdpa", options=None, tangle=None,
            log=None, plan=None, shape: str = "tiny", setup=None, backward: bool = False, sp: bool = False,
-           backend: str | None = None) -> VerifyResult:
+           backend: str | None = None, html_out=None) -> VerifyResult:
     """Captures `target` (hf:llama, hf:qwen2, megatron:gpt, torchtitan:llama3, or MODULE:FUNCTION) with `tp`
     ranks, writes the relation, runs `tangle check` and returns the parsed result. `plan`: overrides of an hf: model's TP plan
     ({module pattern: style} or ["PATTERN=STYLE", ...]). `shape`: "tiny" (random weights) or a released
@@ -552,8 +570,8 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
     VerifyError; nothing is left in `out` then. `log`: progress lines (default: stderr). `backward`: an hf:
     target's training step (the loss and every parameter gradient, tangle.hf_train), not its forward.
     `sp`, `backend` (torchtitan:llama3): sequence parallel; torchtitan's spmd backend (spmd_types, its
-    default, or partial_dtensor)."""
-    log = log or _stderr
+    default, or partial_dtensor). `html_out`: also write the HTML report there."""
+    log = log or progress.Progress()
     t = parse_target(target)
     if tp is None or int(tp) < 1 or (t.family and int(tp) < 2):
         raise VerifyError(f"the number of ranks must be at least {2 if t.family else 1}, got {tp}")
@@ -623,8 +641,10 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
             final = out
         rel = os.path.join(final, "check.rel")
         log(f"checking {rel}")
+        progress.status(log, "checking ...")
         try:
             result = _check(rel, os.path.join(final, "report.json"), tangle, result_cls=VerifyResult,
+                            html_out=html_out, log=log,
                             target=target, ranks=tp, layers=layers, out_dir=final if (out or keep) else None,
                             spec=os.path.join(final, "spec.py"),
                             impls=[os.path.join(final, os.path.basename(p)) for p in impls])
@@ -675,6 +695,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", help="write graphs, placeholder maps, check.rel and report.json here "
                                   "(default: a temporary folder, removed unless --keep)")
     ap.add_argument("--json", dest="json_out", help="also write the JSON report (with parameters_involved) here")
+    ap.add_argument("--html", dest="html_out", help="also write the report as one self-contained HTML page here")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder and print its path")
     ap.add_argument("--spec", help="MODULE:FUNCTION returning the spec's (fn, args) (user targets; default MODULE:spec)")
     ap.add_argument("--relation", help="relation file for a user target (default: the module's relation(world_size))")
@@ -694,17 +715,24 @@ def main(argv=None) -> int:
     ap.add_argument("--backend", default=None, help="torchtitan's spmd backend: spmd_types (default) or "
                                                     "partial_dtensor (torchtitan: targets)")
     ap.add_argument("--tangle", help="the tangle binary (default: $TANGLE_BIN, else build/bin/tangle)")
-    ap.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    ap.add_argument("--quiet", "-q", action="store_true",
+                    help="no progress on stderr (log lines; on a terminal, a status line redrawn in place)")
+    log = None
     try:
         a = ap.parse_args(argv)
+        log = progress.Progress(quiet=a.quiet)
         r = verify(a.target, tp=a.ranks, layers=a.layers, out=a.out, relation=a.relation, spec=a.spec,
                    keep=a.keep, json_out=a.json_out, attn=a.attn, options=a.option, tangle=a.tangle,
-                   log=(lambda msg: None) if a.quiet else _stderr, plan=a.plan, shape=a.shape,
-                   setup=a.setup, backward=a.backward, sp=a.sp, backend=a.backend)
+                   log=log, plan=a.plan, shape=a.shape,
+                   setup=a.setup, backward=a.backward, sp=a.sp, backend=a.backend, html_out=a.html_out)
     except VerifyError as e:
+        if log:
+            log.clear()
         print(f"tangle verify: error: {e}", file=sys.stderr)
         return BAD_INPUT
     except KeyboardInterrupt:
+        if log:
+            log.clear()
         print("tangle verify: interrupted", file=sys.stderr)
         return 130
     sys.stdout.write(r.report)

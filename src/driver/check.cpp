@@ -98,11 +98,14 @@ void settleSymbols(PreparedCheck& pc) {
 }
 
 // Inference with the built-in lemmas and the lemma files'.
-InferResult infer(const PreparedCheck& pc) {
-  if (pc.fileRules.empty()) return inferRelations(pc.problem(), lemmas::allLemmas(), pc.options);
+InferResult infer(const PreparedCheck& pc, const CheckRequest& req) {
+  InferOptions opts = pc.options;
+  if (req.onOperator)
+    opts.onOperator = [&](size_t done, size_t total, int node) { req.onOperator(done, total, *pc.specL, node); };
+  if (pc.fileRules.empty()) return inferRelations(pc.problem(), lemmas::allLemmas(), opts);
   std::vector<eg::Rule> rules = lemmas::allLemmas();
   rules.insert(rules.end(), pc.fileRules.begin(), pc.fileRules.end());
-  return inferRelations(pc.problem(), rules, pc.options);
+  return inferRelations(pc.problem(), rules, opts);
 }
 
 }  // namespace
@@ -130,7 +133,7 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
   auto run = std::make_unique<CheckRun>();
   run->prepared = prepareCheck(req);
   const PreparedCheck& pc = *run->prepared;
-  run->result = infer(pc);
+  run->result = infer(pc, req);
   if (req.replay)
     run->replay = replay::replayCheck(*pc.specL, *pc.implL, pc.relation, run->result, *req.replay, *pc.symbols);
   return run;

@@ -6,6 +6,7 @@
 // Used by the CLI and the benchmarks; throws InputError for bad input.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,8 @@ struct CheckRequest {
   std::vector<std::string> lemmaPaths;
   bool trustUnvalidated = false;   // use lemmas that cannot be validated (opaque ops), with a warning
   size_t lemmaCases = 6;           // validation instances per file lemma (quick)
+  // Progress of inference (InferOptions::onOperator); the spec LGraph names the node.
+  std::function<void(size_t done, size_t total, const LGraph& spec, int specNode)> onOperator;
 };
 
 // Everything inference needs, read and checked. It owns the check's

@@ -66,6 +66,7 @@ Failure outOfTime(const SpecOp& op) {
 void walk(InferState& st, const std::vector<SpecOp>& order, Clock::time_point start, InferResult& res,
           std::unordered_set<int>& inlined) {
   for (const SpecOp& op : order) {
+    if (st.opts.onOperator) st.opts.onOperator(res.stats.opsProcessed, order.size(), op.node);
     if (since(start) > st.opts.totalSeconds) {
       res.failure = outOfTime(op);
       return;

@@ -8,6 +8,7 @@
 // first operator whose output has no clean expression is the violation.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,6 +37,9 @@ struct InferOptions {
   // operators, waiting for a consumer that is clean again (e.g. the masked
   // lookup the mask feeds). Outputs must always be clean; 0 disables this.
   size_t maxDeferred = 8;
+  // Called before each spec operator is searched, with the operators done so
+  // far, their total and the spec LNode about to be searched (progress lines).
+  std::function<void(size_t done, size_t total, int specNode)> onOperator;
 };
 
 // Parses `option key = value` entries into options; unknown keys are InputErrors.

@@ -3,12 +3,15 @@
 // 4 internal error or a --replay mismatch (a reported relation that does not hold).
 // `tangle verify` hands its arguments to python3 -m tangle.verify, whose exit code is the check's.
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "driver/check.h"
+#include "report/html.h"
+#include "report/progress.h"
 #include "lemmas/lemmas.h"
 #include "lemmas/lemma_file.h"
 #include "validate/lemma_file_check.h"
@@ -20,7 +23,7 @@ namespace {
 int check(const std::vector<std::string>& positional, const std::vector<std::string>& impl,
           const std::string& relation, const std::string& jsonOut, bool allRelations,
           const std::optional<tangle::replay::ReplayOptions>& replay, const std::vector<std::string>& lemmaFiles,
-          bool trustUnvalidated) {
+          bool trustUnvalidated, const std::string& htmlOut, bool quiet, bool forceProgress) {
   tangle::CheckRequest req;
   req.lemmaPaths = lemmaFiles;
   req.trustUnvalidated = trustUnvalidated;
@@ -35,12 +38,36 @@ int check(const std::vector<std::string>& positional, const std::vector<std::str
       throw tangle::InputError({}, "usage: tangle check REL  |  tangle check SPEC --impl R0 R1 ... --relation REL");
     req.relationPath = positional[0];
   }
+  std::ofstream html;  // opened first: an unwritable path fails before the check runs
+  if (!htmlOut.empty()) {
+    html.open(htmlOut);
+    if (!html) throw tangle::InputError({htmlOut, 0}, "cannot write the HTML report");
+  }
+  struct RemoveUnfinished {  // a check that throws leaves no empty page behind
+    std::ofstream& f;
+    const std::string& path;
+    ~RemoveUnfinished() {
+      if (f.is_open()) std::remove(path.c_str());
+    }
+  } removeUnfinished{html, htmlOut};
+  tangle::ProgressLine progress(stderr, !quiet && (forceProgress || tangle::ProgressLine::stderrIsTerminal()));
+  req.onOperator = [&](size_t done, size_t total, const tangle::LGraph& spec, int node) {
+    progress.update(done, total, spec, node);
+  };
   auto run = tangle::runCheck(req);
+  progress.clear();
   tangle::PreparedCheck& pc = *run->prepared;
   std::cerr << pc.lemmaWarnings;
   pc.info.allRelations = allRelations;
-  std::cout << tangle::textReport(run->result, *pc.specL, *pc.implL, pc.info);
+  std::string text = tangle::textReport(run->result, *pc.specL, *pc.implL, pc.info);
+  std::cout << text;
   if (run->replay) std::cout << run->replay->text();
+  if (html.is_open()) {
+    html << tangle::htmlReport(run->result, *pc.specL, *pc.implL, pc.info,
+                               text + (run->replay ? run->replay->text() : std::string()));
+    html.close();
+    if (!html) throw tangle::InputError({htmlOut, 0}, "cannot write the HTML report");
+  }
   if (!jsonOut.empty()) {
     std::ofstream f(jsonOut);
     if (!f) throw tangle::InputError({jsonOut, 0}, "cannot write the JSON report");
@@ -96,6 +123,13 @@ int main(int argc, char** argv) {
   checkCmd->add_option("--relation,-r", relation, "relation file (input relation, expectations, options)");
   checkCmd->add_option("--json", jsonOut, "also write the report as JSON to this file");
   checkCmd->add_flag("--relations", allRelations, "also print the relation found for every spec tensor");
+  std::string htmlOut;
+  checkCmd->add_option("--html", htmlOut, "also write the report as one self-contained HTML page (drawing by Graphviz's dot)");
+  bool quiet = false;
+  checkCmd->add_flag("--quiet,-q", quiet, "no progress line on stderr (it is drawn only on a terminal, after ~2 s)");
+  bool forceProgress = false;
+  checkCmd->add_flag("--progress", forceProgress,
+                     "draw the progress line even when stderr is not a terminal (for front ends that relay it)");
   bool replay = false;
   tangle::replay::ReplayOptions replayOpts;
   auto* replayFlag = checkCmd->add_flag("--replay", replay,
@@ -146,7 +180,8 @@ int main(int argc, char** argv) {
     }
     if (*sweepCmd) return tangle::cli::forwardToPython(argv[0], "sweep", sweepCmd->remaining());
     if (*checkCmd) return check(positional, impl, relation, jsonOut, allRelations,
-                                    replay ? std::optional(replayOpts) : std::nullopt, lemmaFiles, trustUnvalidated);
+                                    replay ? std::optional(replayOpts) : std::nullopt, lemmaFiles, trustUnvalidated,
+                                    htmlOut, quiet, forceProgress);
     if (*lemmasCmd) return validate ? validateLemmas(validateOpts, lemmaFiles) : listLemmas(lemmaFiles);
   } catch (const tangle::InputError& e) {
     std::cerr << e.what() << "\n";
