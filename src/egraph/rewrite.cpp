@@ -1,6 +1,7 @@
 // The equality-saturation runner: search all rules, apply all matches, rebuild.
 #include "egraph/rewrite.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <stdexcept>
@@ -61,6 +62,10 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
   g.rebuild();
 
   std::vector<std::vector<Match>> matches(rules.size());
+  // Per rule: matches taken this iteration (doubled after a truncated search).
+  std::vector<size_t> caps(rules.size(), limits.maxMatchesPerRule);
+  size_t maxCap = limits.maxMatchesPerRule;
+  for (size_t k = 1; k < limits.maxMatchesGrowth && maxCap <= SIZE_MAX / 2; k *= 2) maxCap *= 2;
   std::optional<StopReason> stop;
   while (!stop) {
     if (report.iterations >= limits.maxIterations) {
@@ -70,14 +75,18 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
     if ((stop = clock.exceeded())) break;
 
     // Search everything first so all rules see the same e-graph.
-    bool truncated = false;
+    bool truncated = false, canGrow = false;
     for (size_t i = 0; i < rules.size() && !stop; ++i) {
       // One extra match tells whether the limit cut the search short.
-      size_t cap = limits.maxMatchesPerRule;
+      size_t cap = caps[i];
       matches[i] = rules[i].lhs.search(g, cap == SIZE_MAX ? cap : cap + 1);
       if (matches[i].size() > cap) {
         truncated = true;
         matches[i].resize(cap);
+        if (cap < maxCap) {
+          caps[i] = std::min(maxCap, cap * 2);
+          canGrow = true;
+        }
       }
       if (clock.elapsed() > limits.maxSeconds) stop = StopReason::TimeLimit;
     }
@@ -102,7 +111,8 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
     g.rebuild();
     ++report.iterations;
     bool changed = merged || g.numNodes() != nodesBefore || g.numClasses() != classesBefore;
-    if (!changed && !stop) stop = truncated ? StopReason::MatchLimit : StopReason::Saturated;
+    // A truncated rule whose allowance grew gets another iteration.
+    if (!changed && !stop && !canGrow) stop = truncated ? StopReason::MatchLimit : StopReason::Saturated;
   }
   g.rebuild();
   report.stop = *stop;

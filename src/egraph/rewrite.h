@@ -36,11 +36,18 @@ struct RunLimits {
   size_t maxIterations = 30;
   size_t maxNodes = 200000;
   double maxSeconds = 30.0;
-  size_t maxMatchesPerRule = 10000;  // per iteration; guards against one rule flooding the graph
+  // Matches applied per rule in one iteration, at first. A rule that has more
+  // gets twice as many in the next iteration (up to maxMatchesGrowth times
+  // this): truncating it to the same first matches every time would leave
+  // the rest unapplied forever (they may be the only merges left), while the
+  // other rules keep building on the unmerged classes.
+  size_t maxMatchesPerRule = 10000;
+  size_t maxMatchesGrowth = 64;
 };
 
 // MatchLimit: an iteration changed nothing, but some rule had more matches
-// than maxMatchesPerRule, so the e-graph is not known to be saturated.
+// than its largest allowance (maxMatchesPerRule * maxMatchesGrowth), so the
+// e-graph is not known to be saturated.
 enum class StopReason { Saturated, IterationLimit, NodeLimit, TimeLimit, MatchLimit };
 const char* toString(StopReason r);
 
@@ -52,7 +59,8 @@ struct RunReport {
 };
 
 // Applies all rules, iteration by iteration (search all, then apply all, then
-// rebuild), until nothing changes or a limit is hit. Leaves the e-graph clean.
+// rebuild), until nothing changes (and no rule's matches were cut short) or a
+// limit is hit. Leaves the e-graph clean.
 // Node and time limits are also checked during the apply phase (every 64
 // matches), so one iteration overshoots them only slightly. Throws
 // std::invalid_argument for a rule with neither or both of rhs / apply.

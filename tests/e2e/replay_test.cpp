@@ -65,7 +65,8 @@ TEST_P(ReplayRefines, OutputRelationsHoldOnRandomInputs) {
 
 INSTANTIATE_TEST_SUITE_P(Examples, ReplayRefines,
                          ::testing::Values("paper/matmul_sub", "paper/matmul_sub_rs", "mlp/column_row",
-                                           "sp/layernorm_allgather", "tp/column_gather_last_dim"));
+                                           "sp/layernorm_allgather", "sp/allgather_qkv_heads",
+                                           "tp/column_gather_last_dim"));
 
 TEST(ReplayViolation, OffDiagonalBlocksAreMissing) {
   Replayed r = replay("paper/bug4_offdiag");

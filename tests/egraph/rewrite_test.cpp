@@ -161,19 +161,33 @@ TEST(Runner, MaxMatchesPerRule) {
   EXPECT_EQ(rep.firings.at("grow"), 4u);
 }
 
-TEST(Runner, TruncatedSearchIsNotSaturation) {
-  // Four matches, the first three change nothing: with a limit of 3 the run
-  // cannot claim saturation.
+// Four matches, the first three change nothing.
+EGraph threeNoOpsThenOne() {
   EGraph g;
   Id a = g.leaf("a", {}), b = g.leaf("b", {});
   for (int i = 0; i < 3; ++i) g.add(node("add", {a, a}, {Attr::integer(i)}));
   g.add(node("add", {a, b}, {Attr::integer(9)}));
+  return g;
+}
+
+TEST(Runner, TruncatedSearchIsNotSaturation) {
+  // With an allowance of 3 that may not grow, the run cannot claim saturation.
+  EGraph g = threeNoOpsThenOne();
+  RunLimits lim;
+  lim.maxMatchesPerRule = 3;
+  lim.maxMatchesGrowth = 1;
+  RunReport rep = run(g, {rewrite("comm", "(add[?n] ?x ?y)", "(add[?n] ?y ?x)")}, lim);
+  EXPECT_EQ(rep.stop, StopReason::MatchLimit);
+  EXPECT_EQ(rep.firings.at("comm"), 0u);
+}
+
+TEST(Runner, TruncatedRuleGetsMoreMatchesNextIteration) {
+  // The same first three matches are not retaken forever: the allowance
+  // doubles, the fourth match applies and the run saturates.
+  EGraph g = threeNoOpsThenOne();
   RunLimits lim;
   lim.maxMatchesPerRule = 3;
   RunReport rep = run(g, {rewrite("comm", "(add[?n] ?x ?y)", "(add[?n] ?y ?x)")}, lim);
-  EXPECT_EQ(rep.stop, StopReason::MatchLimit);
-  lim.maxMatchesPerRule = 5;  // after comm fires, add[9] has two nodes: 5 matches
-  rep = run(g, {rewrite("comm", "(add[?n] ?x ?y)", "(add[?n] ?y ?x)")}, lim);
   EXPECT_EQ(rep.stop, StopReason::Saturated);
   EXPECT_EQ(rep.firings.at("comm"), 1u);
 }
