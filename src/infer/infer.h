@@ -36,6 +36,10 @@ struct InferOptions {
   // operators, waiting for a consumer that is clean again (e.g. the masked
   // lookup the mask feeds). Outputs must always be clean; 0 disables this.
   size_t maxDeferred = 8;
+  // Give a spec operator the relations of an earlier one whose e-graph it
+  // repeats up to renaming (repeated layers; src/infer/reuse.cpp) instead of
+  // searching. `option reuse = 0` turns it off.
+  bool reuse = true;
 };
 
 // Parses `option key = value` entries into options; unknown keys are InputErrors.
@@ -81,6 +85,8 @@ struct InferStats {
   size_t specOps = 0, implOps = 0, opsProcessed = 0;
   size_t enodesMax = 0, enodesTotal = 0;
   size_t exploredImplNodes = 0;
+  size_t operatorsReused = 0;   // given an earlier operator's relations, renamed (reuse.cpp)
+  bool reuseRerun = false;      // the verdict was not `refines` after reuse: recomputed without it
   std::map<std::string, size_t> firings;
   std::vector<std::string> conflicts;
 };
