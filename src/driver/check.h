@@ -32,6 +32,7 @@ struct CheckRequest {
   std::vector<std::string> lemmaPaths;
   bool trustUnvalidated = false;   // use lemmas that cannot be validated (opaque ops), with a warning
   size_t lemmaCases = 6;           // validation instances per file lemma (quick)
+  std::vector<std::string> options;  // "KEY=VALUE" (--option): set over the relation file's `option` statements
 };
 
 // Everything inference needs, read and checked. It owns the check's
