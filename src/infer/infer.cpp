@@ -90,6 +90,7 @@ void walk(InferState& st, const std::vector<SpecOp>& order, Clock::time_point st
       res.failure = outOfTime(op);
       return;
     }
+    size_t reusedBefore = res.stats.operatorsReused;
     auto failure = processOp(st, op, res.stats, inlined, reuse ? &*reuse : nullptr);
     ++res.stats.opsProcessed;
     if (failure) {
@@ -97,6 +98,7 @@ void walk(InferState& st, const std::vector<SpecOp>& order, Clock::time_point st
       return;
     }
     res.all.push_back(relationsOf(st, op.node));
+    if (res.stats.operatorsReused != reusedBefore) res.all.back().reusedFrom = reuse->lastSource();
   }
 }
 

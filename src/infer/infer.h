@@ -61,6 +61,7 @@ struct TensorRelations {
   std::string tensor;             // "S.x"
   std::vector<eg::Term> exprs;    // clean expressions, smallest first
   bool deferred = false;          // exprs is one non-clean expression (InferOptions::maxDeferred)
+  int reusedFrom = -1;            // spec operator whose relations were renamed for it (reuse), else -1
 };
 
 struct Failure {

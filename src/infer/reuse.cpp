@@ -32,8 +32,9 @@
 //
 // What it gives: exactly what the search would give when o_k's neighbourhood
 // is a copy of o_j's; extra users of o_k's implementation tensors could let
-// the search find other relations. The completeness guard (the related
-// tensors' user counts must match) refuses most such cases, and a verdict
+// the search find other relations. The completeness guard (each related
+// tensor's users must compute the same operators as its image's) refuses
+// most such cases, and a verdict
 // other than `refines` reached after any reuse is recomputed without reuse
 // (infer.cpp), so a violation or an inconclusive result is always the
 // search's own. Targets (graph outputs, R_o), searches that saw type

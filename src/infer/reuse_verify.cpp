@@ -3,6 +3,7 @@
 // accepted only if it maps every fact the earlier e-graph was built from
 // onto a fact of the new operator's tensors. Nothing here trusts how phi was
 // built (reuse_match.cpp).
+#include <algorithm>
 #include <cstring>
 
 #include "infer/leaf_names.h"
@@ -96,6 +97,19 @@ bool sameImplFacts(const InferState& st, const Renaming& phi, int a, int b, bool
   return !explored || sameDef(st.impl, x, y, [&](int n) { return phi.implOf(n); });
 }
 
+// The operators (root op and attributes; 0 for an identity) of an
+// implementation tensor's users, sorted.
+std::vector<std::pair<eg::Symbol, eg::AttrsId>> userOperators(const InferState& st, int d) {
+  std::vector<std::pair<eg::Symbol, eg::AttrsId>> out;
+  for (int u : st.impl.users[d]) {
+    const auto& def = st.impl.nodes[u].def.nodes;
+    if (def.empty()) out.emplace_back(0, 0);
+    else out.emplace_back(def.back().op, eg::internAttrs(def.back().attrs));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace
 
 bool sameTermUnder(const InferState& st, Renaming& phi, const eg::Term& a, const eg::Term& b, bool bind) {
@@ -182,11 +196,12 @@ bool preservesFootprint(const InferState& st, const Footprint& f, const SpecOp& 
     const int* t = phi.implOf(f.impl[i]);
     if (!t || !sameImplFacts(st, phi, f.impl[i], *t, f.implDef[i])) return false;
   }
-  // Completeness guard, not soundness: the related tensors have as many users
-  // as before, so the search would not have had more to explore.
+  // Completeness guard, not soundness: the related tensors have users of the
+  // same operators as before, so the search would not have had other
+  // implementation nodes to explore (e.g. a view where there was an add).
   for (int d : f.related) {
     const int* t = phi.implOf(d);
-    if (!t || st.impl.users[d].size() != st.impl.users[*t].size()) return false;
+    if (!t || userOperators(st, d) != userOperators(st, *t)) return false;
   }
   return true;
 }
