@@ -4,28 +4,36 @@
 // block's footprint defeating the reuse for that operator.
 #include "infer_support.h"
 
+#include "infer/reuse.h"
+
 namespace tangle::testing {
 namespace {
 
 // n Megatron-style MLP blocks x' = x + mm(relu(mm(x, w1)), w2), TP=2:
 // w1 column-parallel, w2 row-parallel, an all-reduce per block.
-enum class Plant { None, NegInsteadOfRelu, UnreducedResidual, ReshapedResidual };
+enum class Plant { None, NegInsteadOfRelu, UnreducedResidual, ReshapedResidual, OtherScale };
 
-std::string specBlocks(int n) {
+// `scaled`: each block also scales relu's output by 2 (x' = x + mm(2 * relu(..), w2)).
+std::string specBlocks(int n, bool scaled = false) {
   std::string params = "x0: \"f32[4, 8]\"", body;
   for (int i = 0; i < n; ++i) {
     std::string s = std::to_string(i), next = std::to_string(i + 1);
     params += ", w1_" + s + ": \"f32[8, 16]\", w2_" + s + ": \"f32[16, 8]\"";
     body += "h" + s + ": \"f32[4, 16]\" = torch.ops.aten.mm.default(x" + s + ", w1_" + s + ")\n";
     body += "r" + s + ": \"f32[4, 16]\" = torch.ops.aten.relu.default(h" + s + ")\n";
-    body += "o" + s + ": \"f32[4, 8]\" = torch.ops.aten.mm.default(r" + s + ", w2_" + s + ")\n";
+    std::string in = "r" + s;
+    if (scaled) {
+      body += "s" + s + ": \"f32[4, 16]\" = torch.ops.aten.mul.Tensor(r" + s + ", 2.0)\n";
+      in = "s" + s;
+    }
+    body += "o" + s + ": \"f32[4, 8]\" = torch.ops.aten.mm.default(" + in + ", w2_" + s + ")\n";
     body += "x" + next + ": \"f32[4, 8]\" = torch.ops.aten.add.Tensor(x" + s + ", o" + s + ")\n";
   }
   return fx(params, body + "return (x" + std::to_string(n) + ",)");
 }
 
 // Rank `rank`'s graph; `plant` changes one operator of block `k` on rank 1.
-std::string implBlocks(int n, int rank, Plant plant = Plant::None, int k = -1) {
+std::string implBlocks(int n, int rank, Plant plant = Plant::None, int k = -1, bool scaled = false) {
   std::string params = "x0: \"f32[4, 8]\"", body;
   for (int i = 0; i < n; ++i) {
     std::string s = std::to_string(i), next = std::to_string(i + 1);
@@ -34,7 +42,13 @@ std::string implBlocks(int n, int rank, Plant plant = Plant::None, int k = -1) {
     body += "h" + s + ": \"f32[4, 8]\" = torch.ops.aten.mm.default(x" + s + ", w1_" + s + ")\n";
     std::string act = here && plant == Plant::NegInsteadOfRelu ? "neg" : "relu";
     body += "r" + s + ": \"f32[4, 8]\" = torch.ops.aten." + act + ".default(h" + s + ")\n";
-    body += "o" + s + ": \"f32[4, 8]\" = torch.ops.aten.mm.default(r" + s + ", w2_" + s + ")\n";
+    std::string in = "r" + s;
+    if (scaled) {
+      std::string factor = here && plant == Plant::OtherScale ? "3.0" : "2.0";
+      body += "s" + s + ": \"f32[4, 8]\" = torch.ops.aten.mul.Tensor(r" + s + ", " + factor + ")\n";
+      in = "s" + s;
+    }
+    body += "o" + s + ": \"f32[4, 8]\" = torch.ops.aten.mm.default(" + in + ", w2_" + s + ")\n";
     body += "ar" + s + ": \"f32[4, 8]\" = torch.ops._c10d_functional.all_reduce.default(o" + s + ", 'sum', '0')\n";
     body += "wt" + s + ": \"f32[4, 8]\" = torch.ops._c10d_functional.wait_tensor.default(ar" + s + ")\n";
     std::string operands = "x" + s + ", wt" + s;
@@ -135,17 +149,50 @@ TEST(OperatorReuse, PlantedBugInBlockKIsFoundAtTheSameOperator) {
   }
 }
 
-// The first pass, before the verdict is recomputed, also stops at block k:
-// the planted operator's footprint does not match block 0's.
-TEST(OperatorReuse, ReusedBlocksBeforeThePlantedBugStillReachIt) {
-  auto c = blocks(6, Plant::NegInsteadOfRelu, 4);
-  InferResult on = c->infer(reuse(true));
-  ASSERT_TRUE(on.failure);
-  EXPECT_EQ(c->specName(on.failure->node), "S.r4");
-  // A refining prefix: the same blocks without the plant reuse blocks 1..3.
-  auto clean = blocks(6);
-  InferResult ref = clean->infer(reuse(true));
-  for (const char* t : {"S.r1", "S.h2", "S.o3", "S.x4"}) EXPECT_GE(entry(ref, t)->reusedFrom, 0) << t;
+// The walk with reuse and no recomputation (infer.cpp's, step by step): the
+// spec operators reused, and the one that failed (empty: none).
+std::pair<std::vector<std::string>, std::string> firstPass(const Check& c) {
+  std::vector<SpecOp> order;
+  auto st = prepareState(c, reuse(true), order);
+  OperatorReuse reuse;
+  InferStats stats;
+  std::vector<std::string> reused;
+  for (const SpecOp& op : order) {
+    std::unordered_set<int> inlined;
+    if (reuse.tryReuse(*st, op, inlined)) {
+      reused.push_back(c.specName(op.node));
+      continue;
+    }
+    st->marks.nextOperator();
+    OperatorSearch s(op, st->symbols);
+    std::optional<Failure> failure = seed(*st, s);
+    if (!failure) {
+      saturate(*st, s, stats);
+      exploreRelated(*st, s, stats);
+      failure = conclude(*st, s, stats);
+    }
+    if (failure) return {reused, c.specName(failure->node)};
+    reuse.record(*st, s);
+  }
+  return {reused, ""};
+}
+
+// Before the verdict is recomputed, the walk with reuse also stops at the
+// planted operator: its footprint does not match any earlier one's.
+TEST(OperatorReuse, TheWalkWithReuseStopsAtThePlantedOperator) {
+  auto [cleanReused, none] = firstPass(*blocks(6));
+  EXPECT_EQ(none, "");
+  for (const char* t : {"S.r1", "S.h2", "S.o3", "S.r4"}) EXPECT_TRUE(contains(cleanReused, t)) << t;
+  auto [reused, failing] = firstPass(*blocks(6, Plant::NegInsteadOfRelu, 4));
+  EXPECT_EQ(failing, "S.r4");
+  EXPECT_TRUE(contains(reused, "S.x4"));  // block 3 (S.h4 sees the neg among its users: searched)
+  EXPECT_FALSE(contains(reused, "S.r4"));
+  const int n = 5, k = 3;
+  auto scaled = makeCheck(specBlocks(n, true), {implBlocks(n, 0, Plant::OtherScale, k, true),
+                                                implBlocks(n, 1, Plant::OtherScale, k, true)}, blockRelation(n));
+  auto [scaledReused, scaledFailing] = firstPass(*scaled);
+  EXPECT_EQ(scaledFailing, "S.s3");
+  EXPECT_TRUE(contains(scaledReused, "S.r3"));
 }
 
 // A difference on one rank in block k (a correct program: the reduced value
@@ -177,6 +224,29 @@ TEST(OperatorReuse, ADifferentInputRelationDefeatsTheReuse) {
   expectSameRelations(on, off);
   EXPECT_EQ(entry(on, "S.h2")->reusedFrom, -1);
   EXPECT_GE(entry(on, "S.h3")->reusedFrom, 0);
+}
+
+// A constant that differs on one rank in block k (a scale of 3 for 2) is
+// not renamed away: the same violation, at the same operator, either way.
+TEST(OperatorReuse, ADifferentConstantInBlockKIsFound) {
+  const int n = 5, k = 3;
+  for (Plant plant : {Plant::None, Plant::OtherScale}) {
+    auto c = makeCheck(specBlocks(n, true), {implBlocks(n, 0, plant, k, true), implBlocks(n, 1, plant, k, true)},
+                       blockRelation(n));
+    InferResult on = c->infer(reuse(true));
+    InferResult off = c->infer(reuse(false));
+    expectSameRelations(on, off);
+    if (plant == Plant::None) {
+      EXPECT_EQ(on.verdict, Verdict::Refines);
+      EXPECT_GE(entry(on, "S.s3")->reusedFrom, 0);
+      continue;
+    }
+    EXPECT_EQ(on.verdict, Verdict::Violation);
+    ASSERT_TRUE(on.failure && off.failure);
+    EXPECT_EQ(c->specName(on.failure->node), "S.s3");
+    EXPECT_EQ(c->specName(off.failure->node), "S.s3");
+    EXPECT_TRUE(on.stats.reuseRerun);
+  }
 }
 
 TEST(OperatorReuse, OptionTurnsItOff) {
