@@ -118,6 +118,11 @@ std::unique_ptr<PreparedCheck> prepareCheck(const CheckRequest& req) {
   RelationFile& rel = pc->relation;
   rel = parseRelationFile(req.relationPath);  // the only time it is read
   resolveGraphPaths(req, rel, pc->info);
+  for (const std::string& kv : req.options) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw InputError({}, "--option needs KEY=VALUE, got '" + kv + "'");
+    rel.options[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
   pc->options = inferOptionsFrom(rel);  // bad options fail before any graph is read
   loadLemmaFiles(req, rel, *pc);
   importGraphs(*pc);

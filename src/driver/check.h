@@ -35,6 +35,7 @@ struct CheckRequest {
   size_t lemmaCases = 6;           // validation instances per file lemma (quick)
   // Progress of inference (InferOptions::onOperator); the spec LGraph names the node.
   std::function<void(size_t done, size_t total, const LGraph& spec, int specNode)> onOperator;
+  std::vector<std::string> options;  // "KEY=VALUE" (--option): set over the relation file's `option` statements
 };
 
 // Everything inference needs, read and checked. It owns the check's

@@ -138,22 +138,8 @@ std::vector<int> nextBatch(InferState& st, OperatorSearch& s, bool withSources) 
   // own shift enumerated every split of it).
   const auto& specDef = st.spec.nodes[s.op.node].def.nodes;
   const ops::OpDef* specOp = specDef.empty() ? nullptr : ops::find(specDef.back().op);
-  bool specRearranges = specOp && specOp->clean && s.op.reported == s.op.node;
-  bool rearrangementsOnly = !s.clean.empty() || specRearranges;
-  // Past that, an operator that is not a target stops once its output is
-  // clean: the rearrangements of its output's relatives give it no better
-  // expression (only their inverses), and its consumers explore them from the
-  // relations it passes on. Going on here re-derived, for every spec view of a
-  // chain, the implementation's whole chain of views (each split into the
-  // ranks' pieces under sequence parallelism). A spec rearrangement still
-  // takes one round, the direct users of its inputs' relatives (its
-  // counterpart), and the elements of the tuples among them. A target goes
-  // on: it must be related to the implementation's outputs (R_o).
-  bool stopped = !s.clean.empty() && !st.isTarget[s.op.node];
-  if (stopped && !specRearranges) s.frontier.clear();
-  bool tupleUsersOnly = stopped && specRearranges && s.rounds > 0;
-  for (int t : s.frontier) {
-    if (tupleUsersOnly && !st.impl.nodes[t].tuple()) continue;
+  bool rearrangementsOnly = !s.clean.empty() || (specOp && specOp->clean && s.op.reported == s.op.node);
+  for (int t : s.frontier)
     for (int u : st.impl.users[t]) {
       if (st.marks.isExplored(u) || st.impl.nodes[u].aliasOf >= 0) continue;
       if (rearrangementsOnly && !rearranges(st.impl.nodes[u])) continue;
@@ -164,7 +150,6 @@ std::vector<int> nextBatch(InferState& st, OperatorSearch& s, bool withSources) 
         addDetour(st, u, batch);
       }
     }
-  }
   s.frontier.clear();
   if (withSources)
     for (int d : st.implSources)
@@ -181,7 +166,6 @@ void exploreRelated(InferState& st, OperatorSearch& s, InferStats& stats) {
     if (batch.empty() && !s.detours && s.clean.empty()) batch = startDetours(st, s);
     if (batch.empty()) return;
     addBatch(st, s, batch);
-    ++s.rounds;
     s.g.rebuild();
     saturate(st, s, stats);
     if (overBudget(st, s)) {

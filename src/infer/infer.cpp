@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "infer/operator_search.h"
+#include "infer/reuse.h"
 
 namespace tangle {
 
@@ -31,10 +32,29 @@ InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules
 
 namespace {
 
-// One spec operator: the steps of operator_search.h, in order. `inlined`
-// receives the spec definitions inlined into the operator's e-graph.
+// Developer aid: TANGLE_TRACE_OPS=1 prints each operator's e-graph size and time.
+bool tracing() {
+  static const bool trace = std::getenv("TANGLE_TRACE_OPS") != nullptr;
+  return trace;
+}
+
+const char* specOpName(const InferState& st, int node) {
+  const auto& def = st.spec.nodes[node].def.nodes;
+  return def.empty() ? "" : eg::symbolName(def.back().op).c_str();
+}
+
+// One spec operator: an earlier operator's relations renamed when `reuse`
+// allows it (reuse.cpp), else the steps of operator_search.h, in order.
+// `inlined` receives the spec definitions inlined into the operator's e-graph.
 std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& stats,
-                                 std::unordered_set<int>& inlined) {
+                                 std::unordered_set<int>& inlined, OperatorReuse* reuse) {
+  if (reuse && reuse->tryReuse(st, op, inlined)) {
+    ++stats.operatorsReused;
+    if (tracing())
+      std::fprintf(stderr, "op %s (%s): reused from %s\n", st.spec.nodes[op.node].name.c_str(), specOpName(st, op.node),
+                   st.spec.nodes[reuse->lastSource()].name.c_str());
+    return std::nullopt;
+  }
   st.marks.nextOperator();
   OperatorSearch s(op, st.symbols);
   std::optional<Failure> failure = seed(st, s);
@@ -43,13 +63,11 @@ std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& s
     exploreRelated(st, s, stats);
     failure = conclude(st, s, stats);
   }
+  if (!failure && reuse) reuse->record(st, s);
   inlined = std::move(s.inlined);
-  // Developer aid: TANGLE_TRACE_OPS=1 prints each operator's e-graph size and time.
-  static const bool trace = std::getenv("TANGLE_TRACE_OPS") != nullptr;
-  if (trace)
+  if (tracing())
     std::fprintf(stderr, "op %s (%s): %zu e-nodes, %zu explored, %.3f s\n", st.spec.nodes[op.node].name.c_str(),
-                 st.spec.nodes[op.node].def.nodes.empty() ? "" : eg::symbolName(st.spec.nodes[op.node].def.nodes.back().op).c_str(),
-                 s.g.numNodes(), s.explored.size(), since(s.start));
+                 specOpName(st, op.node), s.g.numNodes(), s.explored.size(), since(s.start));
   return failure;
 }
 
@@ -65,19 +83,23 @@ Failure outOfTime(const SpecOp& op) {
 // Walks the operators; R grows in st.rels and res.all.
 void walk(InferState& st, const std::vector<SpecOp>& order, Clock::time_point start, InferResult& res,
           std::unordered_set<int>& inlined) {
+  std::optional<OperatorReuse> reuse;
+  if (st.opts.reuse) reuse.emplace();
   for (const SpecOp& op : order) {
     if (st.opts.onOperator) st.opts.onOperator(res.stats.opsProcessed, order.size(), op.node);
     if (since(start) > st.opts.totalSeconds) {
       res.failure = outOfTime(op);
       return;
     }
-    auto failure = processOp(st, op, res.stats, inlined);
+    size_t reusedBefore = res.stats.operatorsReused;
+    auto failure = processOp(st, op, res.stats, inlined, reuse ? &*reuse : nullptr);
     ++res.stats.opsProcessed;
     if (failure) {
       res.failure = std::move(failure);
       return;
     }
     res.all.push_back(relationsOf(st, op.node));
+    if (res.stats.operatorsReused != reusedBefore) res.all.back().reusedFrom = reuse->lastSource();
   }
 }
 
@@ -106,8 +128,10 @@ const char* toString(Verdict v) {
   return "?";
 }
 
-InferResult inferRelations(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& opts) {
-  auto start = Clock::now();
+namespace {
+
+InferResult inferOnce(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& opts,
+                      Clock::time_point start) {
   InferState st(p, lemmas, opts);
   InferResult res;
   loadInputRelations(st);
@@ -120,6 +144,23 @@ InferResult inferRelations(const Problem& p, const std::vector<eg::Rule>& lemmas
   walk(st, order, start, res, inlined);
   finish(st, targets, inlined, res);
   res.verdict = verdictOf(res);
+  return res;
+}
+
+}  // namespace
+
+InferResult inferRelations(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& opts) {
+  auto start = Clock::now();
+  InferResult res = inferOnce(p, lemmas, opts, start);
+  // A reused result is sound but may hold fewer relations than the search
+  // would have found (reuse.cpp): a verdict other than `refines` is the
+  // search's own only when computed without reuse.
+  if (res.verdict != Verdict::Refines && res.stats.operatorsReused > 0) {
+    InferOptions searchOnly = opts;
+    searchOnly.reuse = false;
+    res = inferOnce(p, lemmas, searchOnly, start);
+    res.stats.reuseRerun = true;
+  }
   res.stats.seconds = since(start);
   return res;
 }

@@ -40,6 +40,10 @@ struct InferOptions {
   // Called before each spec operator is searched, with the operators done so
   // far, their total and the spec LNode about to be searched (progress lines).
   std::function<void(size_t done, size_t total, int specNode)> onOperator;
+  // Give a spec operator the relations of an earlier one whose e-graph it
+  // repeats up to renaming (repeated layers; src/infer/reuse.cpp) instead of
+  // searching. `option reuse = 0` turns it off.
+  bool reuse = true;
 };
 
 // Parses `option key = value` entries into options; unknown keys are InputErrors.
@@ -61,6 +65,7 @@ struct TensorRelations {
   std::string tensor;             // "S.x"
   std::vector<eg::Term> exprs;    // clean expressions, smallest first
   bool deferred = false;          // exprs is one non-clean expression (InferOptions::maxDeferred)
+  int reusedFrom = -1;            // spec operator whose relations were renamed for it (reuse), else -1
 };
 
 struct Failure {
@@ -85,6 +90,8 @@ struct InferStats {
   size_t specOps = 0, implOps = 0, opsProcessed = 0;
   size_t enodesMax = 0, enodesTotal = 0;
   size_t exploredImplNodes = 0;
+  size_t operatorsReused = 0;   // given an earlier operator's relations, renamed (reuse.cpp)
+  bool reuseRerun = false;      // the verdict was not `refines` after reuse: recomputed without it
   std::map<std::string, size_t> firings;
   std::vector<std::string> conflicts;
 };

@@ -42,7 +42,6 @@ struct OperatorSearch {
   std::vector<int> frontier;        // newly related impl nodes whose users are not looked at yet
   std::vector<int> related;         // T_rel, in the order it grew
   std::vector<int> explored;        // impl nodes added to g, in order (nearbyImpl on failure)
-  size_t rounds = 0;                // batches of impl nodes added so far
   std::vector<eg::Term> clean;      // clean expressions of root, current after every saturation
   bool limitHit = false;            // a search limit stopped a saturation or the exploration
   bool detours = false;             // the detour phase has started (detours.cpp)

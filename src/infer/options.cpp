@@ -19,6 +19,10 @@ T parseNumber(const std::string& key, const std::string& value, const RelationFi
     throw InputError(locOf(key, rel), "option '" + key + "' needs a non-negative number, got '" + value + "'");
   return out;
 }
+bool parseFlag(const std::string& key, const std::string& value, const RelationFile& rel) {
+  if (value == "0" || value == "1") return value == "1";
+  throw InputError(locOf(key, rel), "option '" + key + "' needs 0 or 1, got '" + value + "'");
+}
 }  // namespace
 
 InferOptions inferOptionsFrom(const RelationFile& rel) {
@@ -31,9 +35,10 @@ InferOptions inferOptionsFrom(const RelationFile& rel) {
     else if (key == "max_relations") o.maxRelationsPerTensor = parseNumber<size_t>(key, value, rel);
     else if (key == "max_relations_per_rank") o.maxRelationsPerRank = parseNumber<size_t>(key, value, rel);
     else if (key == "max_deferred") o.maxDeferred = parseNumber<size_t>(key, value, rel);
+    else if (key == "reuse") o.reuse = parseFlag(key, value, rel);
     else
       throw InputError(locOf(key, rel), "unknown option '" + key +
-                                          "' (known: max_iterations, max_nodes, operator_seconds, total_seconds, max_relations, max_relations_per_rank, max_deferred)");
+                                          "' (known: max_iterations, max_nodes, operator_seconds, total_seconds, max_relations, max_relations_per_rank, max_deferred, reuse)");
   }
   return o;
 }

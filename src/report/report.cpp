@@ -210,6 +210,10 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
       "impl nodes explored {}, lemma firings {}\n",
       s.seconds, info.importSeconds, s.specOps, s.implOps, s.opsProcessed, s.enodesMax, s.enodesTotal,
       s.exploredImplNodes, totalFirings(s));
+  if (s.operatorsReused > 0)
+    out << fmt::format("reuse: {} of {} operators given an earlier operator's relations, renamed\n", s.operatorsReused,
+                       s.opsProcessed);
+  if (s.reuseRerun) out << "reuse: the verdict was recomputed without reuse (reuse can only confirm `refines`)\n";
   auto top = topFirings(s, 8);
   if (!top.empty()) {
     out << "lemmas fired:";
@@ -289,7 +293,8 @@ nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph
                 {"operators_checked", s.opsProcessed}, {"enodes_max", s.enodesMax},
                 {"enodes", s.enodesTotal},      {"impl_nodes_explored", s.exploredImplNodes},
                 {"lemma_firings", totalFirings(s)}, {"firings", s.firings},
-                {"conflicts", s.conflicts}};
+                {"conflicts", s.conflicts},
+                {"operators_reused", s.operatorsReused}, {"reuse_rerun", s.reuseRerun}};
   return j;
 }
 

@@ -156,10 +156,11 @@ TEST_F(Examples, SequenceParallelQkvHeadsStaysSmall) {
       << describe(r);
   auto j = readJson(json);
   ASSERT_TRUE(j.contains("stats") && j["stats"].is_object()) << describe(r);
-  // An operator with a clean relation used to go on exploring the ranks' chain of
-  // views after it (872 e-nodes at the projection S.mm; ~10^5 in torchtitan's
-  // TP=4 + SP layer). Each operator's e-graph now stays under 200.
-  EXPECT_LT(j["stats"].value("enodes_max", 0), 500) << j["stats"].dump(2);
+  // The projection after the all-gather explores the ranks' chains of views
+  // (872 e-nodes here; in torchtitan's TP=4 + SP layer the same shape grew to
+  // ~10^5 while the runner re-read the same first matches of a rule each
+  // iteration, rewrite_test.cpp). A guard against that growth coming back.
+  EXPECT_LT(j["stats"].value("enodes_max", 0), 1500) << j["stats"].dump(2);
 }
 
 // --- examples/tp/column_gather_last_dim: gather along dim 1 via transposes --

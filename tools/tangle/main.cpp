@@ -23,8 +23,10 @@ namespace {
 int check(const std::vector<std::string>& positional, const std::vector<std::string>& impl,
           const std::string& relation, const std::string& jsonOut, bool allRelations,
           const std::optional<tangle::replay::ReplayOptions>& replay, const std::vector<std::string>& lemmaFiles,
-          bool trustUnvalidated, const std::string& htmlOut, bool quiet, bool forceProgress) {
+          bool trustUnvalidated, const std::string& htmlOut, bool quiet, bool forceProgress,
+          const std::vector<std::string>& options) {
   tangle::CheckRequest req;
+  req.options = options;
   req.lemmaPaths = lemmaFiles;
   req.trustUnvalidated = trustUnvalidated;
   req.implPaths = impl;
@@ -143,6 +145,8 @@ int main(int argc, char** argv) {
   checkCmd->add_option("--lemmas", lemmaFiles, "lemma files (docs/lemma-files.md): validated, then used with the built-ins");
   checkCmd->add_flag("--trust-unvalidated", trustUnvalidated,
                      "use file lemmas that cannot be validated (about opaque ops); prints a warning");
+  std::vector<std::string> options;
+  checkCmd->add_option("--option", options, "KEY=VALUE: set an option over the relation file's (e.g. reuse=0)");
   auto* lemmasCmd = app.add_subcommand("lemmas", "list the lemma library");
   lemmasCmd->add_option("--lemmas", lemmaFiles, "also list / validate the lemmas of these lemma files");
   bool validate = false;
@@ -181,7 +185,7 @@ int main(int argc, char** argv) {
     if (*sweepCmd) return tangle::cli::forwardToPython(argv[0], "sweep", sweepCmd->remaining());
     if (*checkCmd) return check(positional, impl, relation, jsonOut, allRelations,
                                     replay ? std::optional(replayOpts) : std::nullopt, lemmaFiles, trustUnvalidated,
-                                    htmlOut, quiet, forceProgress);
+                                    htmlOut, quiet, forceProgress, options);
     if (*lemmasCmd) return validate ? validateLemmas(validateOpts, lemmaFiles) : listLemmas(lemmaFiles);
   } catch (const tangle::InputError& e) {
     std::cerr << e.what() << "\n";

@@ -1,0 +1,183 @@
+// Exact reuse of operator results across repeated structure (e.g. the layers
+// of a transformer): a later spec operator o_k is given phi(R_j), the
+// relations an earlier operator o_j's search found, renamed, instead of a
+// search of its own. InferOptions::reuse (`option reuse = 0`) turns it off.
+//
+// Why it is sound. o_j's e-graph was built from these facts only:
+//   (a) for each spec tensor s with a leaf in it: its type, and, if seeded
+//       (addSpecTensor), the relations of s (the user's input relations, R[s]
+//       found earlier, a declared constant) - true by induction over the walk;
+//   (b) the definitions of o_j's output, of its tuple producer and of the spec
+//       tensors inlined into it (deferred carrying);
+//   (c) for each implementation tensor d with a leaf in it: its type, rank
+//       and declared constant value, and, if d was explored, its definition
+//       (operator, attributes, operands);
+//   (d) the lemmas, which are valid for all tensors of the types they are
+//       applied to and do not look at tensor names (they match operators,
+//       attributes and types only; the symbolic-size context is the check's).
+// Each r in R_j is an equality root = r derived by congruence closure and
+// lemma instances from those facts, i.e. a valid implication
+//   facts(a-c) => S.out_j = r,   for all values of the leaves (the variables).
+// Renaming variables with a type-preserving substitution phi keeps an
+// implication valid: phi(facts) => phi(S.out_j) = phi(r). Reuse is allowed only
+// when phi maps every fact of (a)-(c) onto a fact that holds for o_k's
+// tensors: same types, ranks and constants, spec and implementation
+// definitions identical with operands mapped by phi, and the relations of
+// each seeded spec tensor mapped exactly (the same expressions, in the same
+// order) onto those of its image (reuse_verify.cpp checks all of this; the
+// renaming is built heuristically in reuse_match.cpp and trusted for
+// nothing). Then phi(S.out_j) = S.out_k and each phi(r) is a relation of o_k.
+// phi is moreover injective, so the renamed relations say nothing the search
+// could not: distinct tensors stay distinct.
+//
+// What it gives: exactly what the search would give when o_k's neighbourhood
+// is a copy of o_j's; extra users of o_k's implementation tensors could let
+// the search find other relations. The completeness guard (each related
+// tensor's users must compute the same operators as its image's) refuses
+// most such cases, and a verdict
+// other than `refines` reached after any reuse is recomputed without reuse
+// (infer.cpp), so a violation or an inconclusive result is always the
+// search's own. Targets (graph outputs, R_o), searches that saw type
+// conflicts, and failed searches are never reused or recorded.
+#include "infer/reuse.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "infer/leaf_names.h"
+
+namespace tangle {
+
+namespace {
+
+constexpr size_t kMaxTries = 4;  // earlier candidates tried per operator, most recent first
+
+void mix(uint64_t& h, uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
+
+void mixData(uint64_t& h, const eg::ClassData& d) {
+  mix(h, d.tuple);
+  for (const TensorType& t : d.types) {
+    mix(h, static_cast<uint64_t>(t.dtype));
+    mix(h, t.shape.size());
+    for (Dim x : t.shape) mix(h, static_cast<uint64_t>(x));
+  }
+  mix(h, d.constant ? std::bit_cast<uint64_t>(*d.constant) : 1);
+}
+
+// A definition, its operands named by their position among the reads.
+void mixDef(uint64_t& h, const LGraph& g, const LNode& n, const std::vector<int>& reads) {
+  for (const auto& tn : n.def.nodes) {
+    mix(h, tn.op);
+    mix(h, eg::internAttrs(tn.attrs));
+    for (const auto& r : tn.children) {
+      mix(h, static_cast<uint64_t>(r.kind));
+      if (r.kind == CanonTerm::Ref::Kind::Operand) {
+        auto it = std::find(reads.begin(), reads.end(), g.resolve(r.operand));
+        mix(h, static_cast<uint64_t>(it - reads.begin()));
+      } else if (r.kind == CanonTerm::Ref::Kind::Local) {
+        mix(h, static_cast<uint64_t>(r.local));
+      } else {
+        mix(h, std::bit_cast<uint64_t>(r.scalar));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+uint64_t specShapeHash(const InferState& st, const SpecOp& op) {
+  uint64_t h = 0;
+  std::vector<int> reads;
+  for (int r : op.reads) reads.push_back(st.spec.resolve(r));
+  mixDef(h, st.spec, st.spec.nodes[op.node], reads);
+  mixData(h, st.spec.nodes[op.node].data);
+  if (op.reported != op.node) mixDef(h, st.spec, st.spec.nodes[op.reported], reads);
+  for (int r : reads) {
+    mixData(h, st.spec.nodes[r].data);
+    mix(h, st.deferredDepth[r]);
+    mix(h, st.rels[r].size());
+    mix(h, st.inputRels[r].size());
+    mix(h, st.specConsts.count(r));
+  }
+  return h;
+}
+
+bool Renaming::bindSpec(int from, int to) {
+  if (auto it = spec.find(from); it != spec.end()) return it->second == to;
+  if (!specInv.emplace(to, from).second) return false;
+  spec.emplace(from, to);
+  return true;
+}
+
+bool Renaming::bindImpl(int from, int to) {
+  if (auto it = impl.find(from); it != impl.end()) return it->second == to;
+  if (!implInv.emplace(to, from).second) return false;
+  impl.emplace(from, to);
+  return true;
+}
+
+const int* Renaming::specOf(int from) const {
+  auto it = spec.find(from);
+  return it == spec.end() ? nullptr : &it->second;
+}
+
+const int* Renaming::implOf(int from) const {
+  auto it = impl.find(from);
+  return it == impl.end() ? nullptr : &it->second;
+}
+
+void OperatorReuse::record(const InferState& st, const OperatorSearch& s) {
+  if (!s.g.conflicts().empty() || st.isTarget[s.op.node]) return;
+  Footprint f;
+  f.op = s.op;
+  const eg::Symbol tensor = ops::syms().tensor;
+  for (eg::Id c : s.g.classesWithOp(tensor))
+    for (const eg::ENode& n : s.g.eclass(c).nodes) {
+      if (n.op != tensor) continue;
+      auto id = leaves::leafNode(st.spec, st.impl, n.op, n.attrs);
+      if (!id) return;  // a leaf of no graph tensor: nothing to rename it to
+      if (leaves::isSpecLeaf(n)) {
+        f.spec.push_back(*id);
+      } else {
+        f.impl.push_back(*id);
+        f.implDef.push_back(st.marks.isExplored(*id) ? 1 : 0);
+      }
+    }
+  f.inlined.assign(s.inlined.begin(), s.inlined.end());
+  std::sort(f.inlined.begin(), f.inlined.end());
+  f.related = s.related;
+  f.result = st.rels[s.op.node];
+  f.deferred = st.deferredDepth[s.op.node] > 0;
+  byShape_[specShapeHash(st, s.op)].push_back(footprints_.size());
+  footprints_.push_back(std::move(f));
+}
+
+bool OperatorReuse::tryReuse(InferState& st, const SpecOp& op, std::unordered_set<int>& inlined) {
+  if (st.isTarget[op.node]) return false;
+  auto it = byShape_.find(specShapeHash(st, op));
+  if (it == byShape_.end()) return false;
+  const std::vector<size_t>& candidates = it->second;
+  for (size_t tried = 0; tried < candidates.size() && tried < kMaxTries; ++tried) {
+    const Footprint& f = footprints_[candidates[candidates.size() - 1 - tried]];
+    Renaming phi;
+    if (!buildRenaming(st, f, op, phi) || !preservesFootprint(st, f, op, phi)) continue;
+    std::vector<eg::Term> renamed(f.result.size());
+    bool ok = true;
+    for (size_t i = 0; i < f.result.size() && ok; ++i) ok = renameTerm(st, phi, f.result[i], renamed[i]);
+    if (!ok) continue;
+    st.rels[op.node] = std::move(renamed);
+    if (f.deferred) {  // the same carry decision: the reads' chain depths were checked equal
+      DeferredChain chain = deferredChain(st, op);
+      st.deferredDepth[op.node] = chain.depth + 1;
+      st.deferredOrigin[op.node] = chain.origin;
+    }
+    inlined.clear();
+    for (int s : f.inlined) inlined.insert(*phi.specOf(s));
+    lastSource_ = f.op.node;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace tangle

@@ -1,0 +1,80 @@
+// Internal to src/infer: exact reuse of an earlier operator's result on a
+// later operator with the same structure up to renaming (repeated layers).
+// The soundness argument is at the top of reuse.cpp.
+//
+//   record    after a successful search: the operator's FOOTPRINT (every spec
+//             and implementation tensor its e-graph held, which of them had
+//             their definitions added) and the relations it found;
+//   tryReuse  before a search: finds an earlier footprint with the same
+//             spec-side structure, builds a renaming phi from it onto the
+//             new operator's tensors (reuse_match.cpp), checks that phi
+//             preserves every fact the earlier e-graph was built from
+//             (reuse_verify.cpp) and, if so, gives the new operator
+//             phi(the earlier relations) without searching.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "infer/operator_search.h"
+
+namespace tangle {
+
+// What one searched operator's e-graph was built from, and what it gave.
+struct Footprint {
+  SpecOp op;
+  std::vector<int> spec;       // spec tensors with a leaf in the e-graph (resolved)
+  std::vector<int> impl;       // implementation tensors with a leaf in the e-graph (resolved)
+  std::vector<char> implDef;   // parallel to impl: its definition was added (explored)
+  std::vector<int> inlined;    // spec tensors whose definitions were inlined (addSpecTensor)
+  std::vector<int> related;    // T_rel at the end (completeness guard only)
+  std::vector<eg::Term> result;  // st.rels of the output
+  bool deferred = false;         // result is a carried non-clean expression
+};
+
+// phi: from an earlier footprint's tensors to the new operator's, injective.
+struct Renaming {
+  std::unordered_map<int, int> spec, impl;        // earlier -> new
+  std::unordered_map<int, int> specInv, implInv;  // new -> earlier
+  bool bindSpec(int from, int to);  // false when it would break the map or injectivity
+  bool bindImpl(int from, int to);
+  const int* specOf(int from) const;
+  const int* implOf(int from) const;
+};
+
+// reuse_match.cpp: builds phi from footprint f onto operator op (heuristic:
+// any phi it returns is only used once reuse_verify.cpp accepted it).
+bool buildRenaming(const InferState& st, const Footprint& f, const SpecOp& op, Renaming& phi);
+
+// reuse_verify.cpp: phi preserves every fact of f's e-graph (the soundness gate).
+bool preservesFootprint(const InferState& st, const Footprint& f, const SpecOp& op, const Renaming& phi);
+// phi applied to a term's tensor leaves; false when a leaf is outside phi.
+bool renameTerm(const InferState& st, const Renaming& phi, const eg::Term& in, eg::Term& out);
+// Same structure, with phi taking a's tensors to b's. With `bind`, unbound
+// tensors are bound (reuse_match.cpp); without, they must already be.
+bool sameTermUnder(const InferState& st, Renaming& phi, const eg::Term& a, const eg::Term& b, bool bind);
+bool sameRelExprUnder(const InferState& st, Renaming& phi, const RelExpr& a, const RelExpr& b, bool bind);
+
+class OperatorReuse {
+ public:
+  // After a successful search of s.op (before the next operator's marks).
+  void record(const InferState& st, const OperatorSearch& s);
+  // Gives op the relations of an earlier isomorphic operator. True if it did
+  // (st.rels and the deferred state of op.node are set; `inlined` is phi of
+  // the earlier operator's inlined set).
+  bool tryReuse(InferState& st, const SpecOp& op, std::unordered_set<int>& inlined);
+  // The earlier operator the last successful tryReuse used (for traces).
+  int lastSource() const { return lastSource_; }
+
+ private:
+  std::vector<Footprint> footprints_;
+  std::unordered_map<uint64_t, std::vector<size_t>> byShape_;  // spec-side hash -> footprints
+  int lastSource_ = -1;
+};
+
+// The spec-side structure of an operator, hashed: candidates for reuse.
+uint64_t specShapeHash(const InferState& st, const SpecOp& op);
+
+}  // namespace tangle

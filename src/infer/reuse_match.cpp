@@ -1,0 +1,126 @@
+// Building the renaming phi of operator reuse (reuse.cpp): from an earlier
+// operator's footprint onto a new operator's tensors. The output, its tuple
+// producer and the reads map in order; the tensors in the reads' relations
+// map by matching those relations term by term; the inlined spec
+// definitions map their operands in order; then each explored
+// implementation tensor maps to a user of the image of one of its operands
+// with the same definition (operands first; sources by rank and definition).
+// This is a heuristic: reuse_verify.cpp decides whether phi may be used.
+#include "infer/reuse.h"
+
+namespace tangle {
+
+namespace {
+
+// Binds the operands of two definitions in order; false on a mismatch.
+bool bindOperands(const LGraph& g, const LNode& a, const LNode& b, bool spec, Renaming& phi) {
+  if (a.def.nodes.size() != b.def.nodes.size()) return false;
+  for (size_t i = 0; i < a.def.nodes.size(); ++i) {
+    const auto &x = a.def.nodes[i], &y = b.def.nodes[i];
+    if (x.op != y.op || x.attrs != y.attrs || x.children.size() != y.children.size()) return false;
+    for (size_t c = 0; c < x.children.size(); ++c) {
+      const auto &rx = x.children[c], &ry = y.children[c];
+      if (rx.kind != ry.kind) return false;
+      if (rx.kind != CanonTerm::Ref::Kind::Operand) continue;
+      int from = g.resolve(rx.operand), to = g.resolve(ry.operand);
+      if (!(spec ? phi.bindSpec(from, to) : phi.bindImpl(from, to))) return false;
+    }
+  }
+  return true;
+}
+
+// Could implementation node b be the image of a, given phi so far? (Same
+// rank, type and definition; operands already mapped map to b's, the others
+// to tensors not yet in phi's image.)
+bool mayMapTo(const InferState& st, const Renaming& phi, int a, int b) {
+  const LNode &x = st.impl.nodes[a], &y = st.impl.nodes[b];
+  if (y.aliasOf >= 0 || phi.implInv.count(b) || x.graph != y.graph || x.data != y.data ||
+      x.operands.size() != y.operands.size() || x.def.nodes.size() != y.def.nodes.size())
+    return false;
+  for (size_t i = 0; i < x.def.nodes.size(); ++i) {
+    const auto &p = x.def.nodes[i], &q = y.def.nodes[i];
+    if (p.op != q.op || p.attrs != q.attrs || p.children.size() != q.children.size()) return false;
+    for (size_t c = 0; c < p.children.size(); ++c) {
+      const auto &rp = p.children[c], &rq = q.children[c];
+      if (rp.kind != rq.kind) return false;
+      if (rp.kind == CanonTerm::Ref::Kind::Local && rp.local != rq.local) return false;
+      if (rp.kind == CanonTerm::Ref::Kind::Scalar && rp.scalar != rq.scalar) return false;
+      if (rp.kind != CanonTerm::Ref::Kind::Operand) continue;
+      int from = st.impl.resolve(rp.operand), to = st.impl.resolve(rq.operand);
+      const int* m = phi.implOf(from);
+      if (m ? *m != to : phi.implInv.count(to) > 0) return false;
+    }
+  }
+  return true;
+}
+
+// Maps explored node a to a user of an operand's image (or, for a source, to
+// a source of the same rank), binding its operands. False if none fits.
+bool matchExplored(const InferState& st, Renaming& phi, int a, bool allowSources) {
+  const LNode& x = st.impl.nodes[a];
+  for (int o : x.operands) {
+    const int* m = phi.implOf(st.impl.resolve(o));
+    if (!m) continue;
+    for (int u : st.impl.users[*m])
+      if (mayMapTo(st, phi, a, u)) return phi.bindImpl(a, u) && bindOperands(st.impl, x, st.impl.nodes[u], false, phi);
+    return false;
+  }
+  if (!x.operands.empty() || !allowSources) return false;
+  for (int u : st.implSources)
+    if (mayMapTo(st, phi, a, u)) return phi.bindImpl(a, u);
+  return false;
+}
+
+}  // namespace
+
+bool buildRenaming(const InferState& st, const Footprint& f, const SpecOp& op, Renaming& phi) {
+  const SpecOp& a = f.op;
+  if (a.reads.size() != op.reads.size() || (a.reported != a.node) != (op.reported != op.node)) return false;
+  if (!phi.bindSpec(a.node, op.node) || !phi.bindSpec(a.reported, op.reported)) return false;
+  for (size_t i = 0; i < a.reads.size(); ++i)
+    if (!phi.bindSpec(st.spec.resolve(a.reads[i]), st.spec.resolve(op.reads[i]))) return false;
+  // Inlined definitions: their operands in order (parents are bound first, so repeat).
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int s : f.inlined) {
+      const int* t = phi.specOf(s);
+      if (!t) continue;
+      size_t before = phi.spec.size();
+      if (!bindOperands(st.spec, st.spec.nodes[s], st.spec.nodes[*t], true, phi)) return false;
+      progress |= phi.spec.size() != before;
+    }
+  }
+  // The seeded spec tensors' relations name implementation tensors.
+  for (int s : f.spec) {
+    const int* t = phi.specOf(s);
+    if (!t) return false;
+    if (s == a.node) continue;
+    const auto &ra = st.rels[s], &rb = st.rels[*t];
+    const auto &ia = st.inputRels[s], &ib = st.inputRels[*t];
+    if (ra.size() != rb.size() || ia.size() != ib.size()) return false;
+    for (size_t i = 0; i < ra.size(); ++i)
+      if (!sameTermUnder(st, phi, ra[i], rb[i], true)) return false;
+    for (size_t i = 0; i < ia.size(); ++i)
+      if (!sameRelExprUnder(st, phi, *ia[i], *ib[i], true)) return false;
+  }
+  // Explored implementation tensors, operands first; sources once nothing else moves.
+  std::vector<int> pending;
+  for (size_t i = 0; i < f.impl.size(); ++i)
+    if (f.implDef[i] && !phi.implOf(f.impl[i])) pending.push_back(f.impl[i]);
+  bool allowSources = false;
+  while (!pending.empty()) {
+    std::vector<int> left;
+    for (int d : pending)
+      if (!phi.implOf(d) && !matchExplored(st, phi, d, allowSources)) left.push_back(d);
+    if (left.size() == pending.size()) {
+      if (allowSources) return false;
+      allowSources = true;
+    }
+    pending = std::move(left);
+  }
+  for (int d : f.impl)
+    if (!phi.implOf(d)) return false;
+  return true;
+}
+
+}  // namespace tangle

@@ -1,0 +1,209 @@
+// The soundness gate of operator reuse (reuse.cpp has the argument): a
+// renaming phi from an earlier operator's footprint onto a new operator is
+// accepted only if it maps every fact the earlier e-graph was built from
+// onto a fact of the new operator's tensors. Nothing here trusts how phi was
+// built (reuse_match.cpp).
+#include <algorithm>
+#include <cstring>
+
+#include "infer/leaf_names.h"
+#include "infer/reuse.h"
+
+namespace tangle {
+
+namespace {
+
+// A tensor leaf of a term: (is spec, lowered node), or nullopt.
+std::optional<std::pair<bool, int>> termLeaf(const InferState& st, const eg::Term::Node& n) {
+  if (n.op != ops::syms().tensor) return std::nullopt;
+  auto id = leaves::leafNode(st.spec, st.impl, n.op, n.attrs);
+  if (!id) return std::nullopt;
+  return std::pair{leaves::isSpecLeaf(n.op, n.attrs), *id};
+}
+
+// A relation-language tensor's lowered node (resolved), or -1.
+int relLeaf(const InferState& st, const TensorName& t) {
+  const LGraph& g = t.side == TensorName::Side::Spec ? st.spec : st.impl;
+  auto id = g.find(t.toString());
+  return id ? g.resolve(*id) : -1;
+}
+
+bool pairUnder(Renaming& phi, bool spec, int from, int to, bool bind) {
+  if (bind) return spec ? phi.bindSpec(from, to) : phi.bindImpl(from, to);
+  const int* mapped = spec ? phi.specOf(from) : phi.implOf(from);
+  return mapped && *mapped == to;
+}
+
+// A definition (CanonTerm) of graph g, operands mapped by `mapped`.
+template <class Map>
+bool sameDef(const LGraph& g, const LNode& a, const LNode& b, Map mapped) {
+  if (a.def.nodes.size() != b.def.nodes.size() || a.def.aliasOf.has_value() != b.def.aliasOf.has_value()) return false;
+  for (size_t i = 0; i < a.def.nodes.size(); ++i) {
+    const auto &x = a.def.nodes[i], &y = b.def.nodes[i];
+    if (x.op != y.op || x.attrs != y.attrs || x.children.size() != y.children.size()) return false;
+    for (size_t c = 0; c < x.children.size(); ++c) {
+      const auto &rx = x.children[c], &ry = y.children[c];
+      if (rx.kind != ry.kind) return false;
+      switch (rx.kind) {
+        case CanonTerm::Ref::Kind::Operand: {
+          const int* m = mapped(g.resolve(rx.operand));
+          if (!m || *m != g.resolve(ry.operand)) return false;
+          break;
+        }
+        case CanonTerm::Ref::Kind::Local:
+          if (rx.local != ry.local) return false;
+          break;
+        case CanonTerm::Ref::Kind::Scalar:  // bitwise: NaN and -0.0 included
+          if (std::memcmp(&rx.scalar, &ry.scalar, sizeof(double)) != 0) return false;
+          break;
+      }
+    }
+  }
+  return true;
+}
+
+bool sameSpecDef(const InferState& st, const Renaming& phi, int a, int b) {
+  const LNode &x = st.spec.nodes[a], &y = st.spec.nodes[b];
+  return x.data == y.data && sameDef(st.spec, x, y, [&](int n) { return phi.specOf(n); });
+}
+
+template <class K, class V>
+bool sameConstant(const std::unordered_map<K, V>& m, int a, int b) {
+  auto x = m.find(a), y = m.find(b);
+  if ((x == m.end()) != (y == m.end())) return false;
+  return x == m.end() || std::memcmp(&x->second, &y->second, sizeof(V)) == 0;
+}
+
+// (a): a spec tensor's type and everything addSpecTensor seeds it with.
+bool sameSpecFacts(const InferState& st, Renaming& phi, int a, int b) {
+  const LNode &x = st.spec.nodes[a], &y = st.spec.nodes[b];
+  if (x.data != y.data || x.isInput != y.isInput || st.deferredDepth[a] != st.deferredDepth[b]) return false;
+  if (!sameConstant(st.specConsts, a, b)) return false;
+  if (st.rels[a].size() != st.rels[b].size() || st.inputRels[a].size() != st.inputRels[b].size()) return false;
+  for (size_t i = 0; i < st.rels[a].size(); ++i)
+    if (!sameTermUnder(st, phi, st.rels[a][i], st.rels[b][i], false)) return false;
+  for (size_t i = 0; i < st.inputRels[a].size(); ++i)
+    if (!sameRelExprUnder(st, phi, *st.inputRels[a][i], *st.inputRels[b][i], false)) return false;
+  return true;
+}
+
+// (c): an implementation tensor's type, rank, constant and, if explored, definition.
+bool sameImplFacts(const InferState& st, const Renaming& phi, int a, int b, bool explored) {
+  const LNode &x = st.impl.nodes[a], &y = st.impl.nodes[b];
+  if (x.graph != y.graph || !(x.owner == y.owner) || x.data != y.data || x.isInput != y.isInput ||
+      x.operands.empty() != y.operands.empty())
+    return false;
+  if (!sameConstant(st.implConsts, a, b)) return false;
+  return !explored || sameDef(st.impl, x, y, [&](int n) { return phi.implOf(n); });
+}
+
+// The operators (root op and attributes; 0 for an identity) of an
+// implementation tensor's users, sorted.
+std::vector<std::pair<eg::Symbol, eg::AttrsId>> userOperators(const InferState& st, int d) {
+  std::vector<std::pair<eg::Symbol, eg::AttrsId>> out;
+  for (int u : st.impl.users[d]) {
+    const auto& def = st.impl.nodes[u].def.nodes;
+    if (def.empty()) out.emplace_back(0, 0);
+    else out.emplace_back(def.back().op, eg::internAttrs(def.back().attrs));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+bool sameTermUnder(const InferState& st, Renaming& phi, const eg::Term& a, const eg::Term& b, bool bind) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto &x = a.nodes[i], &y = b.nodes[i];
+    if (x.op != y.op || x.children != y.children) return false;
+    auto lx = termLeaf(st, x), ly = termLeaf(st, y);
+    if (lx.has_value() != ly.has_value()) return false;
+    if (!lx) {
+      if (x.attrs != y.attrs) return false;
+      continue;
+    }
+    if (lx->first != ly->first || !pairUnder(phi, lx->first, lx->second, ly->second, bind)) return false;
+  }
+  return true;
+}
+
+bool sameRelExprUnder(const InferState& st, Renaming& phi, const RelExpr& a, const RelExpr& b, bool bind) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case RelExpr::Kind::Tensor: {
+      if (a.tensor.side != b.tensor.side) return false;
+      int x = relLeaf(st, a.tensor), y = relLeaf(st, b.tensor);
+      return x >= 0 && y >= 0 && pairUnder(phi, a.tensor.side == TensorName::Side::Spec, x, y, bind);
+    }
+    case RelExpr::Kind::Int: return a.i == b.i;
+    case RelExpr::Kind::Float: return std::memcmp(&a.f, &b.f, sizeof(double)) == 0;
+    case RelExpr::Kind::IntList: return a.ints == b.ints;
+    case RelExpr::Kind::Call: break;
+  }
+  if (a.op != b.op || a.args.size() != b.args.size() || a.kwargs.size() != b.kwargs.size()) return false;
+  for (size_t i = 0; i < a.args.size(); ++i)
+    if (!sameRelExprUnder(st, phi, a.args[i], b.args[i], bind)) return false;
+  for (size_t i = 0; i < a.kwargs.size(); ++i)
+    if (a.kwargs[i].first != b.kwargs[i].first || !sameRelExprUnder(st, phi, a.kwargs[i].second, b.kwargs[i].second, bind))
+      return false;
+  return true;
+}
+
+bool renameTerm(const InferState& st, const Renaming& phi, const eg::Term& in, eg::Term& out) {
+  out = in;
+  for (auto& n : out.nodes) {
+    auto leaf = termLeaf(st, n);
+    if (n.op == ops::syms().tensor && !leaf) return false;
+    if (!leaf) continue;
+    const int* to = leaf->first ? phi.specOf(leaf->second) : phi.implOf(leaf->second);
+    if (!to) return false;
+    const LNode& target = (leaf->first ? st.spec : st.impl).nodes[*to];
+    n.attrs = ops::tensorAttrs(target.leafName, target.owner);
+  }
+  return true;
+}
+
+bool preservesFootprint(const InferState& st, const Footprint& f, const SpecOp& op, const Renaming& constPhi) {
+  // The checks below only read phi (bind = false); the cast lets them share
+  // the comparison code with reuse_match.cpp.
+  Renaming& phi = const_cast<Renaming&>(constPhi);
+  const SpecOp& a = f.op;
+  if (st.isTarget[a.node] || st.isTarget[op.node] || a.reads.size() != op.reads.size()) return false;
+  if ((a.reported != a.node) != (op.reported != op.node)) return false;
+  auto maps = [&](int from, int to) { const int* m = phi.specOf(from); return m && *m == to; };
+  if (!maps(a.node, op.node) || !maps(a.reported, op.reported)) return false;
+  for (size_t i = 0; i < a.reads.size(); ++i)
+    if (!maps(st.spec.resolve(a.reads[i]), st.spec.resolve(op.reads[i]))) return false;
+  // (b) the operator's definition (and its tuple producer's), and the inlined ones.
+  if (!sameSpecDef(st, phi, a.node, op.node)) return false;
+  if (a.reported != a.node && !sameSpecDef(st, phi, a.reported, op.reported)) return false;
+  for (int s : f.inlined) {
+    const int* t = phi.specOf(s);
+    if (!t || !sameSpecDef(st, phi, s, *t)) return false;
+  }
+  // (a) every spec leaf; the output's own leaf has its type only.
+  for (int s : f.spec) {
+    const int* t = phi.specOf(s);
+    if (!t) return false;
+    if (s == a.node ? st.spec.nodes[s].data != st.spec.nodes[*t].data : !sameSpecFacts(st, phi, s, *t)) return false;
+  }
+  // The reads are always seeded, with or without a leaf of their own.
+  for (size_t i = 0; i < a.reads.size(); ++i)
+    if (!sameSpecFacts(st, phi, st.spec.resolve(a.reads[i]), st.spec.resolve(op.reads[i]))) return false;
+  // (c) every implementation leaf.
+  for (size_t i = 0; i < f.impl.size(); ++i) {
+    const int* t = phi.implOf(f.impl[i]);
+    if (!t || !sameImplFacts(st, phi, f.impl[i], *t, f.implDef[i])) return false;
+  }
+  // Completeness guard, not soundness: the related tensors have users of the
+  // same operators as before, so the search would not have had other
+  // implementation nodes to explore (e.g. a view where there was an add).
+  for (int d : f.related) {
+    const int* t = phi.implOf(d);
+    if (!t || userOperators(st, d) != userOperators(st, *t)) return false;
+  }
+  return true;
+}
+
+}  // namespace tangle

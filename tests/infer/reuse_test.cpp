@@ -1,0 +1,262 @@
+// Operator reuse across repeated blocks (src/infer/reuse.cpp): the same
+// verdicts and relations with reuse on and off, a planted bug in block k of n
+// found at the same operator, and a one-operator difference in a later
+// block's footprint defeating the reuse for that operator.
+#include "infer_support.h"
+
+#include "infer/reuse.h"
+
+namespace tangle::testing {
+namespace {
+
+// n Megatron-style MLP blocks x' = x + mm(relu(mm(x, w1)), w2), TP=2:
+// w1 column-parallel, w2 row-parallel, an all-reduce per block.
+enum class Plant { None, NegInsteadOfRelu, UnreducedResidual, ReshapedResidual, OtherScale };
+
+// `scaled`: each block also scales relu's output by 2 (x' = x + mm(2 * relu(..), w2)).
+std::string specBlocks(int n, bool scaled = false) {
+  std::string params = "x0: \"f32[4, 8]\"", body;
+  for (int i = 0; i < n; ++i) {
+    std::string s = std::to_string(i), next = std::to_string(i + 1);
+    params += ", w1_" + s + ": \"f32[8, 16]\", w2_" + s + ": \"f32[16, 8]\"";
+    body += "h" + s + ": \"f32[4, 16]\" = torch.ops.aten.mm.default(x" + s + ", w1_" + s + ")\n";
+    body += "r" + s + ": \"f32[4, 16]\" = torch.ops.aten.relu.default(h" + s + ")\n";
+    std::string in = "r" + s;
+    if (scaled) {
+      body += "s" + s + ": \"f32[4, 16]\" = torch.ops.aten.mul.Tensor(r" + s + ", 2.0)\n";
+      in = "s" + s;
+    }
+    body += "o" + s + ": \"f32[4, 8]\" = torch.ops.aten.mm.default(" + in + ", w2_" + s + ")\n";
+    body += "x" + next + ": \"f32[4, 8]\" = torch.ops.aten.add.Tensor(x" + s + ", o" + s + ")\n";
+  }
+  return fx(params, body + "return (x" + std::to_string(n) + ",)");
+}
+
+// Rank `rank`'s graph; `plant` changes one operator of block `k` on rank 1.
+std::string implBlocks(int n, int rank, Plant plant = Plant::None, int k = -1, bool scaled = false) {
+  std::string params = "x0: \"f32[4, 8]\"", body;
+  for (int i = 0; i < n; ++i) {
+    std::string s = std::to_string(i), next = std::to_string(i + 1);
+    bool here = rank == 1 && i == k;
+    params += ", w1_" + s + ": \"f32[8, 8]\", w2_" + s + ": \"f32[8, 8]\"";
+    body += "h" + s + ": \"f32[4, 8]\" = torch.ops.aten.mm.default(x" + s + ", w1_" + s + ")\n";
+    std::string act = here && plant == Plant::NegInsteadOfRelu ? "neg" : "relu";
+    body += "r" + s + ": \"f32[4, 8]\" = torch.ops.aten." + act + ".default(h" + s + ")\n";
+    std::string in = "r" + s;
+    if (scaled) {
+      std::string factor = here && plant == Plant::OtherScale ? "3.0" : "2.0";
+      body += "s" + s + ": \"f32[4, 8]\" = torch.ops.aten.mul.Tensor(r" + s + ", " + factor + ")\n";
+      in = "s" + s;
+    }
+    body += "o" + s + ": \"f32[4, 8]\" = torch.ops.aten.mm.default(" + in + ", w2_" + s + ")\n";
+    body += "ar" + s + ": \"f32[4, 8]\" = torch.ops._c10d_functional.all_reduce.default(o" + s + ", 'sum', '0')\n";
+    body += "wt" + s + ": \"f32[4, 8]\" = torch.ops._c10d_functional.wait_tensor.default(ar" + s + ")\n";
+    std::string operands = "x" + s + ", wt" + s;
+    if (here && plant == Plant::UnreducedResidual) operands = "x" + s + ", o" + s;
+    if (here && plant == Plant::ReshapedResidual) {
+      body += "wv" + s + ": \"f32[32]\" = torch.ops.aten.view.default(wt" + s + ", [32])\n";
+      body += "wb" + s + ": \"f32[4, 8]\" = torch.ops.aten.view.default(wv" + s + ", [4, 8])\n";
+      operands = "x" + s + ", wb" + s;
+    }
+    body += "x" + next + ": \"f32[4, 8]\" = torch.ops.aten.add.Tensor(" + operands + ")\n";
+  }
+  return fx(params, body + "return (x" + std::to_string(n) + ",)");
+}
+
+// `restatedAt`: that block's w1 relation is given twice (true, but another list).
+std::string blockRelation(int n, int restatedAt = -1) {
+  std::string rel = "S.x0 = D*.x0\n";
+  for (int i = 0; i < n; ++i) {
+    std::string s = std::to_string(i);
+    rel += "S.w1_" + s + " = shard(D*.w1_" + s + ", dim=1)\n";
+    if (i == restatedAt) rel += "S.w1_" + s + " = concat(D0.w1_" + s + ", D1.w1_" + s + ", dim=1)\n";
+    rel += "S.w2_" + s + " = shard(D*.w2_" + s + ", dim=0)\n";
+  }
+  return rel;
+}
+
+std::unique_ptr<Check> blocks(int n, Plant plant = Plant::None, int k = -1, int restatedAt = -1) {
+  return makeCheck(specBlocks(n), {implBlocks(n, 0, plant, k), implBlocks(n, 1, plant, k)},
+                   blockRelation(n, restatedAt));
+}
+
+InferOptions reuse(bool on) {
+  InferOptions o;
+  o.reuse = on;
+  return o;
+}
+
+const TensorRelations* entry(const InferResult& res, const std::string& tensor) {
+  for (auto& tr : res.all)
+    if (tr.tensor == tensor) return &tr;
+  return nullptr;
+}
+
+void expectSameRelations(const InferResult& on, const InferResult& off) {
+  EXPECT_EQ(on.verdict, off.verdict);
+  ASSERT_EQ(on.all.size(), off.all.size());
+  for (size_t i = 0; i < on.all.size(); ++i) {
+    EXPECT_EQ(on.all[i].tensor, off.all[i].tensor);
+    EXPECT_EQ(formatted(on.all[i].exprs), formatted(off.all[i].exprs)) << on.all[i].tensor;
+    EXPECT_EQ(on.all[i].deferred, off.all[i].deferred) << on.all[i].tensor;
+  }
+  ASSERT_EQ(on.outputs.size(), off.outputs.size());
+  for (size_t i = 0; i < on.outputs.size(); ++i) EXPECT_EQ(formatted(on.outputs[i].exprs), formatted(off.outputs[i].exprs));
+}
+
+TEST(OperatorReuse, RepeatedBlocksGiveTheSameRelationsWithAndWithoutReuse) {
+  auto c = blocks(6);
+  InferResult on = c->infer(reuse(true));
+  InferResult off = c->infer(reuse(false));
+  EXPECT_EQ(on.verdict, Verdict::Refines);
+  expectSameRelations(on, off);
+  EXPECT_EQ(off.stats.operatorsReused, 0u);
+  // Block 1 reads x1 (a relation found) where block 0 reads x0 (the user's):
+  // from block 2 on every operator repeats an earlier one, but the graph
+  // output x6, which is always searched; in block 1, the relu and the mm after it.
+  EXPECT_EQ(on.stats.operatorsReused, 2u + 3u * 4u + 3u);
+  EXPECT_FALSE(on.stats.reuseRerun);
+  EXPECT_LT(on.stats.enodesTotal, off.stats.enodesTotal);
+  const TensorRelations* r3 = entry(on, "S.r3");
+  ASSERT_TRUE(r3);
+  EXPECT_GE(r3->reusedFrom, 0);
+  EXPECT_EQ(entry(on, "S.x6")->reusedFrom, -1);  // a target: always searched
+}
+
+// A bug planted in one operator of block k on one rank is reported at the
+// same operator as without reuse, after blocks that were reused.
+TEST(OperatorReuse, PlantedBugInBlockKIsFoundAtTheSameOperator) {
+  struct Case {
+    Plant plant;
+    int k;
+    const char* failing;  // the spec operator blamed
+    bool reusedBefore;    // operators before it were reused
+  };
+  for (Case cs : {Case{Plant::NegInsteadOfRelu, 1, "S.r1", false}, Case{Plant::NegInsteadOfRelu, 4, "S.r4", true},
+                  Case{Plant::UnreducedResidual, 3, "S.h4", true}}) {
+    SCOPED_TRACE(cs.failing);
+    auto c = blocks(6, cs.plant, cs.k);
+    InferResult on = c->infer(reuse(true));
+    InferResult off = c->infer(reuse(false));
+    EXPECT_EQ(on.verdict, Verdict::Violation);
+    EXPECT_EQ(off.verdict, Verdict::Violation);
+    ASSERT_TRUE(on.failure && off.failure);
+    EXPECT_EQ(c->specName(on.failure->node), cs.failing);
+    EXPECT_EQ(c->specName(off.failure->node), cs.failing);
+    EXPECT_EQ(on.failure->reason, off.failure->reason);
+    expectSameRelations(on, off);
+    EXPECT_EQ(on.stats.reuseRerun, cs.reusedBefore);  // then the verdict was recomputed without reuse
+  }
+}
+
+// The walk with reuse and no recomputation (infer.cpp's, step by step): the
+// spec operators reused, and the one that failed (empty: none).
+std::pair<std::vector<std::string>, std::string> firstPass(const Check& c) {
+  std::vector<SpecOp> order;
+  auto st = prepareState(c, reuse(true), order);
+  OperatorReuse reuse;
+  InferStats stats;
+  std::vector<std::string> reused;
+  for (const SpecOp& op : order) {
+    std::unordered_set<int> inlined;
+    if (reuse.tryReuse(*st, op, inlined)) {
+      reused.push_back(c.specName(op.node));
+      continue;
+    }
+    st->marks.nextOperator();
+    OperatorSearch s(op, st->symbols);
+    std::optional<Failure> failure = seed(*st, s);
+    if (!failure) {
+      saturate(*st, s, stats);
+      exploreRelated(*st, s, stats);
+      failure = conclude(*st, s, stats);
+    }
+    if (failure) return {reused, c.specName(failure->node)};
+    reuse.record(*st, s);
+  }
+  return {reused, ""};
+}
+
+// Before the verdict is recomputed, the walk with reuse also stops at the
+// planted operator: its footprint does not match any earlier one's.
+TEST(OperatorReuse, TheWalkWithReuseStopsAtThePlantedOperator) {
+  auto [cleanReused, none] = firstPass(*blocks(6));
+  EXPECT_EQ(none, "");
+  for (const char* t : {"S.r1", "S.h2", "S.o3", "S.r4"}) EXPECT_TRUE(contains(cleanReused, t)) << t;
+  auto [reused, failing] = firstPass(*blocks(6, Plant::NegInsteadOfRelu, 4));
+  EXPECT_EQ(failing, "S.r4");
+  EXPECT_TRUE(contains(reused, "S.x4"));  // block 3 (S.h4 sees the neg among its users: searched)
+  EXPECT_FALSE(contains(reused, "S.r4"));
+  const int n = 5, k = 3;
+  auto scaled = makeCheck(specBlocks(n, true), {implBlocks(n, 0, Plant::OtherScale, k, true),
+                                                implBlocks(n, 1, Plant::OtherScale, k, true)}, blockRelation(n));
+  auto [scaledReused, scaledFailing] = firstPass(*scaled);
+  EXPECT_EQ(scaledFailing, "S.s3");
+  EXPECT_TRUE(contains(scaledReused, "S.r3"));
+}
+
+// A difference on one rank in block k (a correct program: the reduced value
+// reshaped to a vector and back before the residual add) defeats the reuse
+// of the operators whose footprint holds it, and of no other.
+TEST(OperatorReuse, OneOperatorDifferenceInALaterBlockDefeatsItsReuse) {
+  auto clean = blocks(6);
+  auto viewed = blocks(6, Plant::ReshapedResidual, 3);
+  InferResult ref = clean->infer(reuse(true));
+  InferResult on = viewed->infer(reuse(true));
+  InferResult off = viewed->infer(reuse(false));
+  EXPECT_EQ(on.verdict, Verdict::Refines);
+  expectSameRelations(on, off);
+  for (const char* t : {"S.o3", "S.x4"}) {
+    EXPECT_GE(entry(ref, t)->reusedFrom, 0) << t;
+    EXPECT_EQ(entry(on, t)->reusedFrom, -1) << t;  // D1.ar3's user is a view, not an add
+  }
+  for (const char* t : {"S.h3", "S.r3", "S.r4", "S.o5"}) EXPECT_GE(entry(on, t)->reusedFrom, 0) << t;
+  EXPECT_LT(on.stats.operatorsReused, ref.stats.operatorsReused);
+}
+
+// Another list of input relations for a read (block 2's w1 stated twice)
+// defeats the reuse of the operator reading it.
+TEST(OperatorReuse, ADifferentInputRelationDefeatsTheReuse) {
+  auto c = blocks(4, Plant::None, -1, 2);
+  InferResult on = c->infer(reuse(true));
+  InferResult off = c->infer(reuse(false));
+  EXPECT_EQ(on.verdict, Verdict::Refines);
+  expectSameRelations(on, off);
+  EXPECT_EQ(entry(on, "S.h2")->reusedFrom, -1);
+  EXPECT_GE(entry(on, "S.h3")->reusedFrom, 0);
+}
+
+// A constant that differs on one rank in block k (a scale of 3 for 2) is
+// not renamed away: the same violation, at the same operator, either way.
+TEST(OperatorReuse, ADifferentConstantInBlockKIsFound) {
+  const int n = 5, k = 3;
+  for (Plant plant : {Plant::None, Plant::OtherScale}) {
+    auto c = makeCheck(specBlocks(n, true), {implBlocks(n, 0, plant, k, true), implBlocks(n, 1, plant, k, true)},
+                       blockRelation(n));
+    InferResult on = c->infer(reuse(true));
+    InferResult off = c->infer(reuse(false));
+    expectSameRelations(on, off);
+    if (plant == Plant::None) {
+      EXPECT_EQ(on.verdict, Verdict::Refines);
+      EXPECT_GE(entry(on, "S.s3")->reusedFrom, 0);
+      continue;
+    }
+    EXPECT_EQ(on.verdict, Verdict::Violation);
+    ASSERT_TRUE(on.failure && off.failure);
+    EXPECT_EQ(c->specName(on.failure->node), "S.s3");
+    EXPECT_EQ(c->specName(off.failure->node), "S.s3");
+    EXPECT_TRUE(on.stats.reuseRerun);
+  }
+}
+
+TEST(OperatorReuse, OptionTurnsItOff) {
+  auto c = blocks(3);
+  c->relation.options["reuse"] = "0";
+  EXPECT_FALSE(inferOptionsFrom(c->relation).reuse);
+  EXPECT_EQ(c->inferWithRelationOptions().stats.operatorsReused, 0u);
+  c->relation.options["reuse"] = "2";
+  EXPECT_THROW(inferOptionsFrom(c->relation), InputError);
+}
+
+}  // namespace
+}  // namespace tangle::testing
