@@ -13,7 +13,7 @@ namespace {
 // dropout[p, train] x -> (out, keep mask). Modelled as a deterministic
 // elementwise function of the value (the spec and the implementation draw the
 // same mask for the same element, the lemmas' assumption): an element is kept
-// when a hash of its bits is >= p; kept elements are scaled by 1 / (1 - p).
+// when a hash of its (rounded) bits is >= p; kept elements are scaled by 1 / (1 - p).
 // Not training: (x, ones).
 Result dropout(const eg::AttrList& a, const Inputs& in) {
   auto xs = tensors(in, 1);
@@ -23,7 +23,10 @@ Result dropout(const eg::AttrList& a, const Inputs& in) {
   Tensor out = *(*xs)[0], mask = Tensor::filled(out.shape, 1);
   if (!*train) return Value::tupleOf({std::move(out), std::move(mask)});
   for (size_t i = 0; i < out.data.size(); ++i) {
-    uint64_t h = std::bit_cast<uint64_t>(out.data[i]) * 0x9e3779b97f4a7c15ULL;
+    // Rounded to 20 mantissa bits first: the spec and an implementation that
+    // sums in another order differ in the last bits, and must draw the same mask.
+    uint64_t bits = (std::bit_cast<uint64_t>(out.data[i]) + (uint64_t(1) << 31)) & ~((uint64_t(1) << 32) - 1);
+    uint64_t h = bits * 0x9e3779b97f4a7c15ULL;
     h ^= h >> 29;
     double u = static_cast<double>(h >> 11) / 9007199254740992.0;  // [0, 1)
     bool keep = u >= *p;

@@ -24,20 +24,24 @@ bool isIntegral(DType t) {
 }
 
 // The smallest dim an integer tensor indexes through an index_rows (rows of
-// its first operand) or gather_rows (last dim of its first operand) user.
+// its first operand), gather_rows (last dim of its first operand) or rotary
+// (rows of its cos/sin cache, for the positions) user.
 std::optional<int64_t> indexBound(const LGraph& lg, int node) {
   std::optional<int64_t> bound;
-  static const eg::Symbol indexRows = ops::syms().indexRows, gatherRows = ops::syms().gatherRows;
+  static const eg::Symbol indexRows = ops::syms().indexRows, gatherRows = ops::syms().gatherRows,
+                          rotary = ops::syms().rotary;
   for (int u : lg.users[static_cast<size_t>(node)]) {
     for (const auto& tn : lg.node(u).def.nodes) {
-      if ((tn.op != indexRows && tn.op != gatherRows) || tn.children.size() != 2) continue;
-      const auto& idx = tn.children[1];
-      const auto& table = tn.children[0];
+      bool rows = (tn.op == indexRows || tn.op == gatherRows) && tn.children.size() == 2;
+      bool positions = tn.op == rotary && tn.children.size() == 3;
+      if (!rows && !positions) continue;
+      const auto& idx = positions ? tn.children[0] : tn.children[1];
+      const auto& table = positions ? tn.children[2] : tn.children[0];
       if (idx.kind != CanonTerm::Ref::Kind::Operand || lg.resolve(idx.operand) != node) continue;
       if (table.kind != CanonTerm::Ref::Kind::Operand) continue;
       auto shape = concreteShape(lg.node(lg.resolve(table.operand)));
       if (!shape || shape->empty()) continue;
-      int64_t dim = tn.op == indexRows ? shape->front() : shape->back();
+      int64_t dim = tn.op == gatherRows ? shape->back() : shape->front();
       if (dim > 0) bound = bound ? std::min(*bound, dim) : dim;
     }
   }

@@ -8,12 +8,17 @@
 #include <fmt/ranges.h>
 
 #include "ops/ops.h"
+#include "replay/size_roles.h"
 #include "support/error.h"
 
 namespace tangle::replay::detail {
 
 int64_t SizeMap::size(int64_t v) const {
   int64_t a = v < 0 ? -v : v;
+  if (byRole()) {
+    auto it = roles.find(a);
+    return it == roles.end() ? v : (v < 0 ? -it->second : it->second);
+  }
   if (a <= threshold || a % divisor != 0) return v;
   return v / divisor;
 }
@@ -21,18 +26,38 @@ int64_t SizeMap::size(int64_t v) const {
 double SizeMap::scalar(double v) const {
   if (!std::isfinite(v) || v != std::floor(v) || std::abs(v) > 9e15) return v;
   auto a = static_cast<int64_t>(std::abs(v));
-  if (!std::binary_search(dims.begin(), dims.end(), a)) return v;
+  if (!byRole() && !std::binary_search(dims.begin(), dims.end(), a)) return v;
   return static_cast<double>(size(static_cast<int64_t>(v)));
 }
 
 namespace {
 
-void mapAttrs(eg::AttrList& attrs, const SizeMap& m) {
-  for (eg::Attr& x : attrs) {
+// By role: a known op's size attributes only (a dim index or a tuple index
+// equal to a role stays); an opaque op's integers all (they may be sizes).
+void mapAttrs(eg::Symbol op, eg::AttrList& attrs, const SizeMap& m) {
+  for (size_t k = 0; k < attrs.size(); ++k) {
+    eg::Attr& x = attrs[k];
+    if (m.byRole() && ops::find(op) && !isSizeAttr(op, k)) continue;
     if (x.kind == eg::Attr::Kind::Int) x.i = m.size(x.i);
     if (x.kind == eg::Attr::Kind::IntList)
       for (int64_t& v : x.list) v = m.size(v);
   }
+}
+
+// By role, a scalar is a size only next to an integer tensor (an index
+// offset by a vocabulary start, compared with a length) or alone (arange's
+// end); next to a float tensor it is a value (a scale) and stays.
+bool scalarMayBeSize(const LGraph& lg, const CanonTerm::Node& tn, const SizeMap& m) {
+  if (!m.byRole()) return true;
+  bool anyTensor = false;
+  for (const CanonTerm::Ref& r : tn.children) {
+    if (r.kind == CanonTerm::Ref::Kind::Scalar) continue;
+    anyTensor = true;
+    if (r.kind != CanonTerm::Ref::Kind::Operand) continue;
+    const TensorType* t = lg.node(lg.resolve(static_cast<int>(r.operand))).data.tensor();
+    if (t && !isFloating(t->dtype) && t->dtype != DType::Unknown) return true;
+  }
+  return !anyTensor;
 }
 
 void mapShape(std::vector<Dim>& shape, const SizeMap& m) {
@@ -44,7 +69,8 @@ LGraph mapGraph(const LGraph& lg, const SizeMap& m) {
   for (LNode& n : out.nodes) {
     for (TensorType& t : n.data.types) mapShape(t.shape, m);
     for (CanonTerm::Node& tn : n.def.nodes) {
-      mapAttrs(tn.attrs, m);
+      mapAttrs(tn.op, tn.attrs, m);
+      if (!scalarMayBeSize(lg, tn, m)) continue;
       for (CanonTerm::Ref& r : tn.children)
         if (r.kind == CanonTerm::Ref::Kind::Scalar) r.scalar = m.scalar(r.scalar);
     }
@@ -55,7 +81,7 @@ LGraph mapGraph(const LGraph& lg, const SizeMap& m) {
 void mapTerm(eg::Term& t, const SizeMap& m) {
   for (auto& n : t.nodes) {
     eg::AttrList a = eg::attrs(n.attrs);
-    mapAttrs(a, m);
+    mapAttrs(n.op, a, m);
     n.attrs = eg::internAttrs(a);
   }
 }
@@ -69,7 +95,8 @@ void mapExpr(RelExpr& e, const SizeMap& m) {
   if (e.kind == RelExpr::Kind::Int) e.i = m.size(e.i);
   for (int64_t& v : e.ints) v = m.size(v);
   for (auto& a : e.args) mapExpr(a, m);
-  for (auto& [k, a] : e.kwargs) mapExpr(a, m);
+  for (auto& [k, a] : e.kwargs)
+    if (!m.byRole() || (k != "dim" && k != "dims" && k != "perm" && k != "dim0" && k != "dim1")) mapExpr(a, m);
 }
 
 // The check at the reduced sizes; expectations re-pointed into its own relation file.
@@ -186,6 +213,11 @@ std::vector<int64_t> dimsOf(const std::vector<const LGraph*>& graphs) {
 
 std::string describeMap(const SizeMap& m) {
   std::vector<std::string> parts;
+  if (m.byRole()) {
+    for (auto it = m.roles.rbegin(); it != m.roles.rend(); ++it)
+      if (it->first != it->second) parts.push_back(fmt::format("{} -> {}", it->first, it->second));
+    return fmt::format("{} (one size per role, solved from the graphs' shape constraints)", fmt::join(parts, ", "));
+  }
   std::vector<int64_t> big(m.dims.rbegin(), m.dims.rend());
   for (int64_t d : big)
     if (m.size(d) != d && parts.size() < 8) parts.push_back(fmt::format("{} -> {}", d, m.size(d)));
@@ -198,6 +230,31 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
                        int64_t maxElements) {
   Reduction out;
   std::vector<int64_t> dims = dimsOf({&spec, &impl});
+  const std::vector<char> specTyped = typedDefinitions(spec), implTyped = typedDefinitions(impl);
+  // One size per role first: sizes above 4 (batch and head counts included),
+  // then only those above 16; roles kept apart when possible.
+  std::string roleReason;
+  for (int64_t t : {4, 16}) {
+    SizeRoles roles = collectSizeRoles(spec, impl, relation, t);
+    for (bool apart : {true, false}) {
+      auto solved = solveSizeRoles(roles, apart);
+      if (!solved) continue;
+      SizeMap m;
+      m.dims = dims;
+      m.roles = std::move(*solved);
+      int64_t total = elementsOf(spec, m) + elementsOf(impl, m);
+      if (total > maxElements) continue;
+      auto rc = mapCheck(spec, impl, relation, result, m);
+      if (auto why = validate(*rc, specTyped, implTyped)) {
+        if (roleReason.empty()) roleReason = fmt::format("with one size per role above {}: {}", t, *why);
+        continue;
+      }
+      rc->elements = total;
+      rc->sizes = describeMap(m);
+      out.check = std::move(rc);
+      return out;
+    }
+  }
   // Candidates: every (g, T) that changes some dim, smallest total first.
   struct Candidate {
     int64_t g, t, elements;
@@ -212,7 +269,7 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
   }
   for (int64_t t : thresholds)
     for (int64_t g : divisors) {
-      SizeMap m{g, t, dims};
+      SizeMap m{g, t, dims, {}};
       bool changes = std::any_of(dims.begin(), dims.end(), [&](int64_t d) { return m.size(d) != d; });
       // A size must stay above 0 and the scaled ones distinguishable from the kept ones' range.
       bool positive = std::all_of(dims.begin(), dims.end(), [&](int64_t d) { return d == 0 || m.size(d) > 0; });
@@ -230,15 +287,17 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
     return a.elements != b.elements ? a.elements < b.elements : a.g > b.g;
   });
   if (candidates.empty()) {
-    out.refusal = fmt::format("no smaller instance: no divisor of the sizes brings the graphs under {} elements",
-                              maxElements);
+    out.refusal = roleReason.empty()
+                      ? fmt::format("no smaller instance: neither one size per role nor a divisor of the sizes "
+                                    "brings the graphs under {} elements",
+                                    maxElements)
+                      : "no valid smaller instance; " + roleReason;
     return out;
   }
   std::string firstReason;
-  const std::vector<char> specTyped = typedDefinitions(spec), implTyped = typedDefinitions(impl);
   const size_t kTries = 40;  // each try type-checks both graphs
   for (size_t k = 0; k < candidates.size() && k < kTries; ++k) {
-    SizeMap m{candidates[k].g, candidates[k].t, dims};
+    SizeMap m{candidates[k].g, candidates[k].t, dims, {}};
     auto rc = mapCheck(spec, impl, relation, result, m);
     if (auto why = validate(*rc, specTyped, implTyped)) {
       if (firstReason.empty())
@@ -250,7 +309,8 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
     out.check = std::move(rc);
     return out;
   }
-  out.refusal = "no valid smaller instance; the smallest one tried breaks a shape rule (" + firstReason + ")";
+  out.refusal = "no valid smaller instance; the smallest one tried breaks a shape rule (" +
+                (roleReason.empty() ? firstReason : roleReason + "; " + firstReason) + ")";
   return out;
 }
 

@@ -1,7 +1,11 @@
 // Shape reduction for replay (issue 14): graphs too large to interpret are
 // re-instantiated at smaller sizes, then replayed like small ones.
 //
-// The reduction divides every size-like integer by one divisor g: a tensor
+// First choice: one variable per size role, related by the graphs' own
+// operations and solved with Z3 for a small assignment (size_roles.h); heads,
+// head dim, sequence and vocabulary are scaled independently. When that
+// instance fails the checks below, the older single-divisor reduction is tried:
+// it divides every size-like integer by one divisor g: a tensor
 // dim, a size attribute (slice bounds, reshape/expand shapes, split sizes,
 // arange lengths) or an integer scalar equal to a tensor dim (a vocabulary
 // offset), when it exceeds a threshold T and g divides it. Integers up to T
@@ -17,6 +21,7 @@
 // it runs (a computed shape that differs from the annotation stops the replay).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,7 +37,12 @@ namespace tangle::replay::detail {
 struct SizeMap {
   int64_t divisor = 1, threshold = 0;
   std::vector<int64_t> dims;  // every concrete tensor dim of both graphs (sorted, unique)
-  // v / divisor when |v| > threshold and divisible, else v.
+  // When not empty: one reduced size per size role (size_roles.h), used
+  // instead of the divisor; only size attributes and the scalars an integer
+  // tensor is compared with or offset by are mapped.
+  std::map<int64_t, int64_t> roles;
+  bool byRole() const { return !roles.empty(); }
+  // The role's size; else v / divisor when |v| > threshold and divisible, else v.
   int64_t size(int64_t v) const;
   // A scalar: divided only when integral and (in absolute value) one of `dims`.
   double scalar(double v) const;

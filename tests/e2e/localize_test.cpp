@@ -91,8 +91,8 @@ TEST(ReducedReplay, ACounterexampleAndTheShiftedSliceAtReducedSizes) {
 }
 
 TEST(ReducedReplay, NoSmallerInstanceIsRefusedWithTheReason) {
-  // Every size is prime: no divisor gives a smaller instance, and the graphs are too large to run.
-  Located l = check(localizePath("prime_sizes/check.rel"));
+  // Every size is 4: no size role, no divisor; and the graphs are too large to run.
+  Located l = check(localizePath("small_sizes/check.rel"));
   ASSERT_EQ(l.run.exitCode, 0) << l.run.out << l.run.err;
   EXPECT_EQ(l.replay["status"], "skipped");
   std::string summary = l.replay["summary"];
@@ -100,14 +100,18 @@ TEST(ReducedReplay, NoSmallerInstanceIsRefusedWithTheReason) {
   EXPECT_TRUE(contains(summary, "no smaller instance")) << summary;
 }
 
-TEST(ReducedReplay, AFlattenedProductOfTwoLargeSizesHasNoValidSmallerInstance) {
-  // view [n, m] -> [n * m] with n and m both scaled: dividing both breaks the product.
+TEST(ReducedReplay, AFlattenedProductOfTwoLargeSizesKeepsItsProduct) {
+  // view [n, n] -> [n * n]: one size per role reduces n and keeps n * n its square.
   Located l = check(localizePath("flattened/check.rel"));
   ASSERT_EQ(l.run.exitCode, 0) << l.run.out << l.run.err;
-  EXPECT_EQ(l.replay["status"], "skipped");
-  std::string summary = l.replay["summary"];
-  EXPECT_TRUE(contains(summary, "no valid smaller instance")) << summary;
-  EXPECT_TRUE(contains(summary, "node 'view'")) << summary;  // the shape rule that breaks, at its node
+  EXPECT_EQ(l.replay["status"], "matched") << l.run.out;
+  std::string sizes = l.replay["reduced_sizes"];
+  EXPECT_TRUE(contains(sizes, "one size per role")) << sizes;
+  auto n = sizes.find("2048 -> "), nn = sizes.find("4194304 -> ");
+  ASSERT_NE(n, std::string::npos) << sizes;
+  ASSERT_NE(nn, std::string::npos) << sizes;
+  int64_t a = std::stoll(sizes.substr(n + 8)), b = std::stoll(sizes.substr(nn + 11));
+  EXPECT_EQ(a * a, b) << sizes;
 }
 
 }  // namespace

@@ -215,14 +215,15 @@ TEST(Replay, WrongOutputRelationIsAMismatch) {
 }
 
 TEST(Replay, LargeGraphsWithoutASmallerInstanceAreSkipped) {
-  Case s("A: \"f32[4, 8]\", B: \"f32[8, 6]\"", kMmBody, "A: \"f32[2, 8]\", B: \"f32[8, 6]\"",
-          "mm: \"f32[2, 6]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)", "S.A = shard(D*.A, dim=0)\nS.B = D*.B\n");
+  Case s("A: \"f32[4, 4]\", B: \"f32[4, 3]\"", "mm: \"f32[4, 3]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)",
+         "A: \"f32[2, 4]\", B: \"f32[4, 3]\"", "mm: \"f32[2, 3]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)",
+         "S.A = shard(D*.A, dim=0)\nS.B = D*.B\n");
   InferResult res;
   ReplayOptions o;
-  o.maxInputElements = 100;
+  o.maxInputElements = 20;
   ReplayReport r = replayCheck(s.specL, s.implL, s.rel, res, o, s.symbols);
   EXPECT_EQ(r.status, ReplayStatus::Skipped);
-  // Every size is at most 8, below any reduction threshold: nothing to divide.
+  // Every size is at most 4, below any reduction threshold: no size role, nothing to divide.
   EXPECT_EQ(r.summary.rfind("replay skipped: graphs too large (", 0), 0u) << r.summary;
   EXPECT_NE(r.summary.find("no smaller instance"), std::string::npos) << r.summary;
 }

@@ -1,0 +1,61 @@
+// Size roles for shape-reduced replay (issue 14): every distinct large size
+// of the check (a tensor dim, a size attribute, a relation's size) is one
+// variable, and the graphs' own operations say how those variables relate:
+//   reshape/view   the product of each aligned group of dims is kept
+//                  ([1536, 8, 2304] -> [1536, 8, 24, 96]: 2304 = 24 * 96)
+//   concat         the output dim is the sum of the inputs' dims (so a
+//                  gathered shard keeps global = N x local)
+//   slice          end - start is the output dim, end within the input dim
+//   split          the sizes sum to the dim
+// Relations add the same facts through their own terms (shard, concat,
+// slice). Equal values share one variable, so a coincidence (hidden = 2 x seq
+// by chance) only costs freedom, never validity. Operators without such a
+// rule add nothing: the reduced instance is accepted only after the type rule
+// of every node and the relation's shapes accept it (reduce.cpp).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lower/lower.h"
+#include "relation/relation.h"
+
+namespace tangle::replay::detail {
+
+// coeff x product of sizes; a size that is a role is a variable, any other a constant.
+struct SizeMono {
+  int64_t coeff = 1;
+  std::vector<int64_t> sizes;
+};
+using SizeSum = std::vector<SizeMono>;
+
+struct SizeFact {
+  SizeSum lhs, rhs;
+  bool le = false;  // lhs <= rhs, else lhs == rhs
+};
+
+struct SizeRoles {
+  int64_t threshold = 0;            // sizes above it are roles
+  std::vector<int64_t> roles;       // sorted
+  std::vector<SizeFact> facts;
+  // Two different roles in one tensor shape: kept different when possible,
+  // so that a transposition or a wrong dim stays visible at reduced sizes.
+  std::vector<std::pair<int64_t, int64_t>> apart;
+  bool isRole(int64_t v) const;
+};
+
+SizeRoles collectSizeRoles(const LGraph& spec, const LGraph& impl, const RelationFile& rel, int64_t threshold);
+
+// True when attribute `pos` of a known op is a size (slice bounds, reshape
+// and expand shapes, split sizes, ...), not a dim index or a flag. Opaque ops: false.
+bool isSizeAttr(eg::Symbol op, size_t pos);
+
+// The smallest assignment Z3 finds (role -> reduced size, each in [2, role]),
+// with the `apart` pairs different when `keepApart`; nullopt when none.
+std::optional<std::map<int64_t, int64_t>> solveSizeRoles(const SizeRoles& r, bool keepApart);
+
+}  // namespace tangle::replay::detail
