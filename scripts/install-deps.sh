@@ -48,3 +48,9 @@ sys.exit(not (v('torchtitan') == '0.3.0' and v('spmd_types') == '0.2.3' and v('t
     python3 -m pip install -q tyro==1.0.17 triton==3.8.0; } ||
     echo "warning: torchtitan==0.3.0 and its imports could not be installed; torchtitan capture tests will be skipped"
 fi
+# jsonschema validates real JSON reports against docs/report-schema.json (tests/python/test_report_schema.py).
+if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('jsonschema') != '4.26.0')" >/dev/null 2>&1; then
+  echo "installing: jsonschema==4.26.0"
+  # Not fatal: without it tests/python/test_report_schema.py skips with a message.
+  python3 -m pip install -q jsonschema==4.26.0 || echo "warning: jsonschema==4.26.0 could not be installed; report schema tests will be skipped"
+fi
