@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: deps build demo test clean
+.PHONY: deps build demo test clean sanitize fuzz
 
 deps:
 	@bash scripts/install-deps.sh
@@ -23,6 +23,15 @@ demo: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@TANGLE_BIN=$(abspath $(BUILD))/bin/tangle python3 -m pytest -q tests/python $(wildcard tests/mutation)
+
+# ASan + UBSan build of the core and its GoogleTest suites in build-sanitize/, then ctest there.
+sanitize: deps
+	@JOBS=$(JOBS) bash scripts/sanitize.sh
+
+# libFuzzer on every input reader (fuzz/) for FUZZ_SECONDS each, in build-fuzz/ (clang; skipped without it).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) JOBS=$(JOBS) bash scripts/fuzz.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -74,3 +74,9 @@ if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('scikit
   python3 -m pip install -q scikit-build-core==1.1.2 ||
     echo "warning: scikit-build-core==1.1.2 could not be installed; the pip package test will be skipped"
 fi
+# jsonschema validates real JSON reports against docs/report-schema.json (tests/python/test_report_schema.py).
+if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('jsonschema') != '4.26.0')" >/dev/null 2>&1; then
+  echo "installing: jsonschema==4.26.0"
+  # Not fatal: without it tests/python/test_report_schema.py skips with a message.
+  python3 -m pip install -q jsonschema==4.26.0 || echo "warning: jsonschema==4.26.0 could not be installed; report schema tests will be skipped"
+fi

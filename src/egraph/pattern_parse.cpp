@@ -40,7 +40,9 @@ class Parser {
  private:
   [[noreturn]] void fail(const Token& t, const std::string& what) const {
     std::string near = t.kind == Token::Kind::End ? std::string("end of pattern") : "'" + describe(t) + "'";
-    throw std::invalid_argument("pattern \"" + std::string(text_) + "\": column " + std::to_string(t.pos + 1) +
+    // A long pattern is cut: the column says where the problem is.
+    std::string shown = text_.size() <= 160 ? std::string(text_) : std::string(text_.substr(0, 120)) + " ...";
+    throw std::invalid_argument("pattern \"" + shown + "\": column " + std::to_string(t.pos + 1) +
                                 " at " + near + ": " + what);
   }
   static std::string describe(const Token& t) {
@@ -137,6 +139,15 @@ class Parser {
 
   int parseNode() {
     Token t = next();
+    // Bounded against stack overflow here and in the recursive passes over patterns.
+    if (depth_ >= kMaxDepth) fail(t, "nested more than " + std::to_string(kMaxDepth) + " levels deep");
+    ++depth_;
+    int id = parseNodeBody(t);
+    --depth_;
+    return id;
+  }
+
+  int parseNodeBody(const Token& t) {
     if (isListVariable(t)) fail(t, "a list variable may only be the last child of an operator");
     if (isVariable(t)) {
       PatNode n;
@@ -281,6 +292,8 @@ class Parser {
   std::string_view text_;
   size_t pos_ = 0;
   std::optional<Token> peeked_;
+  static constexpr int kMaxDepth = 100;
+  int depth_ = 0;  // parseNode() calls in progress
   std::shared_ptr<detail::PatternData> impl_;
 };
 

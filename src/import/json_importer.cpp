@@ -130,7 +130,8 @@ class JsonGraphReader {
   }
 
   Value readValue(const Json& j, const std::string& what, int depth = 0) const {
-    if (depth > kMaxNesting) fail(what + ": nested more than " + std::to_string(kMaxNesting) + " levels deep");
+    if (depth > kMaxNesting)  // named without its 200 "[0]" indices
+      fail(what.substr(0, what.find('[')) + ": nested more than " + std::to_string(kMaxNesting) + " levels deep");
     switch (j.type()) {
       case Json::value_t::null: return NoneValue{};
       case Json::value_t::boolean: return j.get<bool>();

@@ -168,7 +168,7 @@ class Parser {
     try {
       return eg::Pattern::parse(trim(text));
     } catch (const std::invalid_argument& e) {
-      fail(line, std::string("bad ") + what + " '" + std::string(trim(text)) + "': " + e.what());
+      fail(line, std::string("bad ") + what + ": " + e.what());  // e.what() quotes the pattern
     }
   }
 

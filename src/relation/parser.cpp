@@ -91,6 +91,13 @@ class StatementParser {
 
   RelExpr expr() {
     const Token& t = peek();
+    // Bounded so that a hostile file cannot overflow the stack (here or in the passes over the tree).
+    if (depth_ >= kMaxDepth) fail(t, "expression nested more than " + std::to_string(kMaxDepth) + " levels deep");
+    struct Nest {
+      int& d;
+      explicit Nest(int& d) : d(++d) {}
+      ~Nest() { --d; }
+    } nest(depth_);
     RelExpr e;
     e.loc = loc(t);
     if (t.kind == Kind::LBracket) return intList();
@@ -195,9 +202,11 @@ class StatementParser {
     return e;
   }
 
+  static constexpr int kMaxDepth = 100;
   const std::string& file_;
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  int depth_ = 0;  // calls of expr() in progress
 };
 
 // Builds a RelationFile statement by statement.

@@ -6,6 +6,13 @@
 
 namespace tangle {
 
+RelExpr::RelExpr() = default;
+RelExpr::RelExpr(const RelExpr&) = default;
+RelExpr::RelExpr(RelExpr&&) noexcept = default;
+RelExpr& RelExpr::operator=(const RelExpr&) = default;
+RelExpr& RelExpr::operator=(RelExpr&&) noexcept = default;
+RelExpr::~RelExpr() = default;
+
 std::string TensorName::toString() const {
   if (side == Side::Spec) return "S." + name;
   if (allRanks) return "D*." + name;

@@ -55,6 +55,14 @@ struct RelExpr {
   double f = 0;                                        // Kind::Float
   std::vector<int64_t> ints;                           // Kind::IntList
   SourceLoc loc;
+  // Defined in relation.cpp, where RelExpr is complete: `kwargs` holds pairs of
+  // this type, which clang refuses to destroy or copy inline (fuzz/ builds with it).
+  RelExpr();
+  RelExpr(const RelExpr&);
+  RelExpr(RelExpr&&) noexcept;
+  RelExpr& operator=(const RelExpr&);
+  RelExpr& operator=(RelExpr&&) noexcept;
+  ~RelExpr();
   std::string toString() const;
   // Keyword argument `name` of a call, or nullptr when absent.
   const RelExpr* kwarg(std::string_view name) const;

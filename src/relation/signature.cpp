@@ -125,7 +125,8 @@ void checkCall(const RelExpr& call) {
   }
 
   for (size_t k = 0; k < call.kwargs.size(); ++k) {
-    const auto& [name, value] = call.kwargs[k];
+    const std::string& name = call.kwargs[k].first;  // not a structured binding: clang 14 (fuzz/) cannot capture one
+    const RelExpr& value = call.kwargs[k].second;
     auto it = std::find_if(sig->keywords.begin(), sig->keywords.end(),
                            [&](const KwParam& p) { return p.name == name; });
     if (it == sig->keywords.end()) fail(call, *sig, "unknown argument '" + name + "' to " + op);

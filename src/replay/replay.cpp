@@ -39,6 +39,17 @@ struct Sizes {
   int64_t inputs = 0, all = 0;
   std::string problem;
 };
+// Saturating arithmetic on element counts: an absurd declared size must read as
+// "too large", never wrap around to a small count (or be undefined behaviour).
+int64_t satMul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+int64_t satAdd(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 Sizes sizesOf(const std::vector<const LGraph*>& graphs) {
   Sizes s;
   for (const LGraph* lg : graphs)
@@ -53,10 +64,10 @@ Sizes sizesOf(const std::vector<const LGraph*>& graphs) {
             numel = 0;
             break;
           }
-          numel *= d;
+          numel = satMul(numel, d);
         }
-        s.all += numel;
-        if (n.isInput) s.inputs += numel;
+        s.all = satAdd(s.all, numel);
+        if (n.isInput) s.inputs = satAdd(s.inputs, numel);
       }
     }
   return s;

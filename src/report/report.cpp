@@ -229,6 +229,7 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
 nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph& impl, const RunInfo& info) {
   using nlohmann::json;
   json j;
+  j["schema_version"] = kReportSchemaVersion;
   j["verdict"] = toString(r.verdict);
   j["relation_file"] = info.relationPath;
   j["spec"] = info.specPath;

@@ -10,6 +10,17 @@ namespace tangle::sym {
 
 namespace {
 
+int64_t addChecked(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) throw Overflow();
+  return r;
+}
+int64_t mulChecked(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) throw Overflow();
+  return r;
+}
+
 // Interning tables. Deques keep references stable while they grow.
 struct Tables {
   std::mutex mu;
@@ -50,7 +61,7 @@ void normalize(Poly& p) {
   std::sort(p.terms.begin(), p.terms.end(), [](const Term& a, const Term& b) { return a.atoms < b.atoms; });
   std::vector<Term> out;
   for (Term& t : p.terms) {
-    if (!out.empty() && out.back().atoms == t.atoms) out.back().coeff += t.coeff;
+    if (!out.empty() && out.back().atoms == t.atoms) out.back().coeff = addChecked(out.back().coeff, t.coeff);
     else out.push_back(std::move(t));
     if (out.back().coeff == 0) out.pop_back();
   }
@@ -81,13 +92,13 @@ int64_t floorDivInt(int64_t a, int64_t k) {
 
 Poly scaled(const Poly& p, int64_t c) {
   Poly out;
-  out.constant = p.constant * c;
-  for (const Term& t : p.terms) out.terms.push_back({t.atoms, t.coeff * c});
+  out.constant = mulChecked(p.constant, c);
+  for (const Term& t : p.terms) out.terms.push_back({t.atoms, mulChecked(t.coeff, c)});
   return out;
 }
 
 void appendTo(Poly& acc, const Poly& p) {
-  acc.constant += p.constant;
+  acc.constant = addChecked(acc.constant, p.constant);
   acc.terms.insert(acc.terms.end(), p.terms.begin(), p.terms.end());
 }
 
@@ -149,7 +160,7 @@ ExprId mul(ExprId a, ExprId b) {
   appendTo(out, scaled(Poly{pb.terms, 0}, pa.constant));
   for (const Term& x : pa.terms)
     for (const Term& y : pb.terms) {
-      Term t{x.atoms, x.coeff * y.coeff};
+      Term t{x.atoms, mulChecked(x.coeff, y.coeff)};
       t.atoms.insert(t.atoms.end(), y.atoms.begin(), y.atoms.end());
       std::sort(t.atoms.begin(), t.atoms.end());
       out.terms.push_back(std::move(t));
@@ -165,11 +176,12 @@ std::optional<ExprId> floorDiv(ExprId a, int64_t k) {
   const Poly p = poly(a);
   Poly q, r;
   q.constant = floorDivInt(p.constant, k);
-  r.constant = p.constant - q.constant * k;
+  r.constant = p.constant - mulChecked(q.constant, k);  // in [0, k): cannot overflow
   for (const Term& t : p.terms) {
     int64_t qc = floorDivInt(t.coeff, k);
     if (qc != 0) q.terms.push_back({t.atoms, qc});
-    if (t.coeff - qc * k != 0) r.terms.push_back({t.atoms, t.coeff - qc * k});
+    int64_t rc = t.coeff - mulChecked(qc, k);  // in [0, k)
+    if (rc != 0) r.terms.push_back({t.atoms, rc});
   }
   if (r.terms.empty()) return internPoly(std::move(q));  // 0 <= r.constant < k
   // floor(floor(b / j) / k) = floor(b / (j*k)) for positive j, k.
@@ -177,7 +189,7 @@ std::optional<ExprId> floorDiv(ExprId a, int64_t k) {
     const Atom& inner = atom(r.terms[0].atoms[0]);
     if (inner.kind == Atom::Kind::FloorDiv) {
       ExprId rest = internPoly(std::move(q));
-      return add(rest, *floorDiv(inner.arg, inner.k * k));
+      return add(rest, *floorDiv(inner.arg, mulChecked(inner.k, k)));
     }
   }
   ExprId div = atomExpr(internAtom({Atom::Kind::FloorDiv, "", internPoly(std::move(r)), k, {}}));
@@ -238,7 +250,9 @@ std::vector<AtomId> leaves(ExprId e) {
   return out;
 }
 
-std::optional<int64_t> evaluate(ExprId e, const std::function<std::optional<int64_t>(AtomId)>& value) {
+namespace {
+// evaluate(), throwing Overflow.
+std::optional<int64_t> evaluateChecked(ExprId e, const std::function<std::optional<int64_t>(AtomId)>& value) {
   const Poly p = poly(e);
   int64_t sum = p.constant;
   for (const Term& t : p.terms) {
@@ -248,14 +262,28 @@ std::optional<int64_t> evaluate(ExprId e, const std::function<std::optional<int6
       std::optional<int64_t> v;
       if (at.kind == Atom::Kind::Var) v = value(a);
       else if (at.kind == Atom::Kind::FloorDiv)
-        if (auto x = evaluate(at.arg, value)) v = floorDivInt(*x, at.k);
+        if (auto x = evaluateChecked(at.arg, value)) v = floorDivInt(*x, at.k);
       if (!v) return std::nullopt;
-      prod *= *v;
+      prod = mulChecked(prod, *v);
     }
-    sum += prod;
+    sum = addChecked(sum, prod);
   }
   return sum;
 }
+}  // namespace
+
+std::optional<int64_t> evaluate(ExprId e, const std::function<std::optional<int64_t>(AtomId)>& value) {
+  try {
+    return evaluateChecked(e, value);
+  } catch (const Overflow&) {
+    return std::nullopt;
+  }
+}
+
+namespace {
+// |c| in decimal (also for INT64_MIN, whose negation does not fit).
+std::string magnitude(int64_t c) { return std::to_string(c < 0 ? 0 - static_cast<uint64_t>(c) : static_cast<uint64_t>(c)); }
+}  // namespace
 
 std::string toString(ExprId e) {
   const Poly& p = poly(e);
@@ -267,8 +295,7 @@ std::string toString(ExprId e) {
     } else {
       out += c < 0 ? " - " : " + ";
     }
-    if (c < 0) c = -c;
-    if (c != 1) out += std::to_string(c) + "*";
+    if (c != 1 && c != -1) out += magnitude(c) + "*";
     for (size_t i = 0; i < t.atoms.size(); ++i) {
       const Atom& a = atom(t.atoms[i]);
       if (i) out += "*";
@@ -288,7 +315,7 @@ std::string toString(ExprId e) {
   }
   if (out.empty()) return std::to_string(p.constant);
   if (p.constant > 0) out += " + " + std::to_string(p.constant);
-  if (p.constant < 0) out += " - " + std::to_string(-p.constant);
+  if (p.constant < 0) out += " - " + magnitude(p.constant);
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,12 @@ namespace tangle::sym {
 
 using ExprId = uint32_t;
 using AtomId = uint32_t;
+
+// Thrown by the arithmetic below when a coefficient or constant would leave
+// int64: a wrapped value would be a wrong fact about sizes, so it never wraps.
+struct Overflow : std::overflow_error {
+  Overflow() : std::overflow_error("symbolic size arithmetic overflows 64-bit integers") {}
+};
 
 struct Atom {
   enum class Kind : uint8_t { Var, FloorDiv, Opaque };
@@ -81,7 +88,7 @@ std::vector<AtomId> leaves(ExprId e);
 std::string toString(ExprId e);
 
 // The value of e when each variable v has the value `value(v)`; nullopt when
-// a variable has none or e holds an opaque call.
+// a variable has none, e holds an opaque call or the value does not fit in int64.
 std::optional<int64_t> evaluate(ExprId e, const std::function<std::optional<int64_t>(AtomId var)>& value);
 
 // ---- dimensions --------------------------------------------------------------
@@ -96,7 +103,9 @@ std::string dimToString(int64_t d);
 // Parses a sympy-printed size expression: integers, identifiers, + - * // %,
 // parentheses, FloorDiv(a, b), Mod(a, b), PythonMod(a, b); any other call
 // f(...) is an opaque atom. Every identifier is renamed by `qualify`.
-// nullopt (with `error` set) on a syntax error.
+// nullopt (with `error` set) on a syntax error, on nesting deeper than 200, on
+// an expression too large to be a size (more than 256 terms or a product of
+// more than 64 factors: normalizing those costs exponential time) or on overflow.
 std::optional<ExprId> parse(std::string_view text, const std::function<std::string(std::string_view)>& qualify,
                             std::string* error);
 

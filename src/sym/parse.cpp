@@ -1,4 +1,5 @@
 // Parser of sympy-printed size expressions (see expr.h: parse).
+#include <algorithm>
 #include <cctype>
 
 #include "sym/expr.h"
@@ -33,6 +34,9 @@ class Parser {
   std::string_view s_;
   const std::function<std::string(std::string_view)>& qualify_;
   size_t pos_ = 0;
+  static constexpr int kMaxDepth = 200;
+  static constexpr size_t kMaxTerms = 256, kMaxDegree = 64;
+  int depth_ = 0;  // unary() calls in progress (a SyntaxError ends the parse, so no unwinding needed)
 
   void skipSpace() {
     while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
@@ -50,10 +54,27 @@ class Parser {
   ExprId expr() {
     ExprId e = term();
     for (;;) {
-      if (eat("+")) e = add(e, term());
-      else if (eat("-")) e = sub(e, term());
+      if (eat("+")) e = add(e, bounded(term(), e, false));
+      else if (eat("-")) e = sub(e, bounded(term(), e, false));
       else return e;
     }
+  }
+
+  // b, after checking that a + b or a * b stays small enough to be a size: a
+  // product of sums multiplies out, so without a bound a short text could take
+  // exponential time and memory to normalize.
+  static ExprId bounded(ExprId b, ExprId a, bool product) {
+    const Poly &pa = poly(a), &pb = poly(b);
+    size_t terms = product ? (pa.terms.size() + 1) * (pb.terms.size() + 1) : pa.terms.size() + pb.terms.size();
+    if (terms > kMaxTerms) throw SyntaxError{"expression too large for a size (over " + std::to_string(kMaxTerms) + " terms)"};
+    auto degree = [](const Poly& p) {
+      size_t d = 0;
+      for (const Term& t : p.terms) d = std::max(d, t.atoms.size());
+      return d;
+    };
+    if (product && degree(pa) + degree(pb) > kMaxDegree)
+      throw SyntaxError{"expression too large for a size (a product of over " + std::to_string(kMaxDegree) + " factors)"};
+    return b;
   }
 
   // A division or modulus by a non-constant is an unknown integer to us.
@@ -75,9 +96,9 @@ class Parser {
         if (!n || *n < 0 || *n > 8) throw SyntaxError{"only small constant powers are supported"};
         ExprId base = e;
         e = constant(1);
-        for (int64_t i = 0; i < *n; ++i) e = mul(e, base);
+        for (int64_t i = 0; i < *n; ++i) e = mul(e, bounded(base, e, true));
       } else if (eat("*")) {
-        e = mul(e, unary());
+        e = mul(e, bounded(unary(), e, true));
       } else if (eat("//")) {
         e = divide(e, unary(), "//");
       } else if (eat("/")) {
@@ -91,9 +112,12 @@ class Parser {
   }
 
   ExprId unary() {
-    if (eat("-")) return neg(unary());
-    if (eat("+")) return unary();
-    return primary();
+    // Every recursion of the grammar passes here: bounded against stack overflow on hostile input.
+    if (depth_ >= kMaxDepth) throw SyntaxError{"nested more than " + std::to_string(kMaxDepth) + " levels deep"};
+    ++depth_;
+    ExprId e = eat("-") ? neg(unary()) : eat("+") ? unary() : primary();
+    --depth_;
+    return e;
   }
 
   ExprId primary() {
@@ -150,6 +174,9 @@ std::optional<ExprId> parse(std::string_view text, const std::function<std::stri
     return Parser(text, qualify).parseAll();
   } catch (const SyntaxError& e) {
     if (error) *error = e.why + " in the size expression '" + std::string(text) + "'";
+    return std::nullopt;
+  } catch (const Overflow& e) {
+    if (error) *error = std::string(e.what()) + " in the size expression '" + std::string(text) + "'";
     return std::nullopt;
   }
 }

@@ -45,6 +45,19 @@ TEST(PatternParse, ErrorsPointAtTheToken) {
   EXPECT_NE(parseError("(f[[1, [2]]] ?x)").find("integer"), std::string::npos);
 }
 
+// Found by fuzz/lemma_fuzz.cpp: deep nesting overflowed the stack.
+TEST(PatternParse, NestingIsBounded) {
+  auto nested = [](int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += "(f ";
+    return s + "?x" + std::string(n, ')');
+  };
+  std::string err = parseError(nested(100000));
+  EXPECT_NE(err.find("nested more than 100 levels"), std::string::npos) << err.substr(0, 300);
+  EXPECT_LT(err.size(), 400u);  // a long pattern is not copied whole into the message
+  EXPECT_EQ(parseError(nested(90)), "");
+}
+
 TEST(PatternMatch, RepeatedVariablesBindEqualClasses) {
   EGraph g;
   Id a = g.leaf("a", {}), b = g.leaf("b", {});

@@ -25,6 +25,15 @@ void expectError(const std::string& text, int line, const std::string& needle, i
   EXPECT_NE(msg.find(needle), std::string::npos) << "message: " << msg << "\nwanted: " << needle;
 }
 
+// Found by fuzz/relation_fuzz.cpp: deep nesting overflowed the stack.
+TEST(RelationErrors, NestingIsBounded) {
+  std::string deep = "S.x = ";
+  for (int i = 0; i < 100000; ++i) deep += "concat(";
+  deep += "D0.x";
+  for (int i = 0; i < 100000; ++i) deep += ", dim=0)";
+  expectError("\n" + deep + "\n", 2, "expression nested more than 100 levels deep");
+}
+
 TEST(RelationErrors, UnknownStatement) {
   expectError("S.a = D0.a\nfrobnicate S.a\n", 2, "unknown statement 'frobnicate'");
   expectError("(S.a)\n", 1, "unknown statement starting with '('");

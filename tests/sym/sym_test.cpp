@@ -51,6 +51,39 @@ TEST(SymExpr, SyntaxErrorsAreReported) {
   EXPECT_FALSE(parse("s0 $ 2", qualifyS, &err));
 }
 
+// Found by fuzz/sym_fuzz.cpp: each of these overflowed the stack, wrapped a
+// signed integer (UB, and a wrong size) or took exponential time.
+TEST(SymExpr, HostileTextIsAnErrorNotACrashOrAHang) {
+  std::string err;
+  EXPECT_FALSE(parse(std::string(100000, '(') + "s0" + std::string(100000, ')'), qualifyS, &err));
+  EXPECT_NE(err.find("nested more than 200"), std::string::npos) << err;
+  EXPECT_FALSE(parse(std::string(100000, '-') + "s0", qualifyS, &err));
+  EXPECT_TRUE(parse(std::string(150, '(') + "s0" + std::string(150, ')'), qualifyS, &err)) << err;
+
+  EXPECT_FALSE(parse("4611686018427387904*4", qualifyS, &err));
+  EXPECT_NE(err.find("overflows"), std::string::npos) << err;
+  EXPECT_FALSE(parse("s0*4611686018427387904*4", qualifyS, &err));
+  EXPECT_FALSE(parse("922337203685477580*10 + 922337203685477580*10", qualifyS, &err));
+
+  std::string product;  // (s0+s1)*(s1+s2)*...: 2^20 terms when multiplied out
+  for (int i = 0; i < 20; ++i) product += (i ? "*" : "") + ("(s" + std::to_string(i) + "+s" + std::to_string(i + 1) + ")");
+  EXPECT_FALSE(parse(product, qualifyS, &err));
+  EXPECT_NE(err.find("too large"), std::string::npos) << err;
+  std::string power = "s0";
+  for (int i = 0; i < 100; ++i) power += "*s0";
+  EXPECT_FALSE(parse(power, qualifyS, &err));
+  EXPECT_TRUE(parse("s0*s0*s1*s2*s3*(s4 + 1)*(s5 + 2)", qualifyS, &err)) << err;
+}
+
+TEST(SymExpr, ArithmeticNeverWraps) {
+  ExprId big = constant(INT64_MAX);
+  EXPECT_THROW(add(big, constant(1)), Overflow);
+  EXPECT_THROW(mul(P("2*s0"), big), Overflow);
+  EXPECT_THROW(neg(constant(INT64_MIN)), Overflow);
+  EXPECT_EQ(evaluate(mul(P("s0"), P("s1")), [](AtomId) { return std::optional<int64_t>(INT64_MAX); }), std::nullopt);
+  EXPECT_EQ(toString(add(P("s0"), constant(INT64_MIN))), "S.s0 - 9223372036854775808");
+}
+
 TEST(SymExpr, DimsEncodeSymbolicExpressionsAsNegatives) {
   EXPECT_EQ(toDim(constant(7)), 7);
   EXPECT_EQ(toDim(constant(-1)), std::nullopt);
