@@ -488,6 +488,10 @@ class HloParser {
         if (!nextInList(']', "malformed shape: expected ',' or ']' after a dimension")) break;
       }
     }
+    if (!numelFits(type.shape)) {
+      p_ = b;
+      fail("shape with more elements than a 64-bit count holds, found " + here());
+    }
     if (cur() == '{') scanGroup();  // layout, ignored
     if (token) {
       if (!type.shape.empty()) fail("malformed shape: a token has no dimensions");

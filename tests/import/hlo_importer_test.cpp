@@ -249,6 +249,8 @@ TEST(HloImporter, Errors) {
   expectHloError("HloModule m\n\n%r (a: f32[]) -> f32[] {\n  ROOT %a = f32[] parameter(0)\n}\n",
                  {"bad.hlo:1: error:", "no ENTRY computation"});
   expectHloError("", {"bad.hlo:1: error:", "no ENTRY computation"});
+  expectHloError(entry("  ROOT %n = f32[4294967296,4294967296]{1,0} broadcast(%p0), dimensions={}\n}\n"),
+                 {"bad.hlo:4: error:", "more elements than a 64-bit count holds"});
   expectHloError(entry("  ROOT %n = f32[4]{0} negate(%p0)\n"),
                  {"bad.hlo:2: error:", "computation 'main'", "missing '}'"});
   expectHloError(entry("  ROOT %n = f32[4]{0} negate(%p0 %p0)\n}\n"),
