@@ -19,11 +19,6 @@ class Parser {
 
   ExprId parseAll() {
     ExprId e = expr();
-    // Expressions are shared, so a short text can stand for a tree too large to print or walk
-    // (an opaque `a % b` of a sum, multiplied in, nested again: exponential).
-    std::unordered_map<ExprId, size_t> memo;
-    if (treeSize(e, memo) > kMaxTreeSize)
-      throw SyntaxError{"expression too large for a size (over " + std::to_string(kMaxTreeSize) + " nodes written out)"};
     // A comparison (a SymBool such as `s0 >= 2`) is an unknown value to us.
     for (std::string_view op : {"==", "!=", "<=", ">=", "<", ">"})
       if (eat(op)) {
@@ -33,6 +28,11 @@ class Parser {
       }
     skipSpace();
     if (pos_ != s_.size()) throw SyntaxError{"unexpected '" + std::string(s_.substr(pos_)) + "'"};
+    // Expressions are shared, so a short text can stand for a tree too large to print or walk
+    // (an opaque `a % b` of a sum, multiplied in, nested again: exponential).
+    std::unordered_map<ExprId, size_t> memo;
+    if (treeSize(e, memo) > kMaxTreeSize)
+      throw SyntaxError{"expression too large for a size (over " + std::to_string(kMaxTreeSize) + " nodes written out)"};
     return e;
   }
 

@@ -83,6 +83,7 @@ TEST(SymExpr, HostileTextIsAnErrorNotACrashOrAHang) {
   };
   EXPECT_FALSE(parse(nested(12), qualifyS, &err));
   EXPECT_NE(err.find("too large"), std::string::npos) << err;
+  EXPECT_FALSE(parse("s0 != " + nested(12), qualifyS, &err));  // the right side of a comparison too
   EXPECT_TRUE(parse(nested(2), qualifyS, &err)) << err;
 }
 
