@@ -488,6 +488,10 @@ class HloParser {
         if (!nextInList(']', "malformed shape: expected ',' or ']' after a dimension")) break;
       }
     }
+    if (!numelFits(type.shape)) {
+      p_ = b;
+      fail("shape with more elements than a 64-bit count holds, found " + here());
+    }
     if (cur() == '{') scanGroup();  // layout, ignored
     if (token) {
       if (!type.shape.empty()) fail("malformed shape: a token has no dimensions");
@@ -761,6 +765,13 @@ class HloParser {
     ids_.emplace(in.name, id);
   }
 
+  // A literal as quoted in an error: its first line, at most 40 characters (the
+  // literal runs to the closing parenthesis, which a broken file may put lines later).
+  static std::string quoted(std::string_view lit) {
+    size_t end = std::min(lit.find_first_of("\r\n"), size_t{40});
+    return "'" + std::string(lit.substr(0, end)) + (end < lit.size() ? "...'" : "'");
+  }
+
   // `constant(1e-05)` -> args [1e-05]; `constant({...})` -> kwarg literal.
   void addLiteral(const Instr& in, Node& n) const {
     std::string_view lit = in.literal;
@@ -771,15 +782,15 @@ class HloParser {
     DType t = in.shape.type->dtype;
     if (isFloating(t)) {
       auto d = parseFloating(lit);
-      if (!d) fail("malformed floating-point constant '" + std::string(lit) + "'");
+      if (!d) fail("malformed floating-point constant " + quoted(lit));
       n.args.emplace_back(*d);
     } else if (isIntegral(t)) {
       int64_t x = 0;
       auto [ptr, ec] = std::from_chars(lit.data(), lit.data() + lit.size(), x);
-      if (ec != std::errc() || ptr != lit.data() + lit.size()) fail("malformed integer constant '" + std::string(lit) + "'");
+      if (ec != std::errc() || ptr != lit.data() + lit.size()) fail("malformed integer constant " + quoted(lit));
       n.args.emplace_back(x);
     } else if (t == DType::Bool) {
-      if (lit != "true" && lit != "false") fail("malformed pred constant '" + std::string(lit) + "' (expected true or false)");
+      if (lit != "true" && lit != "false") fail("malformed pred constant " + quoted(lit) + " (expected true or false)");
       n.args.emplace_back(lit == "true");
     } else {
       n.kwargs.emplace_back("literal", Symbol{std::string(lit)});

@@ -29,6 +29,10 @@ class JsonGraphReader {
       // nlohmann's message starts with "[json.exception.parse_error.101] parse error at line ...".
       if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
       throw InputError(SourceLoc{path_, line}, "malformed JSON: " + what);
+    } catch (const Json::exception& e) {  // e.g. out_of_range: a number too large for a double (1e99999)
+      std::string what = e.what();
+      if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+      throw InputError(SourceLoc{path_, 0}, "malformed JSON: " + what);
     }
     if (!doc.is_object()) fail("expected a JSON object at the top level");
     checkKeys(doc, {"format", "version", "nodes", "outputs", "symbols", "meta"}, "the top-level object");

@@ -81,6 +81,7 @@ AnnotationResult parseTypeAnnotation(std::string_view text) {
     type.shape.push_back(2);
     r.complex = true;
   }
+  if (!numelFits(type.shape)) return failure("the shape has more elements than a 64-bit count holds");
   r.ok = true;
   r.type = std::move(type);
   return r;

@@ -89,9 +89,10 @@ struct Hlo {
     for (int64_t d : dims) out.push_back(shape[static_cast<size_t>(d)]);
     return out;
   }
-  static Dim product(const std::vector<Dim>& s) {
+  Dim product(const std::vector<Dim>& s) const {
     Dim p = 1;
-    for (Dim d : s) p *= d;
+    for (Dim d : s)
+      if (__builtin_mul_overflow(p, d, &p)) fail("dimensions too large: their product does not fit in 64 bits");
     return p;
   }
 

@@ -64,19 +64,26 @@ std::optional<int64_t> product(const Shape& s, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to && i < s.size(); ++i) {
     if (isSymbolic(s[i])) return std::nullopt;
-    p *= s[i];
+    if (__builtin_mul_overflow(p, s[i], &p)) return std::nullopt;
   }
   return p;
 }
 
 bool sameNumel(const sym::Context& symbols, const Shape& a, const Shape& b) {
-  if (allConcrete(a) && allConcrete(b)) return product(a, 0, a.size()) == product(b, 0, b.size());
+  if (allConcrete(a) && allConcrete(b)) {
+    auto na = product(a, 0, a.size()), nb = product(b, 0, b.size());
+    return na && nb && *na == *nb;  // a count past int64 is not proved equal to anything
+  }
   auto numel = [](const Shape& s) {
     sym::ExprId p = sym::constant(1);
     for (Dim d : s) p = sym::mul(p, sym::fromDim(d));
     return p;
   };
-  return symbols.proveEqual(numel(a), numel(b));
+  try {
+    return symbols.proveEqual(numel(a), numel(b));
+  } catch (const sym::Overflow&) {
+    return false;
+  }
 }
 
 }  // namespace tangle::ops

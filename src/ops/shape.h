@@ -28,9 +28,10 @@ DType promote(DType a, DType b);
 bool sameShape(const sym::Context& symbols, const Shape& a, const Shape& b);
 // True when every dim is a concrete size.
 bool allConcrete(const Shape& s);
-// Product of dims [from, to); nullopt if one is symbolic.
+// Product of dims [from, to); nullopt if one is symbolic or the product does not fit in int64.
 std::optional<int64_t> product(const Shape& s, size_t from, size_t to);
-// Equal numbers of elements (symbolic dims compared as a multiset).
+// Equal numbers of elements (symbolic dims compared as a multiset); false when a
+// concrete count does not fit in int64 (never wrapped into a false equality).
 bool sameNumel(const sym::Context& symbols, const Shape& a, const Shape& b);
 
 // The attribute readers (egraph/attrs.h) and dim-index helpers

@@ -86,7 +86,8 @@ class Replayer {
     if (!sz.problem.empty()) return skip("replay skipped: " + sz.problem + " (shape reduction is not supported)");
     if (sz.inputs > opts_.maxInputElements || sz.all > opts_.maxElements)
       return skip(fmt::format("replay skipped: graphs too large ({} elements; shape reduction is not supported)",
-                              sz.inputs > opts_.maxInputElements ? sz.inputs : sz.all));
+                              [](int64_t n) { return n == INT64_MAX ? std::string("over 2^63") : std::to_string(n); }(
+                                  sz.inputs > opts_.maxInputElements ? sz.inputs : sz.all)));
     if (res_.failure && !res_.failure->limitReached) candidates_ = detail::candidatesFor(spec_, impl_, *res_.failure);
     refuted_.resize(candidates_.sameShape.size());
     for (auto& e : res_.expectations)

@@ -35,4 +35,14 @@ struct TensorType {
 // "f32[8, 16]"
 std::string toString(const TensorType& t);
 
+// False when the concrete dims multiply to more than int64 holds (no real
+// tensor has that many elements): readers refuse such a shape, so that
+// element counts computed later never overflow.
+inline bool numelFits(const std::vector<Dim>& shape) {
+  int64_t n = 1;
+  for (Dim d : shape)
+    if (!isSymbolic(d) && __builtin_mul_overflow(n, d, &n)) return false;
+  return true;
+}
+
 }  // namespace tangle

@@ -104,8 +104,9 @@ std::string dimToString(int64_t d);
 // parentheses, FloorDiv(a, b), Mod(a, b), PythonMod(a, b); any other call
 // f(...) is an opaque atom. Every identifier is renamed by `qualify`.
 // nullopt (with `error` set) on a syntax error, on nesting deeper than 200, on
-// an expression too large to be a size (more than 256 terms or a product of
-// more than 64 factors: normalizing those costs exponential time) or on overflow.
+// an expression too large to be a size (more than 256 terms, a product of more
+// than 64 factors, or more than 4096 nodes when written out: normalizing,
+// printing or substituting those costs exponential time) or on overflow.
 std::optional<ExprId> parse(std::string_view text, const std::function<std::string(std::string_view)>& qualify,
                             std::string* error);
 

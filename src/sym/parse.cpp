@@ -1,6 +1,7 @@
 // Parser of sympy-printed size expressions (see expr.h: parse).
 #include <algorithm>
 #include <cctype>
+#include <unordered_map>
 
 #include "sym/expr.h"
 
@@ -27,6 +28,11 @@ class Parser {
       }
     skipSpace();
     if (pos_ != s_.size()) throw SyntaxError{"unexpected '" + std::string(s_.substr(pos_)) + "'"};
+    // Expressions are shared, so a short text can stand for a tree too large to print or walk
+    // (an opaque `a % b` of a sum, multiplied in, nested again: exponential).
+    std::unordered_map<ExprId, size_t> memo;
+    if (treeSize(e, memo) > kMaxTreeSize)
+      throw SyntaxError{"expression too large for a size (over " + std::to_string(kMaxTreeSize) + " nodes written out)"};
     return e;
   }
 
@@ -35,7 +41,7 @@ class Parser {
   const std::function<std::string(std::string_view)>& qualify_;
   size_t pos_ = 0;
   static constexpr int kMaxDepth = 200;
-  static constexpr size_t kMaxTerms = 256, kMaxDegree = 64;
+  static constexpr size_t kMaxTerms = 256, kMaxDegree = 64, kMaxTreeSize = 4096;
   int depth_ = 0;  // unary() calls in progress (a SyntaxError ends the parse, so no unwinding needed)
 
   void skipSpace() {
@@ -58,6 +64,26 @@ class Parser {
       else if (eat("-")) e = sub(e, bounded(term(), e, false));
       else return e;
     }
+  }
+
+  // Nodes of e written out as a tree, saturating just past kMaxTreeSize.
+  static size_t treeSize(ExprId e, std::unordered_map<ExprId, size_t>& memo) {
+    if (auto it = memo.find(e); it != memo.end()) return it->second;
+    size_t n = 1;
+    for (const Term& t : poly(e).terms) {
+      ++n;
+      for (AtomId a : t.atoms) {
+        const Atom& at = atom(a);
+        ++n;
+        if (at.kind == Atom::Kind::FloorDiv) n += treeSize(at.arg, memo);
+        for (ExprId x : at.args) n += treeSize(x, memo);
+        if (n > kMaxTreeSize) break;
+      }
+      if (n > kMaxTreeSize) break;
+    }
+    n = std::min(n, kMaxTreeSize + 1);
+    memo[e] = n;
+    return n;
   }
 
   // b, after checking that a + b or a * b stays small enough to be a size: a

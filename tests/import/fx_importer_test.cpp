@@ -189,6 +189,12 @@ TEST(FxImporter, MalformedLines) {
                 {"bad.py:4:", "'a'", "dtype[dims]"});
   expectFxError("import torch\nclass GraphModule(torch.nn.Module):\n    def forward(self, x: \"f32[4\"):\n        return (x,)\n",
                 {"bad.py:3:", "'x'"});
+  // More elements than int64 counts (found with UBSan: element counts overflowed later), and
+  // size arithmetic that overflows (found by fuzz/sym_fuzz.cpp).
+  expectFxError(wrap("        a: \"f32[1099511627776, 1099511627776]\" = torch.ops.aten.neg.default(x)\n        return (a,)\n"),
+                {"bad.py:4:", "'a'", "64-bit"});
+  expectFxError(wrap("        a: \"f32[4611686018427387904*4]\" = torch.ops.aten.neg.default(x)\n        return (a,)\n"),
+                {"bad.py:4:", "'a'", "found '4611686018427387904*4'"});
   // Unterminated string.
   expectFxError(wrap("        a: \"f32[4]\" = torch.ops.aten.add.Tensor(x, 'oops)\n        return (a,)\n"),
                 {"bad.py:4:", "unterminated"});

@@ -249,6 +249,8 @@ TEST(HloImporter, Errors) {
   expectHloError("HloModule m\n\n%r (a: f32[]) -> f32[] {\n  ROOT %a = f32[] parameter(0)\n}\n",
                  {"bad.hlo:1: error:", "no ENTRY computation"});
   expectHloError("", {"bad.hlo:1: error:", "no ENTRY computation"});
+  expectHloError(entry("  ROOT %n = f32[4294967296,4294967296]{1,0} broadcast(%p0), dimensions={}\n}\n"),
+                 {"bad.hlo:4: error:", "more elements than a 64-bit count holds"});
   expectHloError(entry("  ROOT %n = f32[4]{0} negate(%p0)\n"),
                  {"bad.hlo:2: error:", "computation 'main'", "missing '}'"});
   expectHloError(entry("  ROOT %n = f32[4]{0} negate(%p0 %p0)\n}\n"),
@@ -267,6 +269,10 @@ TEST(HloImporter, Errors) {
   expectHloError(entry("  ROOT %n = u32[4]{0} convert(%p0)\n}\n"),
                  {"bad.hlo:4: error:", "unsupported element type 'u32'"});
   expectHloError(entry("  ROOT %n = f32[] constant(abc)\n}\n"), {"bad.hlo:4: error:", "malformed floating-point constant"});
+  // A literal running over lines is quoted by its first line (found by fuzz/hlo_fuzz.cpp: the
+  // message had a line break).
+  expectHloError(entry("  ROOT %n = f32[] constant(1x\n  garbage)\n}\n"),
+                 {"bad.hlo:4: error:", "malformed floating-point constant '1x...'"});
   expectHloError(entry("  %q = f32[4]{0} parameter(0)\n  ROOT %n = f32[4]{0} add(%p0, %q)\n}\n"),
                  {"bad.hlo:4: error:", "parameter(0) is also declared by 'p0' at line 3"});
   expectHloError(entry("  %q = f32[4]{0} parameter(2)\n  ROOT %n = f32[4]{0} add(%p0, %q)\n}\n"),

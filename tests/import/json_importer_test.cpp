@@ -61,6 +61,10 @@ TEST(JsonImporter, SymbolicDims) {
 
 TEST(JsonImporter, Errors) {
   expectJsonError("{\n  \"format\": \"tangle-graph\",\n  \"nodes\": [ oops ]\n}", {"bad.json:3:", "malformed JSON"});
+  // A number past double range (found by fuzz/json_fuzz.cpp: nlohmann throws out_of_range, not parse_error).
+  expectJsonError("{\"format\": \"tangle-graph\", \"version\": 1, \"nodes\": [{\"name\": \"a\", \"op\": \"x\", "
+                  "\"args\": [33e33333]}], \"outputs\": []}",
+                  {"bad.json: error:", "malformed JSON", "number overflow"});
   expectJsonError(R"({"format": "other", "version": 1, "nodes": [], "outputs": []})", {"bad.json", "tangle-graph"});
   expectJsonError(R"({"format": "tangle-graph", "version": 2, "nodes": [], "outputs": []})", {"bad.json", "version"});
   expectJsonError(graphWith(kX + R"(, {"name": "y", "op": "aten.neg.default", "args": [{"tensor": "z"}]})"),

@@ -73,6 +73,18 @@ TEST(SymExpr, HostileTextIsAnErrorNotACrashOrAHang) {
   for (int i = 0; i < 100; ++i) power += "*s0";
   EXPECT_FALSE(parse(power, qualifyS, &err));
   EXPECT_TRUE(parse("s0*s0*s1*s2*s3*(s4 + 1)*(s5 + 2)", qualifyS, &err)) << err;
+
+  // Shared subterms: each level multiplies an opaque `x % s9` into 4 terms, so the written-out
+  // tree grows 4x per level while the text grows by a constant (printing it took seconds).
+  auto nested = [](int levels) {
+    std::string e = "(s0 + s1)";
+    for (int i = 0; i < levels; ++i) e = "((" + e + " % s9)*(s1 + s2 + s3 + s4))";
+    return e;
+  };
+  EXPECT_FALSE(parse(nested(12), qualifyS, &err));
+  EXPECT_NE(err.find("too large"), std::string::npos) << err;
+  EXPECT_FALSE(parse("s0 != " + nested(12), qualifyS, &err));  // the right side of a comparison too
+  EXPECT_TRUE(parse(nested(2), qualifyS, &err)) << err;
 }
 
 TEST(SymExpr, ArithmeticNeverWraps) {
