@@ -54,7 +54,9 @@ TEST(ReuseE2E, EveryExampleGivesTheSameRelationsWithAndWithoutReuse) {
     ++compared;
   }
   EXPECT_GT(compared, 10u);
-  if (fs::exists(kArtifact)) EXPECT_GT(reusedSomewhere, 5u);  // the multi-layer artifact models
+  if (fs::exists(kArtifact)) {
+    EXPECT_GT(reusedSomewhere, 5u);  // the multi-layer artifact models
+  }
 }
 
 // The artifact's GPT, TP=2 x 4 layers, with one operator of layer 2 changed
