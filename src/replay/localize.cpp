@@ -203,6 +203,12 @@ class Localizer {
     return it->second;
   }
 
+  static bool weakEvidence(const LNode& n, const interp::Tensor& x) {
+    const TensorType* t = n.data.tensor();
+    if (!t || isFloating(t->dtype) || t->dtype == DType::Unknown || x.data.size() < 2) return false;
+    return std::all_of(x.data.begin(), x.data.end(), [&](double e) { return e == x.data[0]; });
+  }
+
   void judge(int id) {
     Verdict& v = verdicts_[static_cast<size_t>(id)];
     const LNode& n = impl_.node(id);
@@ -221,7 +227,11 @@ class Localizer {
       v.status = proven_.count(id) ? Status::Proven : Status::Wrong;
       return;
     }
-    if (auto s = equalSpec(*x)) {
+    // An all-true mask or an index tensor of one value equals many unrelated
+    // spec tensors by chance: no evidence (a correct one is absorbed instead).
+    if (weakEvidence(n, *x)) {
+      v.status = proven_.count(id) ? Status::Proven : Status::Wrong;
+    } else if (auto s = equalSpec(*x)) {
       v = {Status::Equal, *s, -1};
     } else if (auto b = blockOfSpec(*x, n.graph)) {
       v = {Status::Block, b->first, b->second};
