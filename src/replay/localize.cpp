@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -75,6 +76,9 @@ class Localizer {
     for (size_t i = 0; i < impl_.nodes.size(); ++i)
       if (impl_.nodes[i].aliasOf < 0) judge(static_cast<int>(i));
     absorb();
+    if (std::getenv("TANGLE_TRACE_LOCALIZE"))  // dev aid: every implementation tensor's verdict
+      for (size_t i = 0; i < impl_.nodes.size(); ++i)
+        if (impl_.nodes[i].aliasOf < 0) fmt::print(stderr, "  {}{}\n", describe(static_cast<int>(i)), witness(static_cast<int>(i)));
     std::vector<int> culprits;
     for (size_t i = 0; i < impl_.nodes.size(); ++i) {
       const LNode& n = impl_.nodes[i];
@@ -271,12 +275,41 @@ class Localizer {
     // `order` lists every user before the tensors it reads.
     for (int id : order) {
       const Verdict& v = verdicts_[static_cast<size_t>(id)];
-      bool agrees = v.sound() && v.status != Status::Absorbed && v.status != Status::Unevaluated;
+      bool agrees = vouches(id);
       bool below = false;
       for (int u : impl_.users[static_cast<size_t>(id)]) below = below || good[static_cast<size_t>(u)];
       good[static_cast<size_t>(id)] = agrees || below;
       if (v.status == Status::Wrong && below) verdicts_[static_cast<size_t>(id)].status = Status::Absorbed;
     }
+  }
+
+  // Only a value that agrees and could not agree by chance vouches for what it
+  // was computed from: a mask, an index tensor or a tensor of one repeated
+  // value (all zeros) equals some spec tensor of the same shape too often.
+  bool vouches(int id) {
+    const Verdict& v = verdicts_[static_cast<size_t>(id)];
+    if (!v.sound() || v.status == Status::Absorbed || v.status == Status::Unevaluated || v.status == Status::Input)
+      return false;
+    if (v.status == Status::Proven) return true;
+    const TensorType* t = impl_.node(id).data.tensor();
+    const interp::Tensor* x = implValue(id);
+    if (!t || !isFloating(t->dtype) || !x) return false;
+    return x->data.size() < 2 ||
+           !std::all_of(x->data.begin(), x->data.end(), [&](double e) { return e == x->data[0]; });
+  }
+
+  // Dev aid: the nearest agreeing floating tensor computed from an absorbed one.
+  std::string witness(int id) {
+    if (verdicts_[static_cast<size_t>(id)].status != Status::Absorbed) return "";
+    std::vector<int> queue{id};
+    std::set<int> seen{id};
+    for (size_t k = 0; k < queue.size(); ++k)
+      for (int u : impl_.users[static_cast<size_t>(queue[k])]) {
+        if (!seen.insert(u).second) continue;
+        if (vouches(u)) return " [via " + describe(u) + "]";
+        queue.push_back(u);
+      }
+    return "";
   }
 
   std::string describe(int id) {
