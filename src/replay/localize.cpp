@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ops/ops.h"
 #include "replay/term_eval.h"
 
 namespace tangle::replay {
@@ -89,9 +90,9 @@ class Localizer {
         case Status::Wrong: ++out.wrong; break;
         default: ++out.agreeing;
       }
-      if (verdicts_[i].status != Status::Wrong) continue;
+      if (verdicts_[i].status != Status::Wrong || rearrangement(static_cast<int>(i))) continue;
       bool operandsSound = std::all_of(n.operands.begin(), n.operands.end(),
-                                       [&](int o) { return verdicts_[static_cast<size_t>(impl_.resolve(o))].sound(); });
+                                       [&](int o) { return soundThrough(impl_.resolve(o)); });
       if (operandsSound) culprits.push_back(static_cast<int>(i));
     }
     // Earliest in program order first; the lower rank on a tie.
@@ -124,7 +125,8 @@ class Localizer {
   std::map<interp::Shape, std::vector<int>> specByShape_;
   std::vector<double> specTol_;
   std::set<int> proven_;
-  std::map<std::string, std::optional<int>> partialGroups_;  // base name -> spec tensor its rank sum equals
+  std::map<std::string, std::optional<int>> partialGroups_;
+  std::map<int, bool> soundThrough_;  // base name -> spec tensor its rank sum equals
 
   const interp::Tensor* specValue(int id) {
     const interp::Value* v = t_.spec().known(id);
@@ -281,6 +283,29 @@ class Localizer {
       good[static_cast<size_t>(id)] = agrees || below;
       if (v.status == Status::Wrong && below) verdicts_[static_cast<size_t>(id)].status = Status::Absorbed;
     }
+  }
+
+  // A view, transpose, permute or expand: it moves values without computing
+  // any. One with no spec counterpart cannot be told wrong from right by value
+  // (its only evidence is what later operators make of it), so it is not
+  // blamed: the first operator that computes with it is.
+  bool rearrangement(int id) {
+    const ops::Syms& s = ops::syms();
+    const auto& def = impl_.node(id).def.nodes;
+    return !def.empty() && std::all_of(def.begin(), def.end(), [&](const CanonTerm::Node& t) {
+      return t.op == s.reshape || t.op == s.transpose || t.op == s.permute || t.op == s.expand;
+    });
+  }
+  // Sound, or a rearrangement of sound operands.
+  bool soundThrough(int id) {
+    if (verdicts_[static_cast<size_t>(id)].sound()) return true;
+    auto [it, fresh] = soundThrough_.try_emplace(id, false);
+    if (!fresh) return it->second;
+    const auto& ops = impl_.node(id).operands;
+    bool ok = rearrangement(id) &&
+              std::all_of(ops.begin(), ops.end(), [&](int o) { return soundThrough(impl_.resolve(o)); });
+    soundThrough_[id] = ok;
+    return ok;
   }
 
   // Only a value that agrees and could not agree by chance vouches for what it
