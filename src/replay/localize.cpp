@@ -350,7 +350,9 @@ class Localizer {
       case Status::Partial: return name + ": summed over the ranks it equals " + s() + " (a partial sum)";
       case Status::Absorbed: return name + ": no spec counterpart, but a tensor computed from it agrees";
       case Status::Unevaluated: return name + ": not evaluated";
-      default: return name + ": agrees with no spec value";
+      default:
+        return name + (rearrangement(id) ? ": a view that agrees with no spec value (views are not blamed)"
+                                         : ": agrees with no spec value");
     }
   }
 
