@@ -110,6 +110,11 @@ class Localizer {
     out.found = true;
     out.first = located(culprits[0]);
     for (size_t k = 1; k < culprits.size() && k <= 4; ++k) out.others.push_back(located(culprits[k]));
+    for (int c : culprits)
+      if (impl_.node(c).name.substr(impl_.node(c).name.find('.')) ==
+          impl_.node(culprits[0]).name.substr(impl_.node(culprits[0]).name.find('.')))
+        out.tiedRanks.push_back(impl_.node(c).graph);
+    if (out.tiedRanks.size() < 2) out.tiedRanks.clear();
     out.summary = fmt::format("localization: first wrong implementation operator {} ({}) at {} on rank {}",
                               out.first->tensor, out.first->op, out.first->location, out.first->rank);
     return out;
@@ -397,6 +402,10 @@ std::string Localization::text() const {
     for (auto& o : first->operands) out += "  operand " + o + "\n";
   }
   if (!specOperator.empty()) out += "  inference's failing spec operator: " + specOperator + "\n";
+  if (!tiedRanks.empty())
+    out += fmt::format("  the same operator on ranks {} is as suspect: values alone cannot tell which rank's is "
+                       "wrong (e.g. shares of a sum over ranks)\n",
+                       fmt::join(tiedRanks, ", "));
   for (auto& o : others) out += fmt::format("  also wrong with agreeing operands: {} ({}) at {} on rank {}\n", o.tensor, o.op, o.location, o.rank);
   out += fmt::format("  implementation tensors: {} agree, {} absorbed, {} wrong, {} not evaluated\n", agreeing,
                      absorbed, wrong, unevaluated);
@@ -408,6 +417,7 @@ nlohmann::json Localization::json() const {
                    {"agreeing", agreeing},  {"absorbed", absorbed}, {"wrong", wrong},
                    {"unevaluated", unevaluated}};
   j["first"] = first ? operatorJson(*first) : nlohmann::json(nullptr);
+  j["tied_ranks"] = tiedRanks;
   j["others"] = nlohmann::json::array();
   for (auto& o : others) j["others"].push_back(operatorJson(o));
   return j;
