@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ops/ops.h"
 #include "replay/term_eval.h"
 
 namespace tangle::replay {
@@ -75,6 +77,9 @@ class Localizer {
     for (size_t i = 0; i < impl_.nodes.size(); ++i)
       if (impl_.nodes[i].aliasOf < 0) judge(static_cast<int>(i));
     absorb();
+    if (std::getenv("TANGLE_TRACE_LOCALIZE"))  // dev aid: every implementation tensor's verdict
+      for (size_t i = 0; i < impl_.nodes.size(); ++i)
+        if (impl_.nodes[i].aliasOf < 0) fmt::print(stderr, "  {}{}\n", describe(static_cast<int>(i)), witness(static_cast<int>(i)));
     std::vector<int> culprits;
     for (size_t i = 0; i < impl_.nodes.size(); ++i) {
       const LNode& n = impl_.nodes[i];
@@ -85,9 +90,9 @@ class Localizer {
         case Status::Wrong: ++out.wrong; break;
         default: ++out.agreeing;
       }
-      if (verdicts_[i].status != Status::Wrong) continue;
+      if (verdicts_[i].status != Status::Wrong || rearrangement(static_cast<int>(i))) continue;
       bool operandsSound = std::all_of(n.operands.begin(), n.operands.end(),
-                                       [&](int o) { return verdicts_[static_cast<size_t>(impl_.resolve(o))].sound(); });
+                                       [&](int o) { return soundThrough(impl_.resolve(o)); });
       if (operandsSound) culprits.push_back(static_cast<int>(i));
     }
     // Earliest in program order first; the lower rank on a tie.
@@ -105,6 +110,11 @@ class Localizer {
     out.found = true;
     out.first = located(culprits[0]);
     for (size_t k = 1; k < culprits.size() && k <= 4; ++k) out.others.push_back(located(culprits[k]));
+    for (int c : culprits)
+      if (impl_.node(c).name.substr(impl_.node(c).name.find('.')) ==
+          impl_.node(culprits[0]).name.substr(impl_.node(culprits[0]).name.find('.')))
+        out.tiedRanks.push_back(impl_.node(c).graph);
+    if (out.tiedRanks.size() < 2) out.tiedRanks.clear();
     out.summary = fmt::format("localization: first wrong implementation operator {} ({}) at {} on rank {}",
                               out.first->tensor, out.first->op, out.first->location, out.first->rank);
     return out;
@@ -120,7 +130,8 @@ class Localizer {
   std::map<interp::Shape, std::vector<int>> specByShape_;
   std::vector<double> specTol_;
   std::set<int> proven_;
-  std::map<std::string, std::optional<int>> partialGroups_;  // base name -> spec tensor its rank sum equals
+  std::map<std::string, std::optional<int>> partialGroups_;
+  std::map<int, bool> soundThrough_;  // base name -> spec tensor its rank sum equals
 
   const interp::Tensor* specValue(int id) {
     const interp::Value* v = t_.spec().known(id);
@@ -203,6 +214,12 @@ class Localizer {
     return it->second;
   }
 
+  static bool weakEvidence(const LNode& n, const interp::Tensor& x) {
+    const TensorType* t = n.data.tensor();
+    if (!t || isFloating(t->dtype) || t->dtype == DType::Unknown || x.data.size() < 2) return false;
+    return std::all_of(x.data.begin(), x.data.end(), [&](double e) { return e == x.data[0]; });
+  }
+
   void judge(int id) {
     Verdict& v = verdicts_[static_cast<size_t>(id)];
     const LNode& n = impl_.node(id);
@@ -221,7 +238,11 @@ class Localizer {
       v.status = proven_.count(id) ? Status::Proven : Status::Wrong;
       return;
     }
-    if (auto s = equalSpec(*x)) {
+    // An all-true mask or an index tensor of one value equals many unrelated
+    // spec tensors by chance: no evidence (a correct one is absorbed instead).
+    if (weakEvidence(n, *x)) {
+      v.status = proven_.count(id) ? Status::Proven : Status::Wrong;
+    } else if (auto s = equalSpec(*x)) {
       v = {Status::Equal, *s, -1};
     } else if (auto b = blockOfSpec(*x, n.graph)) {
       v = {Status::Block, b->first, b->second};
@@ -261,12 +282,64 @@ class Localizer {
     // `order` lists every user before the tensors it reads.
     for (int id : order) {
       const Verdict& v = verdicts_[static_cast<size_t>(id)];
-      bool agrees = v.sound() && v.status != Status::Absorbed && v.status != Status::Unevaluated;
+      bool agrees = vouches(id);
       bool below = false;
       for (int u : impl_.users[static_cast<size_t>(id)]) below = below || good[static_cast<size_t>(u)];
       good[static_cast<size_t>(id)] = agrees || below;
       if (v.status == Status::Wrong && below) verdicts_[static_cast<size_t>(id)].status = Status::Absorbed;
     }
+  }
+
+  // A view, transpose, permute or expand: it moves values without computing
+  // any. One with no spec counterpart cannot be told wrong from right by value
+  // (its only evidence is what later operators make of it), so it is not
+  // blamed: the first operator that computes with it is.
+  bool rearrangement(int id) {
+    const ops::Syms& s = ops::syms();
+    const auto& def = impl_.node(id).def.nodes;
+    return !def.empty() && std::all_of(def.begin(), def.end(), [&](const CanonTerm::Node& t) {
+      return t.op == s.reshape || t.op == s.transpose || t.op == s.permute || t.op == s.expand;
+    });
+  }
+  // Sound, or a rearrangement of sound operands.
+  bool soundThrough(int id) {
+    if (verdicts_[static_cast<size_t>(id)].sound()) return true;
+    auto [it, fresh] = soundThrough_.try_emplace(id, false);
+    if (!fresh) return it->second;
+    const auto& ops = impl_.node(id).operands;
+    bool ok = rearrangement(id) &&
+              std::all_of(ops.begin(), ops.end(), [&](int o) { return soundThrough(impl_.resolve(o)); });
+    soundThrough_[id] = ok;
+    return ok;
+  }
+
+  // Only a value that agrees and could not agree by chance vouches for what it
+  // was computed from: a mask, an index tensor or a tensor of one repeated
+  // value (all zeros) equals some spec tensor of the same shape too often.
+  bool vouches(int id) {
+    const Verdict& v = verdicts_[static_cast<size_t>(id)];
+    if (!v.sound() || v.status == Status::Absorbed || v.status == Status::Unevaluated || v.status == Status::Input)
+      return false;
+    if (v.status == Status::Proven) return true;
+    const TensorType* t = impl_.node(id).data.tensor();
+    const interp::Tensor* x = implValue(id);
+    if (!t || !isFloating(t->dtype) || !x) return false;
+    return x->data.size() < 2 ||
+           !std::all_of(x->data.begin(), x->data.end(), [&](double e) { return e == x->data[0]; });
+  }
+
+  // Dev aid: the nearest agreeing floating tensor computed from an absorbed one.
+  std::string witness(int id) {
+    if (verdicts_[static_cast<size_t>(id)].status != Status::Absorbed) return "";
+    std::vector<int> queue{id};
+    std::set<int> seen{id};
+    for (size_t k = 0; k < queue.size(); ++k)
+      for (int u : impl_.users[static_cast<size_t>(queue[k])]) {
+        if (!seen.insert(u).second) continue;
+        if (vouches(u)) return " [via " + describe(u) + "]";
+        queue.push_back(u);
+      }
+    return "";
   }
 
   std::string describe(int id) {
@@ -282,7 +355,9 @@ class Localizer {
       case Status::Partial: return name + ": summed over the ranks it equals " + s() + " (a partial sum)";
       case Status::Absorbed: return name + ": no spec counterpart, but a tensor computed from it agrees";
       case Status::Unevaluated: return name + ": not evaluated";
-      default: return name + ": agrees with no spec value";
+      default:
+        return name + (rearrangement(id) ? ": a view that agrees with no spec value (views are not blamed)"
+                                         : ": agrees with no spec value");
     }
   }
 
@@ -327,6 +402,10 @@ std::string Localization::text() const {
     for (auto& o : first->operands) out += "  operand " + o + "\n";
   }
   if (!specOperator.empty()) out += "  inference's failing spec operator: " + specOperator + "\n";
+  if (!tiedRanks.empty())
+    out += fmt::format("  the same operator on ranks {} is as suspect: values alone cannot tell which rank's is "
+                       "wrong (e.g. shares of a sum over ranks)\n",
+                       fmt::join(tiedRanks, ", "));
   for (auto& o : others) out += fmt::format("  also wrong with agreeing operands: {} ({}) at {} on rank {}\n", o.tensor, o.op, o.location, o.rank);
   out += fmt::format("  implementation tensors: {} agree, {} absorbed, {} wrong, {} not evaluated\n", agreeing,
                      absorbed, wrong, unevaluated);
@@ -338,6 +417,7 @@ nlohmann::json Localization::json() const {
                    {"agreeing", agreeing},  {"absorbed", absorbed}, {"wrong", wrong},
                    {"unevaluated", unevaluated}};
   j["first"] = first ? operatorJson(*first) : nlohmann::json(nullptr);
+  j["tied_ranks"] = tiedRanks;
   j["others"] = nlohmann::json::array();
   for (auto& o : others) j["others"].push_back(operatorJson(o));
   return j;

@@ -45,6 +45,9 @@ struct Localization {
   std::vector<LocatedOperator> others;  // further operators that qualify (other ranks, other branches)
   std::string specOperator;             // inference's failing spec operator ("S.add (aten.add.Tensor) at spec.py:18")
   int agreeing = 0, absorbed = 0, wrong = 0, unevaluated = 0;  // implementation tensors
+  // Ranks on which the first operator (same name) is equally suspect, e.g.
+  // shares of a sum over ranks that values cannot tell apart; empty when one rank.
+  std::vector<int> tiedRanks;
 
   std::string text() const;
   nlohmann::json json() const;

@@ -57,6 +57,19 @@ TEST(Localize, ShiftedSliceAtTheSlice) {
   EXPECT_TRUE(contains(loc["spec_operator"].get<std::string>(), "S.mm (aten.mm.default)")) << loc.dump(2);
 }
 
+TEST(Localize, AWrongViewIsBlamedOnTheFirstOperatorComputingWithIt) {
+  // Rank 1 slices the transposed weight: the transpose has no spec counterpart to be
+  // judged by, so the slice that reads it is named, with the view as its operand.
+  Located l = check(localizePath("wrong_transpose/check.rel"));
+  ASSERT_EQ(l.run.exitCode, 1) << l.run.out << l.run.err;
+  const auto& loc = l.replay["localization"];
+  ASSERT_TRUE(loc["found"].get<bool>()) << l.run.out;
+  EXPECT_EQ(loc["first"]["tensor"], "D1.slice_1") << l.run.out;
+  EXPECT_EQ(loc["first"]["rank"], 1);
+  EXPECT_TRUE(contains(loc["first"]["operands"][0].get<std::string>(), "D1.t: a view")) << loc.dump(2);
+  EXPECT_TRUE(loc["others"].empty()) << loc.dump(2);
+}
+
 TEST(Localize, TheMissingAllReduceExampleOnBothRanks) {
   // Both ranks forget it: the first is rank 0's bias add, rank 1's is listed next to it.
   Located l = check(examplePath("mlp/missing_allreduce/check.rel"));

@@ -591,6 +591,8 @@ def run_tangle(tangle: Path, rel: RelInfo, files: dict[int, str], work: Path, re
     return Outcome(status, dt, failure, msg[0] if msg else "", rep.get("localization"), rep.get("status"))
 
 
+IDENTITY_RE = re.compile(r"^(aten\.(clone|copy|alias|contiguous|view|reshape|_unsafe_view|unsqueeze|squeeze|"
+                         r"expand|transpose|t|permute)\.|_c10d_functional\.wait_tensor\.)")
 REARRANGE_RE = re.compile(
     r"^(aten\.(view|reshape|_unsafe_view|clone|copy|transpose|t|permute|slice|cat|split|split_with_sizes|"
     r"unsqueeze|squeeze|expand|alias|_to_copy|contiguous)\.|getitem$|_c10d_functional\.)")
@@ -644,8 +646,19 @@ def value_localized(m: Mutant, o: Outcome, mdump: Dump, any_suspect=False) -> bo
     named = [loc.get("first")] + (loc.get("others") or [] if any_suspect else [])
     users = mdump.users()
     targets = set(m.edited)
-    for e in m.edited:
-        targets.update(users.get(e, []))
+    # First consumers, looking through ops that compute nothing (copies and
+    # views: a dropped all-reduce's wait becomes a clone read through `copy`
+    # and a view), as tangle does not blame a view either: the first operator
+    # that computes with the edited value.
+    stack = list(m.edited)
+    while stack:
+        for u in users.get(stack.pop(), []):
+            if u in targets:
+                continue
+            targets.add(u)
+            node = mdump.nodes.get(u)
+            if node is not None and IDENTITY_RE.match(node.op):
+                stack.append(u)
     for n in named:
         if n and n.get("rank") == m.rank and n.get("tensor", "").partition(".")[2] in targets:
             return True
