@@ -13,7 +13,8 @@ bool inRel(const InferState& st, int d) {
   if (st.marks.isRelated(d)) return true;
   const LNode& n = st.impl.nodes[d];
   if (n.isInput) return st.implConsts.count(d) > 0;
-  return n.operands.empty();  // computed from nothing (arange, zeros, ...): related to everything
+  // computed from nothing (arange, zeros, a constant backward seed): related to everything
+  return n.operands.empty() || st.implInputFree[d];
 }
 
 void addToRel(InferState& st, OperatorSearch& s, int d) {
@@ -114,6 +115,38 @@ void growRelated(InferState& st, OperatorSearch& s) {
       eg::Id c = s.g.find(addLeaf(s.g, st.impl, u));
       if (c < below.size() && (below[c] || usesBelow(c))) addToRel(st, s, u);
     }
+  // With an input carried without a clean relation (deferred.cpp), each rank
+  // may hold its value only up to further computation (a data-parallel
+  // gradient scaled by 1/ranks, micro-batch gradients added up before the
+  // reduction): an explored tensor computed from related ones only is
+  // related too, so that those computations are followed to the reduction.
+  if (deferredChain(st, s.op).depth == 0) return;
+  std::vector<char> rel(s.g.numIds(), 0);
+  for (int u : s.related) {
+    eg::Id c = s.g.find(addLeaf(s.g, st.impl, u));
+    if (c < rel.size()) rel[c] = 1;
+  }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int u : s.explored) {
+      if (st.marks.isRelated(u)) continue;
+      eg::Id c = s.g.find(addLeaf(s.g, st.impl, u));
+      for (const eg::ENode& n : s.g.eclass(c).nodes) {
+        if (n.children.empty()) continue;
+        bool fromRelated = std::all_of(n.children.begin(), n.children.end(), [&](eg::Id k) {
+          eg::Id kc = s.g.find(k);
+          return (kc < rel.size() && rel[kc]) || (kc < below.size() && below[kc]) || s.g.data(kc).tensor() == nullptr ||
+                 s.g.data(kc).tensor()->shape.empty();
+        });
+        if (fromRelated && c < rel.size()) {
+          addToRel(st, s, u);
+          rel[c] = 1;
+          grew = true;
+          break;
+        }
+      }
+    }
+  }
 }
 
 bool overBudget(const InferState& st, const OperatorSearch& s) {
@@ -138,7 +171,10 @@ std::vector<int> nextBatch(InferState& st, OperatorSearch& s, bool withSources) 
   // own shift enumerated every split of it).
   const auto& specDef = st.spec.nodes[s.op.node].def.nodes;
   const ops::OpDef* specOp = specDef.empty() ? nullptr : ops::find(specDef.back().op);
-  bool rearrangementsOnly = !s.clean.empty() || (specOp && specOp->clean && s.op.reported == s.op.node);
+  // (An input carried without a clean relation (deferred.cpp) gives the
+  // rearrangement none: its relatives' computing users are needed too.)
+  bool rearrangementsOnly = !s.clean.empty() || (specOp && specOp->clean && s.op.reported == s.op.node &&
+                                                 deferredChain(st, s.op).depth == 0);
   for (int t : s.frontier)
     for (int u : st.impl.users[t]) {
       if (st.marks.isExplored(u) || st.impl.nodes[u].aliasOf >= 0) continue;
