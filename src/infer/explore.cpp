@@ -63,6 +63,16 @@ bool allInputsRelated(const InferState& st, int u) {
   return std::all_of(operands.begin(), operands.end(), [&](int o) { return inRel(st, o); });
 }
 
+// A concat with a related piece: a flat buffer that packs a related tensor
+// with others (FSDP's gradient buffer before its reduce-scatter); slicing
+// the related piece back out after the collective relates the result. Only
+// followed from an input carried without a clean relation (deferred.cpp).
+bool packsRelated(const InferState& st, int u) {
+  const LNode& n = st.impl.nodes[u];
+  if (n.def.nodes.empty() || n.def.nodes.back().op != ops::syms().concat) return false;
+  return std::any_of(n.operands.begin(), n.operands.end(), [&](int o) { return inRel(st, o); });
+}
+
 // Adds a batch of implementation nodes to the e-graph.
 void addBatch(InferState& st, OperatorSearch& s, const std::vector<int>& batch) {
   for (int u : batch) {
@@ -173,13 +183,13 @@ std::vector<int> nextBatch(InferState& st, OperatorSearch& s, bool withSources) 
   const ops::OpDef* specOp = specDef.empty() ? nullptr : ops::find(specDef.back().op);
   // (An input carried without a clean relation (deferred.cpp) gives the
   // rearrangement none: its relatives' computing users are needed too.)
-  bool rearrangementsOnly = !s.clean.empty() || (specOp && specOp->clean && s.op.reported == s.op.node &&
-                                                 deferredChain(st, s.op).depth == 0);
+  bool carried = deferredChain(st, s.op).depth > 0;
+  bool rearrangementsOnly = !s.clean.empty() || (specOp && specOp->clean && s.op.reported == s.op.node && !carried);
   for (int t : s.frontier)
     for (int u : st.impl.users[t]) {
       if (st.marks.isExplored(u) || st.impl.nodes[u].aliasOf >= 0) continue;
       if (rearrangementsOnly && !rearranges(st.impl.nodes[u])) continue;
-      if (allInputsRelated(st, u)) {
+      if (allInputsRelated(st, u) || (carried && packsRelated(st, u))) {
         st.marks.markExplored(u);
         batch.push_back(u);
       } else if (detourOp && isDetour(st, u, detourOp)) {
