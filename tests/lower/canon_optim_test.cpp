@@ -66,7 +66,7 @@ TEST(CanonOptim, BackwardSeedIsAConstantNotAFunctionOfTheLoss) {
                "z: \"f32[2, 3]\" = torch.ops.aten.zeros_like.default(x)\n"
                "f: \"f32[2, 3]\" = torch.ops.aten.full_like.default(x, 7)\n"
                "return (o,)");
-  EXPECT_EQ(canon(g, "o"), "(const[1])");
+  EXPECT_EQ(canon(g, "o"), "(const[1.0])");
   EXPECT_EQ(canon(g, "z"), "(expand[[2, 3]] #0)");
   EXPECT_EQ(canon(g, "f"), "(expand[[2, 3]] #7)");
 }
