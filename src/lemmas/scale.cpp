@@ -37,35 +37,27 @@ constexpr Linear kLinear[] = {
     {"gelu_backward", "(gelu_backward[?ap] (div ?a ?k) ?x)", "(div (gelu_backward[?ap] ?a ?x) ?k)"},
 };
 
-// sum(add(a, b), x2, ..) = sum(a, b, x2', ..), where every further term
-// that holds an add(c, d) is flattened too, when the flattened terms all have
-// the sum's shape (no broadcasting: each is one term of the elementwise sum).
-// Gradient accumulation adds the micro-batch gradients on a rank before the
-// data-parallel sum combines the ranks.
-std::optional<Id> flattenAddInSum(EGraph& g, const Match& m) {
-  const TensorType* out = typeOf(g, m.eclass);
-  if (!out) return std::nullopt;
-  auto sameShape = [&](Id c) {
-    const TensorType* t = typeOf(g, c);
-    return t && t->shape == out->shape;
-  };
-  Id a = m.subst.cls("a"), b = m.subst.cls("b");
-  if (!sameShape(a) || !sameShape(b)) return std::nullopt;
-  std::vector<Id> terms{a, b};
-  for (Id x : m.subst.list("xs")) {
-    Id cx = g.find(x);
-    const ENode* add = nullptr;
-    for (const ENode* n : nodesOf(g, cx, op().add)) {
-      bool selfRef = g.find(n->children[0]) == cx || g.find(n->children[1]) == cx;
-      if (!selfRef && sameShape(n->children[0]) && sameShape(n->children[1])) {
-        add = n;
-        break;
+// sum(add(a1, b1), .., add(an, bn)) = sum(a1, b1, .., an, bn) when every
+// term has the sum's shape (no broadcasting). Gradient accumulation adds the
+// micro-batch gradients on each rank before the data-parallel sum combines
+// the ranks. Only when EVERY term of the sum is such an add: flattening one
+// add next to other terms (sum(add(residual, p0), p1)) would make a rank's
+// own addition part of a "clean" cross-rank sum (see arith.cpp's note on
+// add and sum), and the blame for a missing reduction would move past the add.
+Apply flattenAdds(size_t n) {
+  return [n](EGraph& g, const Match& m) -> std::optional<Id> {
+    const TensorType* out = typeOf(g, m.eclass);
+    if (!out) return std::nullopt;
+    std::vector<Id> terms;
+    for (size_t i = 0; i < n; ++i)
+      for (const char* v : {"a", "b"}) {
+        Id c = m.subst.cls(v + std::to_string(i));
+        const TensorType* t = typeOf(g, c);
+        if (!t || t->shape != out->shape) return std::nullopt;
+        terms.push_back(c);
       }
-    }
-    if (add) terms.insert(terms.end(), add->children.begin(), add->children.end());
-    else terms.push_back(x);
-  }
-  return makeSum(g, terms);
+    return makeSum(g, terms);
+  };
 }
 
 }  // namespace
@@ -73,8 +65,15 @@ std::optional<Id> flattenAddInSum(EGraph& g, const Match& m) {
 void addScaleLemmas(std::vector<Lemma>& out) {
   out.push_back(rewrite("scale-div-add", "div(add(a, b), k) = add(div(a, k), div(b, k)) for a nonzero scalar constant k",
                         "(div (add ?a ?b) ?k)", "(add (div ?a ?k) (div ?b ?k))", nonzeroScalar));
-  out.push_back(applier("sum-add-flatten", "sum(add(a, b), xs..) = sum(a, b, xs..) (an add among xs flattened too) when the terms have the sum's shape",
-                        "(sum (add ?a ?b) ?xs...)", flattenAddInSum));
+  for (size_t n = 2; n <= 4; ++n) {  // 2-4 data-parallel ranks
+    std::string lhs = "(sum";
+    for (size_t i = 0; i < n; ++i) lhs += " (add ?a" + std::to_string(i) + " ?b" + std::to_string(i) + ")";
+    lhs += ")";
+    out.push_back(applier("sum-of-adds-" + std::to_string(n),
+                          "sum(add(a1, b1), .., add(an, bn)) = sum(a1, b1, .., an, bn), n = " + std::to_string(n) +
+                              ", all of the sum's shape",
+                          lhs, flattenAdds(n)));
+  }
   for (const Linear& l : kLinear) {
     std::string name = std::string("scale-out-") + l.name;
     out.push_back(rewrite(name, std::string(l.lhs) + " = " + l.rhs + " for a nonzero scalar constant k (linear operand)",
