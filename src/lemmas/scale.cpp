@@ -37,43 +37,11 @@ constexpr Linear kLinear[] = {
     {"gelu_backward", "(gelu_backward[?ap] (div ?a ?k) ?x)", "(div (gelu_backward[?ap] ?a ?x) ?k)"},
 };
 
-// sum(add(a1, b1), .., add(an, bn)) = sum(a1, b1, .., an, bn) when every
-// term has the sum's shape (no broadcasting). Gradient accumulation adds the
-// micro-batch gradients on each rank before the data-parallel sum combines
-// the ranks. Only when EVERY term of the sum is such an add: flattening one
-// add next to other terms (sum(add(residual, p0), p1)) would make a rank's
-// own addition part of a "clean" cross-rank sum (see arith.cpp's note on
-// add and sum), and the blame for a missing reduction would move past the add.
-Apply flattenAdds(size_t n) {
-  return [n](EGraph& g, const Match& m) -> std::optional<Id> {
-    const TensorType* out = typeOf(g, m.eclass);
-    if (!out) return std::nullopt;
-    std::vector<Id> terms;
-    for (size_t i = 0; i < n; ++i)
-      for (const char* v : {"a", "b"}) {
-        Id c = m.subst.cls(v + std::to_string(i));
-        const TensorType* t = typeOf(g, c);
-        if (!t || t->shape != out->shape) return std::nullopt;
-        terms.push_back(c);
-      }
-    return makeSum(g, terms);
-  };
-}
-
 }  // namespace
 
 void addScaleLemmas(std::vector<Lemma>& out) {
   out.push_back(rewrite("scale-div-add", "div(add(a, b), k) = add(div(a, k), div(b, k)) for a nonzero scalar constant k",
                         "(div (add ?a ?b) ?k)", "(add (div ?a ?k) (div ?b ?k))", nonzeroScalar));
-  for (size_t n = 2; n <= 4; ++n) {  // 2-4 data-parallel ranks
-    std::string lhs = "(sum";
-    for (size_t i = 0; i < n; ++i) lhs += " (add ?a" + std::to_string(i) + " ?b" + std::to_string(i) + ")";
-    lhs += ")";
-    out.push_back(applier("sum-of-adds-" + std::to_string(n),
-                          "sum(add(a1, b1), .., add(an, bn)) = sum(a1, b1, .., an, bn), n = " + std::to_string(n) +
-                              ", all of the sum's shape",
-                          lhs, flattenAdds(n)));
-  }
   for (const Linear& l : kLinear) {
     std::string name = std::string("scale-out-") + l.name;
     out.push_back(rewrite(name, std::string(l.lhs) + " = " + l.rhs + " for a nonzero scalar constant k (linear operand)",
