@@ -55,10 +55,12 @@ void checkExpectations(const InferState& st, std::unordered_set<int>& inlined, I
     limits.maxIterations = st.opts.maxIterations;
     limits.maxNodes = st.opts.maxNodes;
     limits.maxSeconds = st.opts.operatorSeconds;
-    eg::run(g, st.lemmas, limits);
+    eg::RunReport rep = eg::run(g, st.lemmas, limits);
     ExpectationResult r;
     r.expectation = &e;
     r.holds = g.find(lhs) == g.find(rhs);
+    // Not merged, but the lemmas did not run to saturation: unproved, not refuted.
+    r.limitReached = !r.holds && rep.stop != eg::StopReason::Saturated;
     if (!specTensors.empty()) r.known = relationsOf(st, specTensors[0]).exprs;
     res.expectations.push_back(std::move(r));
   }
@@ -66,8 +68,13 @@ void checkExpectations(const InferState& st, std::unordered_set<int>& inlined, I
 
 Verdict verdictOf(const InferResult& res) {
   if (res.failure) return res.failure->limitReached ? Verdict::Inconclusive : Verdict::Violation;
+  // A refused expectation is a violation only when its search saturated;
+  // one cut by a limit leaves the verdict inconclusive (unless another is refused).
+  bool cut = false;
   for (auto& e : res.expectations)
-    if (!e.holds) return Verdict::Violation;
+    if (!e.holds && !e.limitReached) return Verdict::Violation;
+    else if (!e.holds) cut = true;
+  if (cut) return Verdict::Inconclusive;
   // Classes of different types were merged (dumps that contradict each
   // other, or a wrong lemma): the relations found cannot be trusted.
   if (!res.stats.conflicts.empty()) return Verdict::Inconclusive;

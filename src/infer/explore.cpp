@@ -13,7 +13,8 @@ bool inRel(const InferState& st, int d) {
   if (st.marks.isRelated(d)) return true;
   const LNode& n = st.impl.nodes[d];
   if (n.isInput) return st.implConsts.count(d) > 0;
-  return n.operands.empty();  // computed from nothing (arange, zeros, ...): related to everything
+  // computed from nothing (arange, zeros, a constant backward seed): related to everything
+  return n.operands.empty() || st.implInputFree[d];
 }
 
 void addToRel(InferState& st, OperatorSearch& s, int d) {
@@ -60,6 +61,16 @@ bool rearranges(const LNode& n) {
 bool allInputsRelated(const InferState& st, int u) {
   const auto& operands = st.impl.nodes[u].operands;
   return std::all_of(operands.begin(), operands.end(), [&](int o) { return inRel(st, o); });
+}
+
+// A concat with a related piece: a flat buffer that packs a related tensor
+// with others (FSDP's gradient buffer before its reduce-scatter); slicing
+// the related piece back out after the collective relates the result. Only
+// followed from an input carried without a clean relation (deferred.cpp).
+bool packsRelated(const InferState& st, int u) {
+  const LNode& n = st.impl.nodes[u];
+  if (n.def.nodes.empty() || n.def.nodes.back().op != ops::syms().concat) return false;
+  return std::any_of(n.operands.begin(), n.operands.end(), [&](int o) { return inRel(st, o); });
 }
 
 // Adds a batch of implementation nodes to the e-graph.
@@ -114,6 +125,38 @@ void growRelated(InferState& st, OperatorSearch& s) {
       eg::Id c = s.g.find(addLeaf(s.g, st.impl, u));
       if (c < below.size() && (below[c] || usesBelow(c))) addToRel(st, s, u);
     }
+  // With an input carried without a clean relation (deferred.cpp), each rank
+  // may hold its value only up to further computation (a data-parallel
+  // gradient scaled by 1/ranks, micro-batch gradients added up before the
+  // reduction): an explored tensor computed from related ones only is
+  // related too, so that those computations are followed to the reduction.
+  if (deferredChain(st, s.op).depth == 0) return;
+  std::vector<char> rel(s.g.numIds(), 0);
+  for (int u : s.related) {
+    eg::Id c = s.g.find(addLeaf(s.g, st.impl, u));
+    if (c < rel.size()) rel[c] = 1;
+  }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int u : s.explored) {
+      if (st.marks.isRelated(u)) continue;
+      eg::Id c = s.g.find(addLeaf(s.g, st.impl, u));
+      for (const eg::ENode& n : s.g.eclass(c).nodes) {
+        if (n.children.empty()) continue;
+        bool fromRelated = std::all_of(n.children.begin(), n.children.end(), [&](eg::Id k) {
+          eg::Id kc = s.g.find(k);
+          return (kc < rel.size() && rel[kc]) || (kc < below.size() && below[kc]) || s.g.data(kc).tensor() == nullptr ||
+                 s.g.data(kc).tensor()->shape.empty();
+        });
+        if (fromRelated && c < rel.size()) {
+          addToRel(st, s, u);
+          rel[c] = 1;
+          grew = true;
+          break;
+        }
+      }
+    }
+  }
 }
 
 bool overBudget(const InferState& st, const OperatorSearch& s) {
@@ -138,12 +181,15 @@ std::vector<int> nextBatch(InferState& st, OperatorSearch& s, bool withSources) 
   // own shift enumerated every split of it).
   const auto& specDef = st.spec.nodes[s.op.node].def.nodes;
   const ops::OpDef* specOp = specDef.empty() ? nullptr : ops::find(specDef.back().op);
-  bool rearrangementsOnly = !s.clean.empty() || (specOp && specOp->clean && s.op.reported == s.op.node);
+  // (An input carried without a clean relation (deferred.cpp) gives the
+  // rearrangement none: its relatives' computing users are needed too.)
+  bool carried = deferredChain(st, s.op).depth > 0;
+  bool rearrangementsOnly = !s.clean.empty() || (specOp && specOp->clean && s.op.reported == s.op.node && !carried);
   for (int t : s.frontier)
     for (int u : st.impl.users[t]) {
       if (st.marks.isExplored(u) || st.impl.nodes[u].aliasOf >= 0) continue;
       if (rearrangementsOnly && !rearranges(st.impl.nodes[u])) continue;
-      if (allInputsRelated(st, u)) {
+      if (allInputsRelated(st, u) || (carried && packsRelated(st, u))) {
         st.marks.markExplored(u);
         batch.push_back(u);
       } else if (detourOp && isDetour(st, u, detourOp)) {

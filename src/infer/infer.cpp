@@ -5,6 +5,7 @@
 // relation; then the outputs of interest and the expectations.
 #include "infer/infer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -27,6 +28,35 @@ InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules
     const LNode& n = impl.nodes[i];
     if (n.aliasOf < 0 && !n.isInput && n.operands.empty() && !n.def.nodes.empty())
       implSources.push_back(static_cast<int>(i));
+  }
+  implInputFree.assign(impl.nodes.size(), 0);
+  std::vector<char> done(impl.nodes.size(), 0);
+  // Iterative post-order: operands first (an alias is its target's value).
+  for (size_t i = 0; i < impl.nodes.size(); ++i) {
+    std::vector<std::pair<int, size_t>> stack{{static_cast<int>(i), 0}};
+    while (!stack.empty()) {
+      auto& [d, k] = stack.back();
+      if (done[d]) {
+        stack.pop_back();
+        continue;
+      }
+      const LNode& n = impl.nodes[d];
+      std::vector<int> deps = n.operands;
+      if (n.aliasOf >= 0) deps = {n.aliasOf};
+      if (k < deps.size()) {
+        int o = deps[k++];
+        if (!done[o]) stack.push_back({o, 0});
+        continue;
+      }
+      bool free;
+      if (n.isInput) free = implConsts.count(d) > 0;
+      else if (n.aliasOf >= 0) free = implInputFree[n.aliasOf];
+      else if (deps.empty()) free = !n.def.nodes.empty();
+      else free = std::all_of(deps.begin(), deps.end(), [&](int o) { return implInputFree[o] != 0; });
+      implInputFree[d] = free;
+      done[d] = 1;
+      stack.pop_back();
+    }
   }
 }
 

@@ -82,6 +82,7 @@ struct Failure {
 struct ExpectationResult {
   const Expectation* expectation = nullptr;
   bool holds = false;
+  bool limitReached = false;      // not shown to hold and the search stopped at a limit: inconclusive
   std::vector<eg::Term> known;    // clean relations of the lhs that were found
 };
 

@@ -56,6 +56,11 @@ struct InferState {
   std::vector<std::vector<const RelExpr*>> inputRels;
   std::unordered_map<int, double> specConsts, implConsts;
   std::vector<int> implSources;  // impl nodes computed from no tensor (arange, zeros, ...)
+  // Per impl node: computed from sources and declared constants only (no
+  // graph input), e.g. a backward seed 1/n built as ones_like -> div -> expand.
+  // Such a value is the same function of nothing on every run: related to
+  // everything, like a source (explore.cpp's inRel).
+  std::vector<char> implInputFree;
 
   // R: clean relations found per spec node.
   std::vector<std::vector<eg::Term>> rels;

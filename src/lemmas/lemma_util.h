@@ -107,6 +107,7 @@ void addModelLemmas(std::vector<Lemma>& out);
 void addSdpaLemmas(std::vector<Lemma>& out);
 void addRegroupLemmas(std::vector<Lemma>& out);
 void addVocabLemmas(std::vector<Lemma>& out);
+void addScaleLemmas(std::vector<Lemma>& out);  // scale.cpp
 void addArithLemmas(std::vector<Lemma>& out);
 
 }  // namespace tangle::lemmas::detail

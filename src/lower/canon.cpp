@@ -14,6 +14,7 @@
 
 #include "lower/canon_hlo.h"
 #include "lower/canon_grad.h"
+#include "lower/canon_optim.h"
 #include "lower/canon_model.h"
 #include "ops/ops.h"
 #include "ops/shape.h"
@@ -851,7 +852,9 @@ void Canon::run() {
   if (canonicalizeHloOp(g, id, out)) return;
   if (canonicalizeModelOp(g, id, base, overload, out)) return;
   out = CanonTerm{};
-  if (!canonicalizeGradOp(g, id, base, overload, out)) opaque();
+  if (canonicalizeGradOp(g, id, base, overload, out)) return;
+  out = CanonTerm{};
+  if (!canonicalizeOptimOp(g, id, base, overload, out)) opaque();
 }
 
 }  // namespace

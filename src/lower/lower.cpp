@@ -426,8 +426,8 @@ class Lowerer {
       }
       case Collective::ReduceScatter: {
         const std::string& red = stringArg(n, 1, "reduce op");
-        if (red != "sum")
-          throw nodeError(n, "reduce_scatter_tensor with reduce op '" + red + "' is not supported (only 'sum')");
+        if (red != "sum" && red != "avg")
+          throw nodeError(n, "reduce_scatter_tensor with reduce op '" + red + "' is not supported (sum, avg)");
         const eg::ClassData& in = lg_.nodes[inputs[static_cast<size_t>(pos)]].data;
         if (!in.tensor() || in.tensor()->shape.empty() || isSymbolic(in.tensor()->shape[0]))
           throw nodeError(n, "reduce_scatter_tensor needs an input with a known dim 0");
@@ -445,6 +445,15 @@ class Lowerer {
                       eg::Attr::integer(1)};
         root.children = {localRef(0)};
         ln.def.nodes = {sum, root};
+        if (red == "avg") {  // avg = sum / group size (FSDP2's gradient reduce-scatter)
+          CanonTerm::Node div;
+          div.op = ops::syms().div;
+          CanonTerm::Ref scale;
+          scale.kind = CanonTerm::Ref::Kind::Scalar;
+          scale.scalar = static_cast<double>(members.size());
+          div.children = {localRef(1), scale};
+          ln.def.nodes.push_back(div);
+        }
         return;
       }
       case Collective::Broadcast: {

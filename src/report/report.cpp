@@ -197,8 +197,9 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
           << "; inference stopped before it)\n";
   for (auto& e : r.expectations) {
     const Expectation& x = *e.expectation;
-    out << (e.holds ? "expectation holds: " : "expectation refused: ") << expectationText(x) << "  (" << x.loc.file
-        << ":" << x.loc.line << ")\n";
+    out << (e.holds ? "expectation holds: " : e.limitReached ? "expectation not established: " : "expectation refused: ")
+        << expectationText(x) << "  (" << x.loc.file << ":" << x.loc.line
+        << (e.limitReached ? "; a search limit was reached)\n" : ")\n");
     if (!e.holds) {
       for (auto& k : e.known) out << "  known: " << x.lhs.toString() << " = " << formatTerm(k) << "\n";
       producers(out, x, spec, impl);
@@ -282,6 +283,7 @@ nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph
     exps.push_back({{"expectation", expectationText(*e.expectation)},
                     {"location", e.expectation->loc.file + ":" + std::to_string(e.expectation->loc.line)},
                     {"holds", e.holds},
+                    {"limit_reached", e.limitReached},
                     {"known", known}});
   }
   j["expectations"] = exps;

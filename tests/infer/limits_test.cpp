@@ -115,6 +115,51 @@ TEST(InferExpectations, RefusedWhileACleanSumExists) {
   EXPECT_TRUE(contains(formatted(res.outputs[0].exprs), "sum(D0.mm, D1.mm)"));
 }
 
+// The expectation's own e-graph is searched under the same limits. Here the
+// walk needs no lemma (replicated inputs: S.mm = D*.mm by congruence) but the
+// expectation does (slice of a concat): with no lemma iteration allowed it is
+// not shown to hold, and that is inconclusive, not a refusal.
+std::unique_ptr<Check> replicatedMatmul() {
+  const char* body = "mm: \"f32[4, 6]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)";
+  return makeCheck(fx("A: \"f32[4, 8]\", B: \"f32[8, 6]\"", body), fx("A: \"f32[4, 8]\", B: \"f32[8, 6]\"", body), 2,
+                   "S.A = D*.A\nS.B = D*.B\n"
+                   "expect S.mm = slice(concat(D0.mm, D1.mm, dim=0), dim=0, start=0, end=4)\n");
+}
+
+TEST(InferExpectations, ExpectationNeedingALemmaHolds) {
+  auto c = replicatedMatmul();
+  const InferResult& res = c->infer();
+  EXPECT_EQ(res.verdict, Verdict::Refines);
+  ASSERT_EQ(res.expectations.size(), 1u);
+  EXPECT_TRUE(res.expectations[0].holds);
+}
+
+TEST(InferExpectations, ACutExpectationSearchIsInconclusive) {
+  auto c = replicatedMatmul();
+  InferOptions opts;
+  opts.maxIterations = 0;
+  const InferResult& res = c->infer(opts);
+  EXPECT_FALSE(res.failure);
+  ASSERT_EQ(res.expectations.size(), 1u);
+  EXPECT_FALSE(res.expectations[0].holds);
+  EXPECT_TRUE(res.expectations[0].limitReached);
+  EXPECT_EQ(res.verdict, Verdict::Inconclusive);
+}
+
+// A refusal whose search saturated stays a violation, whatever else was cut.
+TEST(InferExpectations, ASaturatedRefusalOutranksACutOne) {
+  InferResult res;
+  Expectation e1, e2;
+  ExpectationResult cut, refused;
+  cut.expectation = &e1;
+  cut.limitReached = true;
+  refused.expectation = &e2;
+  res.expectations = {cut};
+  EXPECT_EQ(verdictOf(res), Verdict::Inconclusive);
+  res.expectations.push_back(refused);
+  EXPECT_EQ(verdictOf(res), Verdict::Violation);
+}
+
 TEST(InferExpectations, UncheckedWhenAnOperatorFailsFirst) {
   auto c = makeCheck(fx("A: \"f32[4, 6]\", B: \"f32[6, 6]\"", "mm: \"f32[4, 6]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)"),
                      fx("A: \"f32[2, 6]\", B: \"f32[6, 3]\"", "mm: \"f32[2, 3]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)"), 2,

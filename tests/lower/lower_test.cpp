@@ -96,6 +96,21 @@ TEST(Lower, ReduceScatterIsThisRanksSliceOfTheSum) {
   EXPECT_EQ(n.def.nodes[0].op, ops::syms().sum);
 }
 
+// FSDP2 reduce-scatters gradients with 'avg': this rank's slice of the sum, divided by the group size.
+TEST(Lower, ReduceScatterAvgDividesTheSliceByTheGroupSize) {
+  sym::Context symbols;
+  auto g = twoRanks(
+      "rs: \"f32[2, 2]\" = torch.ops._c10d_functional.reduce_scatter_tensor.default(x, 'avg', 2, '0')\n"
+      "return (rs,)");
+  LGraph lg = lowerImpl(g, {}, symbols);
+  const LNode& n = node(lg, "D0.rs");
+  ASSERT_EQ(n.def.nodes.size(), 3u);
+  EXPECT_EQ(n.def.nodes[0].op, ops::syms().sum);
+  EXPECT_EQ(n.def.nodes[1].op, ops::syms().slice);
+  EXPECT_EQ(n.def.nodes[2].op, ops::syms().div);
+  EXPECT_EQ(n.def.nodes[2].children[1].scalar, 2.0);
+}
+
 TEST(Lower, AllGatherConcatsAlongDimZeroAndBroadcastAliasesTheSource) {
   sym::Context symbols;
   auto g = twoRanks(

@@ -1,0 +1,112 @@
+"""Data parallelism, FSDP-style sharding, gradient accumulation and the AdamW step, from real torch code.
+
+Every graph is captured once, in ONE process (tests/python/dp_capture.py: a process per graph would
+import torch a dozen times), by a session fixture; each test then runs the checker on one case.
+The models are in dp_model.py (DDP, accumulation), fsdp_model.py and adamw_model.py; their
+docstrings say exactly what is traced.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import tangle  # noqa: E402
+from tangle.binary import find_binary, locate_binary  # noqa: E402
+
+TANGLE = find_binary()
+
+CASES = {
+    "ddp": "dp_model:spec:build:2",
+    "ddp_no_reduce": "dp_model:spec:build_no_reduce:2",
+    "ddp_no_div": "dp_model:spec:build_no_div:2",
+    "accum": "dp_model:spec:build_accum:2:relation_accum",
+    "fsdp_even": "fsdp_model:spec_even:build_even:2",
+    "fsdp_even_no_rs": "fsdp_model:spec_even:build_even_no_rs:2",
+    "fsdp_even_swapped": "fsdp_model:spec_even:build_even_swapped:2",
+    "fsdp_uneven": "fsdp_model:spec:build:2",
+    "adamw": "adamw_model:spec:build:2",
+    "adamw_lr_scaled": "adamw_model:spec:build_lr_scaled:2",
+}
+
+
+@pytest.fixture(scope="session")
+def captured(tmp_path_factory):
+    pytest.importorskip("torch", reason="PyTorch is not installed (scripts/install-deps.sh installs torch==2.13.0)")
+    if TANGLE is None:
+        pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
+    root = tmp_path_factory.mktemp("dp")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"), HERE]))
+    r = subprocess.run([sys.executable, os.path.join(HERE, "dp_capture.py"), str(root),
+                        *[f"{k}={v}" for k, v in CASES.items()]], capture_output=True, text=True, env=env,
+                       timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return root
+
+
+def check(captured, name):
+    return tangle.check(str(captured / name / "check.rel"), tangle=str(TANGLE))
+
+
+def test_ddp_gradients_refine(captured):
+    r = check(captured, "ddp")
+    assert r.verdict == "refines", r.report
+    assert len(r.expectations) == 8 and all(e["holds"] for e in r.expectations)  # 4 gradients x 2 ranks
+
+
+@pytest.mark.parametrize("case", ["ddp_no_reduce", "ddp_no_div"])
+def test_ddp_wrong_reduction_is_a_violation(captured, case):
+    r = check(captured, case)
+    assert r.verdict == "violation", r.report
+    # the backward's seed (1/global count here, 1/local count on a rank) is never made whole again:
+    # the first gradient output (b2's) is where the search stops
+    assert r.failure is not None and "S.view (aten.view.default)" in r.checker_report, r.report
+
+
+# Not yet: the spec's gradient is then a 4-term sum over (rank, micro-batch) while each rank returns
+# its two micro-batch gradients added (add, not a clean sum). Flattening sum(add(a0, b0), add(a1, b1))
+# into sum(a0, b0, a1, b1) made it refine, but also made a rank's own addition part of a clean sum
+# elsewhere (test_hf's row-parallel output never reduced was then blamed one operator late), so the
+# lemma is not in the library.
+@pytest.mark.xfail(strict=True, reason="micro-batch gradients added on a rank are not a clean sum")
+def test_accumulation_refines(captured):
+    r = check(captured, "accum")
+    assert r.verdict == "refines", r.report
+
+
+def test_fsdp_flat_buffers_refine(captured):
+    r = check(captured, "fsdp_even")
+    assert r.verdict == "refines", r.report
+    assert len(r.expectations) == 4 and all(e["holds"] for e in r.expectations)  # one per gradient (shard over ranks)
+
+
+@pytest.mark.parametrize("case", ["fsdp_even_no_rs", "fsdp_even_swapped"])
+def test_fsdp_wrong_reduce_scatter_is_a_violation(captured, case):
+    r = check(captured, case)
+    assert r.verdict == "violation", r.report
+
+
+# Not yet: with a dim 0 that does not divide by the ranks (3 rows padded to 4), the padded gradient's
+# rows straddle the reshape into [ranks, -1] chunks, and relating that reshape needs reshape-into-rows
+# reasoning the lemmas do not do yet.
+@pytest.mark.xfail(strict=True, reason="FSDP with padded (uneven) shards is not related yet")
+def test_fsdp_padded_shards_refine(captured):
+    r = check(captured, "fsdp_uneven")
+    assert r.verdict == "refines", r.report
+
+
+def test_adamw_on_shards_refines(captured):
+    r = check(captured, "adamw")
+    assert r.verdict == "refines", r.report
+    assert len(r.expectations) == 3 and all(e["holds"] for e in r.expectations)  # param, exp_avg, exp_avg_sq
+
+
+def test_adamw_with_scaled_lr_is_a_violation_at_the_decay(captured):
+    r = check(captured, "adamw_lr_scaled")
+    assert r.verdict == "violation", r.report
+    # the first use of lr: p * (1 - lr * weight_decay)
+    assert r.failure.op == "aten.mul.Tensor", r.report
