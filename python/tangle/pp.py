@@ -141,13 +141,17 @@ def capture_pipeline(build_ref, spec_ref, world_size, out_dir, timeout=600):
         p.join()
     if os.path.exists(store):
         os.remove(store)
+    failures = []
     for label, path, p in [(f"rank {r}/{world_size}", paths[r], procs[r]) for r in range(world_size)] + \
                           [("the spec", spec_path, procs[-1])]:
         message = _capture.failure_message(path)
         if p.exitcode != 0 or not os.path.exists(path):
             why = message or ("timed out (a send or receive without its partner?)" if p in hung
                               else f"exit code {p.exitcode}")
-            raise _capture.CaptureError(f"capturing {label} failed: {why}")
+            failures.append(f"capturing {label} failed: {why}")
+    if failures:  # a rank's own error rather than its peers' lost connections
+        failures.sort(key=lambda f: "Connection closed by peer" in f)
+        raise _capture.CaptureError(failures[0])
     return time.time() - t0
 
 

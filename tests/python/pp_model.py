@@ -132,7 +132,7 @@ def gpipe2(rank, world_size):
 
 
 def onef1b3(rank, world_size):
-    return build(rank, world_size, pp=3, nm=3, schedule="1f1b")
+    return build(rank, world_size, pp=3, nm=4, schedule="1f1b")
 
 
 def wrong_peer3(rank, world_size):
