@@ -35,6 +35,9 @@ class RankProgram:
     params: dict                 # FQN (in the full model) -> parameter tensor of this rank
     outputs: list                # FQN of each returned gradient
     inputs: dict = dataclasses.field(default_factory=dict)  # arg name -> (spec arg name, chunk index)
+    shards: dict = dataclasses.field(default_factory=dict)  # FQN -> (dim, index, count): a tensor-parallel shard
+    replica: int = 0             # ranks of one replica together hold each sharded parameter whole
+    buffers: dict = dataclasses.field(default_factory=dict)  # FQN -> buffer (RoPE tables): named like params
 
 
 def _peer_to_global(gm):
@@ -75,7 +78,7 @@ def trace_program(prog: RankProgram, path: str, params_path: str):
         p.grad = None
     _peer_to_global(gm)
     _flat_outputs(gm)
-    by_id = {id(p): fqn for fqn, p in prog.params.items()}
+    by_id = {id(p): fqn for fqn, p in list(prog.params.items()) + list(prog.buffers.items())}
     params = {}
     for node in gm.graph.nodes:
         if node.op == "get_attr" and isinstance(getattr(gm, node.target, None), torch.Tensor):
@@ -90,7 +93,8 @@ def trace_program(prog: RankProgram, path: str, params_path: str):
     with open(path, "w") as f:
         f.write(gm.print_readable(print_output=False))
     with open(params_path, "w") as f:
-        json.dump(dict(params=params, inputs=inputs, outputs=dict(zip(prog.outputs, outputs))), f, indent=1)
+        json.dump(dict(params=params, inputs=inputs, outputs=dict(zip(prog.outputs, outputs)),
+                       shards={k: list(v) for k, v in prog.shards.items()}, replica=prog.replica), f, indent=1)
         f.write("\n")
 
 
@@ -103,7 +107,7 @@ def _rank_main(build_ref, rank, world_size, store, path):
         try:
             module, name = build_ref
             prog = getattr(importlib.import_module(module), name)(rank, world_size)
-            trace_program(prog, path, path.replace(".py", ".params.json"))
+            trace_program(prog, path, path.replace(".py", ".pp.json"))
         finally:
             dist.destroy_process_group()
 
@@ -113,14 +117,14 @@ def _rank_main(build_ref, rank, world_size, store, path):
 def _spec_main(spec_ref, path):
     def work():
         module, name = spec_ref
-        trace_program(getattr(importlib.import_module(module), name)(), path, path.replace(".py", ".params.json"))
+        trace_program(getattr(importlib.import_module(module), name)(), path, path.replace(".py", ".pp.json"))
 
     _capture._run_reporting(path, work)
 
 
 def capture_pipeline(build_ref, spec_ref, world_size, out_dir, timeout=600):
     """Captures out_dir/spec.py and out_dir/impl.r{rank}.py (all ranks at once: they talk over gloo),
-    each with a .params.json; returns the seconds it took."""
+    each with a .pp.json; returns the seconds it took."""
     os.makedirs(out_dir, exist_ok=True)
     t0 = time.time()
     ctx = multiprocessing.get_context("spawn")
@@ -159,26 +163,38 @@ def write_relation(out_dir, world_size, name="check.rel"):
     """The relation of a captured pipeline: each stage parameter is the spec's; the spec's batch is
     the concatenation of the ranks' chunks (data-parallel replicas); outputs are the gradients."""
     def load(stem):
-        with open(os.path.join(out_dir, stem + ".params.json")) as f:
+        with open(os.path.join(out_dir, stem + ".pp.json")) as f:
             return json.load(f)
 
     spec = load("spec")
     lines = ["# pipeline parallel training step (tangle.pp)", "spec spec.py",
              f"impl impl.r{{rank}}.py ranks {world_size}"]
-    chunks = {}
+    chunks, pieces = {}, {}
     for r in range(world_size):
         meta = load(f"impl.r{r}")
         for fqn, node in meta["params"].items():
             if fqn not in spec["params"]:
                 raise ValueError(f"rank {r}: parameter {fqn} is not in the spec")
-            lines.append(f"S.{spec['params'][fqn]} = D{r}.{node}")
+            if fqn in meta.get("shards", {}):
+                dim, index, count = meta["shards"][fqn]
+                pieces.setdefault((fqn, meta.get("replica", 0), dim, count), {})[index] = f"D{r}.{node}"
+            else:
+                lines.append(f"S.{spec['params'][fqn]} = D{r}.{node}")
         for ph, (arg, index) in meta["inputs"].items():
-            chunks.setdefault(arg, {})[index] = f"D{r}.{ph}"
+            chunks.setdefault(arg, {}).setdefault(index, []).append(f"D{r}.{ph}")
+    for (fqn, _, dim, count), by_index in sorted(pieces.items()):
+        if sorted(by_index) != list(range(count)):
+            raise ValueError(f"the shards of {fqn} are incomplete: {sorted(by_index)} of {count}")
+        parts = ", ".join(by_index[i] for i in range(count))
+        lines.append(f"S.{spec['params'][fqn]} = concat({parts}, dim={dim})")
     for ph, (arg, _) in spec["inputs"].items():
-        parts = [chunks[arg][i] for i in sorted(chunks.get(arg, {}))]
-        if not parts:
+        by_index = chunks.get(arg, {})
+        if not by_index:
             raise ValueError(f"no rank holds the spec input {arg}")
-        lines.append(f"S.{ph} = " + (parts[0] if len(parts) == 1 else f"concat({', '.join(parts)}, dim=0)"))
+        # every rank holding a chunk (the tensor-parallel ranks of a replica) appears in one relation
+        for j in range(max(len(v) for v in by_index.values())):
+            parts = [by_index[i][min(j, len(by_index[i]) - 1)] for i in sorted(by_index)]
+            lines.append(f"S.{ph} = " + (parts[0] if len(parts) == 1 else f"concat({', '.join(parts)}, dim=0)"))
     path = os.path.join(out_dir, name)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -1,4 +1,4 @@
-// Comparisons and one_hot over concat (where has its own in vocab.cpp): the
+// Comparisons, one_hot and embedding lookups over concat (where has its own in vocab.cpp): the
 // selection ops a loss's backward is lowered into (canon_grad.cpp:
 // nll_loss_backward is one_hot(where(t != ignore, t, 0)) * where(t != ignore,
 // -g, 0)). A batch split into microbatches (pipeline schedules, gradient
@@ -37,6 +37,17 @@ void addSelectLemmas(std::vector<Lemma>& out) {
                           if (d < 0) return std::nullopt;
                           AttrList a = {m.subst.attr("k")};
                           auto parts = mapPieces(m.subst.list("xs"), [&](Id x) { return make(g, oneHot, a, {x}); });
+                          if (!parts) return std::nullopt;
+                          return makeConcat(g, d, *parts);
+                        }));
+  // A lookup of a batch of ids split along an index dim (microbatches).
+  eg::Symbol indexRows = eg::intern("index_rows");
+  out.push_back(applier("index_rows-concat-ids", "index_rows(w, concat[d](ids)) = concat[d](index_rows(w, ids_i))",
+                        "(index_rows ?w (concat[?d] ?xs...))", [indexRows](EGraph& g, const Match& m) -> std::optional<Id> {
+                          int64_t d = m.subst.integer("d");
+                          if (d < 0) return std::nullopt;
+                          Id w = m.subst.cls("w");
+                          auto parts = mapPieces(m.subst.list("xs"), [&](Id x) { return make(g, indexRows, {}, {w, x}); });
                           if (!parts) return std::nullopt;
                           return makeConcat(g, d, *parts);
                         }));

@@ -60,6 +60,11 @@ void functionalizeInplace(Graph& g) {
     base[static_cast<size_t>(id)] = storageKey(g, id);
     const std::string& b = base[static_cast<size_t>(id)];
     if (isFunctionalizedInplace(n.op)) {
+      // Repeated reads of one attribute are merged into one input (p2p.h),
+      // which a write between them would make wrong.
+      if (b.rfind("attr:", 0) == 0)
+        throw InputError(n.loc, "node '" + n.name + "' (" + n.op + ") writes into the attribute self." + b.substr(5) +
+                                    "; tangle needs graphs that do not mutate their attributes");
       ++current[b];
       writer[b] = id;
     }

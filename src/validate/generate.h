@@ -77,6 +77,7 @@ using Builder = std::function<std::optional<eg::Id>(Gen&)>;
 Builder sdpaOfPieces(bool backward, int64_t d);
 // one_hot of a concat of integral pieces (builders_select.cpp).
 std::optional<eg::Id> oneHotOfConcat(Gen& gen);
+std::optional<eg::Id> indexRowsOfConcat(Gen& gen);
 // Builders by lemma name (nullptr: use the generic one).
 const Builder* builderFor(const std::string& lemma);
 
