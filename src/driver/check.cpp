@@ -4,6 +4,7 @@
 
 #include "import/import.h"
 #include "infer/symbol_facts.h"
+#include "lower/inplace.h"
 #include "lemmas/lemma_file.h"
 #include "lemmas/lemmas.h"
 #include "validate/lemma_file_check.h"
@@ -59,6 +60,9 @@ void importGraphs(PreparedCheck& pc) {
   auto t0 = std::chrono::steady_clock::now();
   pc.spec = importGraph(pc.info.specPath);
   for (auto& p : pc.info.implPaths) pc.impl.push_back(importGraph(p));
+  // Eager traces keep in-place grad accumulation and recv_ (lower/inplace.h).
+  functionalizeInplace(pc.spec);
+  for (auto& g : pc.impl) functionalizeInplace(g);
   pc.info.importSeconds = secondsSince(t0);
 }
 
@@ -154,3 +158,4 @@ int exitCodeOf(Verdict v) {
 }
 
 }  // namespace tangle
+

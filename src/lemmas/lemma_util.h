@@ -109,5 +109,6 @@ void addRegroupLemmas(std::vector<Lemma>& out);
 void addVocabLemmas(std::vector<Lemma>& out);
 void addScaleLemmas(std::vector<Lemma>& out);  // scale.cpp
 void addArithLemmas(std::vector<Lemma>& out);
+void addSelectLemmas(std::vector<Lemma>& out);
 
 }  // namespace tangle::lemmas::detail

@@ -96,21 +96,22 @@ bool siluBackward(const Node& n, CanonTerm& out) {
   return true;
 }
 
-// The nll-loss calls handled: x [N, C], target [N], no class weights, mean reduction.
+// The nll-loss calls handled: x [N, C], target [N], no class weights, mean or sum reduction.
 struct Nll {
   NodeId x, target;
   int64_t classes;
   double ignore;
+  bool mean;  // else sum: no division by the kept count (which total_weight still holds)
 };
-constexpr double kMean = 1;
+constexpr double kMean = 1, kSum = 2;
 
 std::optional<Nll> nllArgs(const Graph& g, const Node& n, size_t first) {
   auto x = tensorAt(n, first, "self"), t = tensorAt(n, first + 1, "target");
   const TensorType *xt = x ? typeAt(g, *x) : nullptr, *tt = t ? typeAt(g, *t) : nullptr;
   auto reduction = numberAt(n, first + 3, "reduction"), ignore = numberAt(n, first + 4, "ignore_index");
   if (!xt || !tt || xt->rank() != 2 || tt->rank() != 1 || xt->shape[0] != tt->shape[0] || xt->shape[1] < 0) return {};
-  if (!isNone(argAt(n, first + 2, "weight")) || reduction != kMean || !ignore) return {};
-  return Nll{*x, *t, xt->shape[1], *ignore};
+  if (!isNone(argAt(n, first + 2, "weight")) || (reduction != kMean && reduction != kSum) || !ignore) return {};
+  return Nll{*x, *t, xt->shape[1], *ignore, reduction == kMean};
 }
 
 // mask = target != ignore_index; the targets with ignored ones replaced by 0 (any valid class).
@@ -120,7 +121,7 @@ std::pair<Ref, Ref> maskAndSafeTarget(const Nll& a, CanonTerm& out) {
   return {mask, safe};
 }
 
-// (loss, total_weight) of nll_loss_forward: -sum_{kept i} x[i, t_i] / #kept, #kept.
+// (loss, total_weight) of nll_loss_forward: -sum_{kept i} x[i, t_i] / #kept (sum: no division), #kept.
 std::optional<CanonTerm> nllForward(const Graph& g, const Node& n, int64_t k, const TensorType& xt) {
   auto a = nllArgs(g, n, 0);
   if (!a || (k != 0 && k != 1)) return std::nullopt;
@@ -132,19 +133,21 @@ std::optional<CanonTerm> nllForward(const Graph& g, const Node& n, int64_t k, co
   Ref picked = emit(out, "gather_rows", {}, {operand(a->x), safe});
   Ref kept = emit(out, "where", {}, {mask, picked, scalar(0)});
   Ref sum = emit(out, "sum_dim", {Attr::ints({}), Attr::boolean(false)}, {kept});
-  emit(out, "neg", {}, {emit(out, "div", {}, {sum, total})});
+  if (a->mean) emit(out, "neg", {}, {emit(out, "div", {}, {sum, total})});
+  else emit(out, "neg", {}, {sum});
   return out;
 }
 
 // nll_loss_backward(g, x, target, weight, reduction, ignore, total_weight):
-// one_hot(t_i) * (kept_i ? -g / total_weight : 0).
+// one_hot(t_i) * (kept_i ? -g / total_weight : 0) (sum reduction: -g).
 bool nllBackward(const Graph& g, const Node& n, CanonTerm& out) {
   auto gr = tensorAt(n, 0, "grad_output"), tw = tensorAt(n, 6, "total_weight");
   auto a = nllArgs(g, n, 1);
   const TensorType* xt = a ? typeAt(g, a->x) : nullptr;
   if (!gr || !tw || !a || !xt) return false;
   auto [mask, safe] = maskAndSafeTarget(*a, out);
-  Ref scale = emit(out, "neg", {}, {emit(out, "div", {}, {operand(*gr), operand(*tw)})});
+  Ref scale = a->mean ? emit(out, "neg", {}, {emit(out, "div", {}, {operand(*gr), operand(*tw)})})
+                      : emit(out, "neg", {}, {operand(*gr)});
   Ref perRow = emit(out, "where", {}, {mask, scale, scalar(0)});
   Ref column = emit(out, "reshape", {Attr::ints({xt->shape[0], 1})}, {perRow});
   Ref hot = emit(out, "cast", {Attr::str(dtypeName(xt->dtype))},
@@ -234,6 +237,39 @@ bool zeros(const Node& n, CanonTerm& out) {
   return true;
 }
 
+// ones_like(x) / zeros_like(x) / full_like(x, v): the constant over x's
+// (static) shape; the values of x do not matter. An eager backward seeds the
+// loss's gradient with ones_like(loss).
+bool likeConstant(const Node& n, std::optional<double> value, CanonTerm& out) {
+  if (!value) {
+    const Value* fv = argAt(n, 1, "fill_value");
+    if (!fv) return false;
+    if (auto i = std::get_if<int64_t>(&fv->v)) value = static_cast<double>(*i);
+    else if (auto d = std::get_if<double>(&fv->v)) value = *d;
+    else return false;
+  }
+  if (!n.type) return false;
+  std::vector<int64_t> sizes;
+  for (Dim d : n.type->shape) {
+    if (isSymbolic(d)) return false;
+    sizes.push_back(d);
+  }
+  if (sizes.empty()) emit(out, "const", {Attr::real(*value)}, {});
+  else emit(out, "expand", {Attr::ints(sizes)}, {scalar(*value)});
+  return true;
+}
+
+// tangle.accumulate(a, b): an in-place `a += b` of same-shape tensors
+// (lower/inplace.cpp renames it so), the running sum of a gradient over
+// microbatches: sum(a, b), the form cross-rank sums take too.
+bool accumulate(const Graph& g, const Node& n, CanonTerm& out) {
+  auto a = tensorAt(n, 0, "self"), b = tensorAt(n, 1, "other");
+  const TensorType *at = a ? typeAt(g, *a) : nullptr, *bt = b ? typeAt(g, *b) : nullptr;
+  if (!at || !bt || !(*at == *bt) || !n.type || !(*n.type == *at)) return false;
+  emit(out, "sum", {}, {operand(*a), operand(*b)});
+  return true;
+}
+
 // native_layer_norm_backward(g, x, normalized_shape, mean, rstd, w, b, mask):
 // with x^ = (x - mean) * rstd over the last k = |normalized_shape| dims (mean and
 // rstd as the forward saved them, keepdim) and gw = g * w,
@@ -298,6 +334,10 @@ bool canonicalizeGradOp(const Graph& g, NodeId id, std::string_view base, std::s
   if (base == "aten.embedding_dense_backward") return embeddingBackward(g, n, out);
   if (base == "aten.slice_backward") return sliceBackward(g, n, out);
   if (base == "aten.zeros") return zeros(n, out);
+  if (base == "tangle.accumulate") return accumulate(g, n, out);
+  if (base == "aten.ones_like") return likeConstant(n, 1.0, out);
+  if (base == "aten.zeros_like") return likeConstant(n, 0.0, out);
+  if (base == "aten.full_like") return likeConstant(n, std::nullopt, out);
   return false;
 }
 

@@ -8,6 +8,7 @@
 
 #include "lower/canon_grad.h"
 #include "lower/canon_model.h"
+#include "lower/p2p.h"
 #include "ops/ops.h"
 #include "ops/shape.h"
 #include "sym/context.h"
@@ -123,7 +124,9 @@ class Lowerer {
   }
 
   LGraph run() {
+    links_ = linkPointToPoint(lg_.graphs);
     createNodes();
+    linkReceives();
     lowerCollectives();
     resolveAliases();
     registerTags();
@@ -144,6 +147,7 @@ class Lowerer {
   const LowerOptions& opts_;
   sym::Context& symbols_;  // learns that collective inputs have equal sizes
   std::vector<std::vector<int>> index_;  // [graph][NodeId] -> LNode or -1
+  P2PLinks links_;                       // send/recv_ pairs (p2p.h)
   struct PendingCollective {
     int lnode;
     Collective kind;
@@ -185,6 +189,11 @@ class Lowerer {
     // is an input like a get_attr: relation files relate it.
     bool arrayConstant = n.op == "hlo.constant" && n.args.empty();
     if (n.op == "placeholder" || n.op == "get_attr" || arrayConstant) {
+      ln.isInput = true;
+      return;
+    }
+    // send/recv_ (their values live in linkReceives) and profiler ranges: no tensor.
+    if (links_.effects[static_cast<size_t>(gi)].count(id) || n.op.rfind("profiler.", 0) == 0) {
       ln.isInput = true;
       return;
     }
@@ -237,6 +246,18 @@ class Lowerer {
       for (auto& r : tn.children)
         if (r.kind == CanonTerm::Ref::Kind::Operand) r.operand = lnodeOf(gi, r.operand);
     ln.def = std::move(term);
+  }
+
+  // Reads of received data are the sender's tensor; repeated reads of one
+  // attribute are one input (p2p.h).
+  void linkReceives() {
+    for (size_t gi = 0; gi < links_.alias.size(); ++gi)
+      for (auto& [id, to] : links_.alias[gi]) {
+        LNode& ln = lg_.nodes[lnodeOf(static_cast<int>(gi), id)];
+        ln.aliasOf = lnodeOf(to.first, to.second);
+        ln.isInput = false;
+        ln.def = CanonTerm{};
+      }
   }
 
   // Arithmetic, sizes and runtime assertions on symbolic integers.

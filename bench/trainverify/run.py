@@ -1,0 +1,81 @@
+"""TrainVerify's Llama-3 plans side by side: capture + check with tangle, beside its numbers.
+
+    PYTHONPATH=python python3 bench/trainverify/run.py [--plans NAME,...] [--out DIR] [--json FILE]
+
+Each plan is captured with tangle.pp (every rank a gloo process tracing one pipeline step with
+make_fx, real tensors) from bench/trainverify/llama_pp.py and checked with `tangle check --json`.
+The table gives capture and check seconds, the checker's peak RSS and the verdict, next to
+TrainVerify's time on this machine kind (/work/shared/notes/trainverify.md).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path[:0] = [os.path.join(ROOT, "python"), HERE]
+
+# name: (environment of llama_pp, TrainVerify's tool time here in s or None)
+PLANS = {
+    "h128-s256-dp2pp2tp2": (dict(TV_HIDDEN=128, TV_SEQ=256, TV_DP=2, TV_PP=2, TV_TP=2, TV_NM=2, TV_LAYERS=2), 12.6),
+    "h4096-s128-dp2pp2tp2": (dict(TV_HIDDEN=4096, TV_SEQ=128, TV_DP=2, TV_PP=2, TV_TP=2, TV_NM=2, TV_LAYERS=2), 7.1),
+    "h128-s256-dp2pp2tp2-fulltp": (dict(TV_HIDDEN=128, TV_SEQ=256, TV_DP=2, TV_PP=2, TV_TP=2, TV_NM=2, TV_LAYERS=2,
+                                        TV_FULLTP=1), None),
+    "h4096-dp8pp4tp8-nm8": (dict(TV_HIDDEN=4096, TV_SEQ=128, TV_DP=8, TV_PP=4, TV_TP=8, TV_NM=8, TV_LAYERS=4), 334.0),
+}
+
+
+def run_plan(name, out_root, tangle):
+    from tangle import pp
+
+    env, tv = PLANS[name]
+    os.environ.update({k: str(v) for k, v in env.items()})
+    world = env["TV_DP"] * env["TV_PP"] * env["TV_TP"]
+    out = os.path.join(out_root, name)
+    row = dict(plan=name, ranks=world, trainverify_s=tv)
+    try:
+        row["capture_s"] = round(pp.capture_pipeline(("llama_pp", "build"), ("llama_pp", "spec"), world, out,
+                                                     timeout=3600), 1)
+        rel = pp.write_relation(out, world)
+    except Exception as e:  # noqa: BLE001 -- reported in the table
+        row.update(verdict="capture failed", error=str(e).splitlines()[0][:200])
+        return row
+    report = os.path.join(out, "report.json")
+    t0 = time.time()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    p = subprocess.run([tangle, "check", rel, "--json", report], capture_output=True, text=True)
+    row["check_s"] = round(time.time() - t0, 2)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    row["check_peak_rss_mb"] = round(max(after, before) / 1024) if after > before else None
+    row["verdict"] = p.stdout.split("\n", 1)[0].removeprefix("verdict: ").strip() or f"exit {p.returncode}"
+    if p.returncode not in (0, 1, 3):
+        row["error"] = (p.stderr.strip().splitlines() or [""])[0][:200]
+    return row
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--plans", default=",".join(PLANS))
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench-trainverify"))
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--tangle", default=os.environ.get("TANGLE_BIN", os.path.join(ROOT, "build", "bin", "tangle")))
+    a = ap.parse_args(argv)
+    rows = [run_plan(n, a.out, a.tangle) for n in a.plans.split(",")]
+    print(f"{'plan':32} {'ranks':>5} {'capture s':>9} {'check s':>8} {'RSS MB':>7} {'verdict':12} TrainVerify s")
+    for r in rows:
+        print(f"{r['plan']:32} {r['ranks']:>5} {r.get('capture_s', '-'):>9} {r.get('check_s', '-'):>8} "
+              f"{r.get('check_peak_rss_mb') or '-':>7} {r['verdict']:12} {r['trainverify_s'] or 'not covered'}"
+              + (f"  ({r['error']})" if r.get("error") else ""))
+    with open(a.json or os.path.join(a.out, "results.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""Capture pipeline-parallel training steps (torch.distributed.pipelining) for tangle.
+
+A pipeline schedule (ScheduleGPipe, Schedule1F1B) runs eagerly: its stages exchange activations
+and gradients with ``isend``/``irecv`` and accumulate ``.grad`` in place, which Dynamo cannot
+trace in one graph. ``make_fx`` can: in real mode it runs the schedule's step while recording
+every ATen and c10d call, the point-to-point ``c10d.send``/``c10d.recv_`` included. So each rank
+runs in its own process with the real ``gloo`` backend (the messages travel for real, the
+captured graph holds real peers), runs one warm-up step (the schedule's shape exchange calls
+``.item()``, which a trace cannot), clears the grads, and traces the next step. tangle pairs
+sends with receives itself (src/lower/p2p.h); this module only records.
+
+``build(rank, world_size)`` (in an importable module) returns a ``RankProgram``; ``spec()``
+returns one for the sequential model. The graph's parameters are ``self._param_constantK``
+reads; they are named back to FQNs by identity with the module's parameters.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import importlib
+import json
+import multiprocessing
+import os
+import re
+import tempfile
+import time
+
+from . import capture as _capture
+
+
+@dataclasses.dataclass
+class RankProgram:
+    step: object                 # step(*args) -> tuple of tensors (the gradients, in `outputs` order)
+    args: tuple
+    params: dict                 # FQN (in the full model) -> parameter tensor of this rank
+    outputs: list                # FQN of each returned gradient
+    inputs: dict = dataclasses.field(default_factory=dict)  # arg name -> (spec arg name, chunk index)
+    shards: dict = dataclasses.field(default_factory=dict)  # FQN -> (dim, index, count): a tensor-parallel shard
+    replica: int = 0             # ranks of one replica together hold each sharded parameter whole
+    buffers: dict = dataclasses.field(default_factory=dict)  # FQN -> buffer (RoPE tables): named like params
+
+
+def _peer_to_global(gm):
+    """c10d send/recv_ name their peer by its rank in the group; tangle wants global ranks."""
+    import torch.distributed as dist
+
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or str(node.target) not in ("c10d.send.default", "c10d.recv_.default"):
+            continue
+        group_node, peer = node.args[1], node.args[2]
+        obj = getattr(gm, group_node.target)
+        pg = dist.ProcessGroup.unbox(obj) if hasattr(dist.ProcessGroup, "unbox") else obj
+        global_peer = dist.get_global_rank(pg, peer) if pg is not dist.group.WORLD else peer
+        if global_peer != peer:
+            node.args = (node.args[0], group_node, global_peer, *node.args[3:])
+    gm.recompile()
+
+
+def _flat_outputs(gm):
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    import torch.utils._pytree as pytree
+
+    flat, _ = pytree.tree_flatten(out.args[0])
+    out.args = (tuple(flat),)
+    gm.recompile()
+
+
+def trace_program(prog: RankProgram, path: str, params_path: str):
+    """Warm-up step, then make_fx of the next; writes the graph text and a JSON naming its tensors."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    prog.step(*prog.args)
+    for p in prog.params.values():
+        p.grad = None
+    gm = make_fx(prog.step)(*prog.args)
+    for p in prog.params.values():
+        p.grad = None
+    _peer_to_global(gm)
+    _flat_outputs(gm)
+    by_id = {id(p): fqn for fqn, p in list(prog.params.items()) + list(prog.buffers.items())}
+    params = {}
+    for node in gm.graph.nodes:
+        if node.op == "get_attr" and isinstance(getattr(gm, node.target, None), torch.Tensor):
+            fqn = by_id.get(id(getattr(gm, node.target)))
+            if fqn and fqn not in params:
+                params[fqn] = node.name
+    placeholders = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    arg_names = [re.sub(r"_\d+$", "", n) for n in placeholders]
+    inputs = {ph: list(prog.inputs[a]) for ph, a in zip(placeholders, arg_names) if a in prog.inputs}
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    outputs = [getattr(a, "name", None) for a in out_node.args[0]]
+    with open(path, "w") as f:
+        f.write(gm.print_readable(print_output=False))
+    with open(params_path, "w") as f:
+        json.dump(dict(params=params, inputs=inputs, outputs=dict(zip(prog.outputs, outputs)),
+                       shards={k: list(v) for k, v in prog.shards.items()}, replica=prog.replica), f, indent=1)
+        f.write("\n")
+
+
+def _rank_main(build_ref, rank, world_size, store, path):
+    def work():
+        import torch.distributed as dist
+
+        dist.init_process_group("gloo", init_method="file://" + store, rank=rank, world_size=world_size,
+                                timeout=datetime.timedelta(seconds=120))
+        try:
+            module, name = build_ref
+            prog = getattr(importlib.import_module(module), name)(rank, world_size)
+            trace_program(prog, path, path.replace(".py", ".pp.json"))
+        finally:
+            dist.destroy_process_group()
+
+    _capture._run_reporting(path, work)
+
+
+def _spec_main(spec_ref, path):
+    def work():
+        module, name = spec_ref
+        trace_program(getattr(importlib.import_module(module), name)(), path, path.replace(".py", ".pp.json"))
+
+    _capture._run_reporting(path, work)
+
+
+def capture_pipeline(build_ref, spec_ref, world_size, out_dir, timeout=600):
+    """Captures out_dir/spec.py and out_dir/impl.r{rank}.py (all ranks at once: they talk over gloo),
+    each with a .pp.json; returns the seconds it took."""
+    os.makedirs(out_dir, exist_ok=True)
+    t0 = time.time()
+    ctx = multiprocessing.get_context("spawn")
+    store = tempfile.mktemp(prefix="tangle-pp-store-", dir=out_dir)
+    paths = [os.path.join(out_dir, f"impl.r{r}.py") for r in range(world_size)]
+    spec_path = os.path.join(out_dir, "spec.py")
+    procs = [ctx.Process(target=_rank_main, args=(build_ref, r, world_size, store, paths[r]))
+             for r in range(world_size)]
+    procs.append(ctx.Process(target=_spec_main, args=(spec_ref, spec_path)))
+    for p in procs:
+        p.start()
+    deadline = time.time() + timeout
+    for p in procs:
+        p.join(max(1.0, deadline - time.time()))
+    hung = [p for p in procs if p.is_alive()]
+    for p in hung:
+        p.kill()
+        p.join()
+    if os.path.exists(store):
+        os.remove(store)
+    failures = []
+    for label, path, p in [(f"rank {r}/{world_size}", paths[r], procs[r]) for r in range(world_size)] + \
+                          [("the spec", spec_path, procs[-1])]:
+        message = _capture.failure_message(path)
+        if p.exitcode != 0 or not os.path.exists(path):
+            why = message or ("timed out (a send or receive without its partner?)" if p in hung
+                              else f"exit code {p.exitcode}")
+            failures.append(f"capturing {label} failed: {why}")
+    if failures:  # a rank's own error rather than its peers' lost connections
+        failures.sort(key=lambda f: "Connection closed by peer" in f)
+        raise _capture.CaptureError(failures[0])
+    return time.time() - t0
+
+
+def write_relation(out_dir, world_size, name="check.rel"):
+    """The relation of a captured pipeline: each stage parameter is the spec's; the spec's batch is
+    the concatenation of the ranks' chunks (data-parallel replicas); outputs are the gradients."""
+    def load(stem):
+        with open(os.path.join(out_dir, stem + ".pp.json")) as f:
+            return json.load(f)
+
+    spec = load("spec")
+    lines = ["# pipeline parallel training step (tangle.pp)", "spec spec.py",
+             f"impl impl.r{{rank}}.py ranks {world_size}"]
+    chunks, pieces = {}, {}
+    for r in range(world_size):
+        meta = load(f"impl.r{r}")
+        for fqn, node in meta["params"].items():
+            if fqn not in spec["params"]:
+                raise ValueError(f"rank {r}: parameter {fqn} is not in the spec")
+            if fqn in meta.get("shards", {}):
+                dim, index, count = meta["shards"][fqn]
+                pieces.setdefault((fqn, meta.get("replica", 0), dim, count), {})[index] = f"D{r}.{node}"
+            else:
+                lines.append(f"S.{spec['params'][fqn]} = D{r}.{node}")
+        for ph, (arg, index) in meta["inputs"].items():
+            chunks.setdefault(arg, {}).setdefault(index, []).append(f"D{r}.{ph}")
+    for (fqn, _, dim, count), by_index in sorted(pieces.items()):
+        if sorted(by_index) != list(range(count)):
+            raise ValueError(f"the shards of {fqn} are incomplete: {sorted(by_index)} of {count}")
+        parts = ", ".join(by_index[i] for i in range(count))
+        lines.append(f"S.{spec['params'][fqn]} = concat({parts}, dim={dim})")
+    for ph, (arg, _) in spec["inputs"].items():
+        by_index = chunks.get(arg, {})
+        if not by_index:
+            raise ValueError(f"no rank holds the spec input {arg}")
+        # every rank holding a chunk (the tensor-parallel ranks of a replica) appears in one relation
+        for j in range(max(len(v) for v in by_index.values())):
+            parts = [by_index[i][min(j, len(by_index[i]) - 1)] for i in sorted(by_index)]
+            lines.append(f"S.{ph} = " + (parts[0] if len(parts) == 1 else f"concat({', '.join(parts)}, dim=0)"))
+    path = os.path.join(out_dir, name)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
