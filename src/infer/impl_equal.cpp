@@ -26,13 +26,18 @@ void recordImplEqualities(InferState& st, const eg::EGraph& g) {
   }
 }
 
-void mergeImplEqualities(const InferState& st, eg::EGraph& g, const std::vector<int>& named) {
+std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const std::vector<int>& named) {
+  std::vector<int> added;
   for (int d : named) {
     auto it = st.implEqual.find(d);
     if (it == st.implEqual.end()) continue;
     eg::Id leaf = addLeaf(g, st.impl, d);
-    for (int e : it->second) g.merge(leaf, addLeaf(g, st.impl, e));
+    for (int e : it->second) {
+      g.merge(leaf, addLeaf(g, st.impl, e));
+      added.push_back(e);
+    }
   }
+  return added;
 }
 
 }  // namespace tangle

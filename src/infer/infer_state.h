@@ -104,7 +104,7 @@ Failure failureFor(const InferState& st, const SpecOp& op, const eg::EGraph& g);
 
 // impl_equal.cpp: records the impl tensors of one class as equal; merges a named tensor's equals.
 void recordImplEqualities(InferState& st, const eg::EGraph& g);
-void mergeImplEqualities(const InferState& st, eg::EGraph& g, const std::vector<int>& named);
+std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const std::vector<int>& named);
 void checkExpectations(const InferState& st, std::unordered_set<int>& inlined, InferResult& res);
 Verdict verdictOf(const InferResult& res);
 

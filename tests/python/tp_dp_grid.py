@@ -70,3 +70,52 @@ def relation(world_size):
     for t in range(TP):
         rows.append(f"expect S.output = concat(D{t}.output, D{t + TP}.output, dim=0)")
     return "\n".join(rows) + "\n"
+
+
+# ------------------------------------------------- a training step with a hand-written backward
+
+def _train(x, w1, w2, b2, dy):
+    z = x @ w1.t()
+    y = z @ w2.t() + b2
+    dz = dy @ w2
+    return y, dz @ w1, dz.t() @ x, dy.t() @ z
+
+
+def spec_train():
+    w1, w2, x, b2, dy = _weights()
+    return _train, (x, w1, w2, b2, dy)
+
+
+def build_train(rank, world_size, bug=None):
+    """Forward: column w1, row w2 + TP all-reduce. Custom backward: the input gradient (dgrad) of the
+    column-parallel w1 all-reduced over the TP group; the weight gradients over the DP group.
+    bug "dgrad_global": that dgrad all-reduce over all 4 ranks; "dgrad_skipped": not run."""
+    assert world_size == TP * DP, f"tp_dp_grid needs {TP * DP} ranks"
+    w1, w2, x, b2, dy = _weights()
+    tp, dp, world = _groups()
+    tp_group, dp_group = tp[rank // TP], dp[rank % TP]
+    x, w1, w2, dy = _local(rank, w1, w2, x, dy)
+
+    def step(x, w1, w2, b2, dy):
+        z = x @ w1.t()
+        y = funcol.all_reduce(z @ w2.t(), "sum", tp_group) + b2
+        dz = dy @ w2
+        dx = dz @ w1
+        if bug != "dgrad_skipped":
+            dx = funcol.all_reduce(dx, "sum", world if bug == "dgrad_global" else tp_group)
+        dw1 = funcol.all_reduce(dz.t() @ x, "sum", dp_group)
+        dw2 = funcol.all_reduce(dy.t() @ z, "sum", dp_group)
+        return y, dx, dw1, dw2
+
+    return step, (x, w1, w2, b2, dy)
+
+
+def relation_train(world_size):
+    rows = relation(world_size).splitlines()[:-2] + ["S.dy = concat(D0.dy, D2.dy, dim=0)",
+                                                     "S.dy = concat(D1.dy, D3.dy, dim=0)"]
+    for t in range(TP):
+        rows += [f"expect S.output{i} = concat(D{t}.output{i}, D{t + TP}.output{i}, dim=0)" for i in (0, 1)]
+    for k in range(DP):
+        rows += [f"expect S.output2 = concat(D{2 * k}.output2, D{2 * k + 1}.output2, dim=0)",
+                 f"expect S.output3 = concat(D{2 * k}.output3, D{2 * k + 1}.output3, dim=1)"]
+    return "\n".join(rows) + "\n"
