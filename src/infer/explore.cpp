@@ -116,21 +116,6 @@ void growRelated(InferState& st, OperatorSearch& s) {
     }
 }
 
-// Ranks r (of several) such that no term is over rank r's tensors alone.
-std::vector<char> ranksWithoutRelation(const InferState& st, const std::vector<eg::Term>& terms) {
-  size_t ranks = st.impl.graphs.size();
-  std::vector<char> missing(ranks > 1 ? ranks : 0, 1);
-  for (const eg::Term& t : terms) {
-    std::vector<int> leaves;
-    collectImplTensors(st, t, leaves);
-    if (leaves.empty()) continue;
-    int g = st.impl.nodes[leaves[0]].graph;
-    bool one = std::all_of(leaves.begin(), leaves.end(), [&](int d) { return st.impl.nodes[d].graph == g; });
-    if (one && g >= 0 && static_cast<size_t>(g) < missing.size()) missing[g] = 0;
-  }
-  return missing;
-}
-
 bool overBudget(const InferState& st, const OperatorSearch& s) {
   return s.g.numNodes() >= st.opts.maxNodes || since(s.start) > st.opts.operatorSeconds;
 }
@@ -154,17 +139,10 @@ std::vector<int> nextBatch(InferState& st, OperatorSearch& s, bool withSources) 
   const auto& specDef = st.spec.nodes[s.op.node].def.nodes;
   const ops::OpDef* specOp = specDef.empty() ? nullptr : ops::find(specDef.back().op);
   bool rearrangementsOnly = !s.clean.empty() || (specOp && specOp->clean && s.op.reported == s.op.node);
-  // Except on a rank that none of the output's clean expressions is over
-  // alone: its own chain (a replicated norm recomputed on every rank) is
-  // explored on, so that every rank keeps a relation to start the next
-  // operators from (cleanRelations keeps one per rank).
-  std::vector<char> missing = s.clean.empty() ? std::vector<char>() : ranksWithoutRelation(st, s.clean);
   for (int t : s.frontier)
     for (int u : st.impl.users[t]) {
       if (st.marks.isExplored(u) || st.impl.nodes[u].aliasOf >= 0) continue;
-      int g = st.impl.nodes[u].graph;
-      bool ownChain = g >= 0 && static_cast<size_t>(g) < missing.size() && missing[g];
-      if (rearrangementsOnly && !rearranges(st.impl.nodes[u]) && !ownChain) continue;
+      if (rearrangementsOnly && !rearranges(st.impl.nodes[u])) continue;
       if (allInputsRelated(st, u)) {
         st.marks.markExplored(u);
         batch.push_back(u);
