@@ -125,6 +125,7 @@ std::optional<Failure> conclude(InferState& st, OperatorSearch& s, InferStats& s
   if (s.clean.empty()) return noCleanExpression(st, s, chain);
   if (st.strictOutputs && st.isTarget[s.op.node])
     if (auto f = relateToImplOutputs(st, s)) return f;
+  recordImplEqualities(st, s.g);
   st.rels[s.op.node] = std::move(s.clean);
   return std::nullopt;
 }

@@ -50,6 +50,9 @@ void checkExpectations(const InferState& st, std::unordered_set<int>& inlined, I
     eg::Id lhs = addRelExpr(g, e.lhs, st.spec, st.impl);
     eg::Id rhs = addRelExpr(g, e.rhs, st.spec, st.impl);
     inlineImplRearrangements(st, g, e.rhs);
+    std::vector<int> named;
+    collectImplTensors(st, e.rhs, named);
+    mergeImplEqualities(st, g, named);
     g.rebuild();
     eg::RunLimits limits;
     limits.maxIterations = st.opts.maxIterations;

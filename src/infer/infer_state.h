@@ -72,6 +72,9 @@ struct InferState {
   // expression, and the first operator of that chain.
   std::vector<size_t> deferredDepth;
   std::vector<int> deferredOrigin;
+  // Implementation tensors found equal in a concluded operator's e-graph
+  // (impl_equal.cpp), e.g. one replica's all-reduced sum on two DP x TP ranks.
+  std::unordered_map<int, std::vector<int>> implEqual;
 
   ImplMarks marks;
 };
@@ -104,6 +107,9 @@ Failure failureFor(const InferState& st, const SpecOp& op, const eg::EGraph& g);
 
 // --- expectations.cpp: after the walk (§4.4) --------------------------------
 
+// impl_equal.cpp: records the impl tensors of one class as equal; merges a named tensor's equals.
+void recordImplEqualities(InferState& st, const eg::EGraph& g);
+std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const std::vector<int>& named);
 void checkExpectations(const InferState& st, std::unordered_set<int>& inlined, InferResult& res);
 Verdict verdictOf(const InferResult& res);
 

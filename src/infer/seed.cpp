@@ -105,6 +105,8 @@ std::optional<Failure> seed(InferState& st, OperatorSearch& s) {
   std::vector<int> relTensors;  // impl tensors of the inputs' relations
   for (int r : s.op.reads) addSpecTensor(st, s.g, s.inlined, st.spec.resolve(r), relTensors);
   mergeImplConstants(st, s.g);
+  for (int d : mergeImplEqualities(st, s.g, relTensors)) relTensors.push_back(d);
+  mergeConcatParts(s.g);
   auto root = addSpecOp(st, s.g, s.op);
   if (!root) {
     Failure f = failureFor(st, s.op, s.g);

@@ -69,6 +69,7 @@ Result sigmoid(const eg::AttrList&, const Inputs&);
 Result rsqrt(const eg::AttrList&, const Inputs&);
 Result sqrt(const eg::AttrList&, const Inputs&);
 Result powScalar(const eg::AttrList&, const Inputs&);
+Result tril(const eg::AttrList&, const Inputs&);  // tril.cpp
 Result cast(const eg::AttrList&, const Inputs&);
 // products (linalg.cpp)
 Result mm(const eg::AttrList&, const Inputs&);

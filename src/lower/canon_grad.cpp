@@ -220,9 +220,10 @@ bool sliceBackward(const Graph& g, const Node& n, CanonTerm& out) {
   return true;
 }
 
-// zeros(size): the constant 0 (a 0-d tensor), else 0 expanded to size. The
-// backward of `x[mask] = 0` writes such a zero into the gradient.
-bool zeros(const Node& n, CanonTerm& out) {
+// zeros(size) / ones(size): the constant 0 or 1 (a 0-d tensor), else expanded to
+// size. The backward of `x[mask] = 0` writes such a zero into the gradient; a
+// causal mask is tril(ones(n, n)) (its bool dtype is left to the consumer).
+bool filled(const Node& n, double value, CanonTerm& out) {
   const Value* sv = argAt(n, 0, "size");
   auto list = sv ? std::get_if<ValueList>(&sv->v) : nullptr;
   if (!list) return false;
@@ -232,8 +233,28 @@ bool zeros(const Node& n, CanonTerm& out) {
     if (!p || *p < 0) return false;
     sizes.push_back(*p);
   }
-  if (sizes.empty()) emit(out, "const", {Attr::real(0)}, {});
-  else emit(out, "expand", {Attr::ints(sizes)}, {scalar(0)});
+  if (sizes.empty()) emit(out, "const", {Attr::real(value)}, {});
+  else emit(out, "expand", {Attr::ints(sizes)}, {scalar(value)});
+  return true;
+}
+
+// scalar_tensor(v): the constant v (a causal mask's fill values 0 and -inf).
+bool scalarTensor(const Node& n, CanonTerm& out) {
+  const Value* v = argAt(n, 0, "s");
+  if (!v) return false;
+  if (auto d = std::get_if<double>(&v->v)) emit(out, "const", {Attr::real(*d)}, {});
+  else if (auto i = std::get_if<int64_t>(&v->v)) emit(out, "const", {Attr::real(static_cast<double>(*i))}, {});
+  else return false;
+  return true;
+}
+
+// tril(x, diagonal=0).
+bool tril(const Node& n, CanonTerm& out) {
+  auto x = tensorAt(n, 0, "self");
+  const Value* dv = argAt(n, 1, "diagonal");
+  auto d = dv ? std::get_if<int64_t>(&dv->v) : nullptr;
+  if (!x || (dv && !d)) return false;
+  emit(out, "tril", {Attr::integer(d ? *d : 0)}, {operand(*x)});
   return true;
 }
 
@@ -333,7 +354,10 @@ bool canonicalizeGradOp(const Graph& g, NodeId id, std::string_view base, std::s
   if (base == "aten.nll_loss_backward") return nllBackward(g, n, out);
   if (base == "aten.embedding_dense_backward") return embeddingBackward(g, n, out);
   if (base == "aten.slice_backward") return sliceBackward(g, n, out);
-  if (base == "aten.zeros") return zeros(n, out);
+  if (base == "aten.zeros") return filled(n, 0, out);
+  if (base == "aten.ones") return filled(n, 1, out);
+  if (base == "aten.tril") return tril(n, out);
+  if (base == "aten.scalar_tensor") return scalarTensor(n, out);
   if (base == "tangle.accumulate") return accumulate(g, n, out);
   if (base == "aten.ones_like") return likeConstant(n, 1.0, out);
   if (base == "aten.zeros_like") return likeConstant(n, 0.0, out);

@@ -40,6 +40,7 @@ Data inferSplit(const eg::EGraph&, const eg::ENode&);
 // Elementwise (infer_elementwise.cpp)
 Data inferConst(const eg::EGraph&, const eg::ENode&);
 Data inferUnary(const eg::EGraph&, const eg::ENode&);
+Data inferTril(const eg::EGraph&, const eg::ENode&);  // infer_tril.cpp
 Data inferCast(const eg::EGraph&, const eg::ENode&);
 Data inferBinary(const eg::EGraph&, const eg::ENode&);
 

@@ -88,6 +88,8 @@ const OpDef kOps[] = {
   {"apex_layer_norm_bwd", "normalized_shape:ints eps:number", false, inferApexLayerNormBwd, k::apexLayerNormBwd, nullptr, s::layerNormBwd, ""},  // (grad, mean, invvar, x, w, b) -> (dx, dw, db)
   // training graphs (src/lower/canon_grad.cpp writes the backward ATen calls with these)
   {"one_hot",    "classes:int",                            false, inferOneHot,     k::oneHot,     nullptr,            s::classes,     ""},  // idx -> i64 [..., classes]
+  // causal masks (tril(ones(n, n)), torchtitan's sdpa path; lowered in src/lower/canon_grad.cpp)
+  {"tril",       "diagonal:int",                           false, inferTril,       k::tril,       nullptr,            s::dim,         ""},  // x: zero above the diagonal
 };
 // clang-format on
 }  // namespace

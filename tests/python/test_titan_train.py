@@ -113,3 +113,20 @@ def test_grad_positions_unit():
     assert out == [(0, "g0"), (1, None), (3, "g2"), (4, "mesh")]
     with pytest.raises(StitchError):
         _grad_positions(["g0"], [1, 2], 3)
+
+
+@pytest.fixture(scope="module")
+def tp4_no_sp(tmp_path_factory):
+    """`tangle verify torchtitan:llama3 --tp 4 --backward` (spmd_types, no sequence parallel): the rank-0
+    norm chain used to lose its relation (a false violation at the embedding's backward)."""
+    _need_titan()
+    out = tmp_path_factory.mktemp("titan_bw") / "tp4"
+    env = dict(os.environ, TANGLE_BIN=str(TANGLE))
+    return subprocess.run([str(TANGLE), "verify", "torchtitan:llama3", "--tp", "4", "--backward", "--out", str(out)],
+                          capture_output=True, text=True, env=env, timeout=1800)
+
+
+def test_training_step_tp4_without_sp_refines(tp4_no_sp):
+    r = tp4_no_sp
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0] == "verdict: refines"

@@ -1,0 +1,43 @@
+// Equalities between implementation tensors that an operator's search proved
+// (both in one e-class: congruence over the graphs' definitions and the
+// relations, e.g. the all-reduced sum that the two TP ranks of one DP replica
+// share). An expectation naming one replica's tensors, while the walk's
+// relations name the other's, needs them: they are merged into its e-graph.
+#include <algorithm>
+
+#include "infer/infer_state.h"
+#include "infer/leaf_names.h"
+#include "ops/ops.h"
+
+namespace tangle {
+
+void recordImplEqualities(InferState& st, const eg::EGraph& g) {
+  for (eg::Id c : g.classesWithOp(ops::syms().tensor)) {
+    std::vector<int> impl;
+    for (const eg::ENode& n : g.eclass(c).nodes)
+      if (n.op == ops::syms().tensor && !leaves::isSpecLeaf(n))
+        if (auto d = leaves::leafNode(st.spec, st.impl, n.op, n.attrs)) impl.push_back(*d);
+    if (impl.size() < 2) continue;
+    for (int a : impl)
+      for (int b : impl) {
+        auto& eq = st.implEqual[a];
+        if (a != b && std::find(eq.begin(), eq.end(), b) == eq.end()) eq.push_back(b);
+      }
+  }
+}
+
+std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const std::vector<int>& named) {
+  std::vector<int> added;
+  for (int d : named) {
+    auto it = st.implEqual.find(d);
+    if (it == st.implEqual.end()) continue;
+    eg::Id leaf = addLeaf(g, st.impl, d);
+    for (int e : it->second) {
+      g.merge(leaf, addLeaf(g, st.impl, e));
+      added.push_back(e);
+    }
+  }
+  return added;
+}
+
+}  // namespace tangle
