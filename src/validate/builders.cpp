@@ -295,6 +295,8 @@ const std::map<std::string, Builder>& builders() {
       {"sdpa-heads", sdpaOfPieces(false, 1)},
       {"sdpa_backward-batch", sdpaOfPieces(true, 0)},
       {"sdpa_backward-heads", sdpaOfPieces(true, 1)},
+      {"concat-equal-pieces", concatEqualPieces},
+      {"sdpa-heads-subgroup", sdpaOfSubgroups},
   };
   return m;
 }

@@ -75,6 +75,9 @@ class Gen {
 using Builder = std::function<std::optional<eg::Id>(Gen&)>;
 // getitem of sdpa (or sdpa_backward) over pieces along dim d (builders_sdpa.cpp).
 Builder sdpaOfPieces(bool backward, int64_t d);
+// The GQA lemmas' instances (builders_gqa.cpp).
+std::optional<eg::Id> concatEqualPieces(Gen& gen);
+std::optional<eg::Id> sdpaOfSubgroups(Gen& gen);
 // Builders by lemma name (nullptr: use the generic one).
 const Builder* builderFor(const std::string& lemma);
 
