@@ -56,6 +56,8 @@ struct InferState {
   std::vector<std::vector<const RelExpr*>> inputRels;
   std::unordered_map<int, double> specConsts, implConsts;
   std::vector<int> implSources;  // impl nodes computed from no tensor (arange, zeros, ...)
+  // `zero` statements: impl input -> the regions of it that hold zero padding.
+  std::unordered_map<int, std::vector<const RelExpr*>> implZeros;
 
   // R: clean relations found per spec node.
   std::vector<std::vector<eg::Term>> rels;
@@ -85,6 +87,8 @@ void collectSpecTensors(const InferState& st, const RelExpr& e, std::vector<int>
 // --- seed.cpp: building e-graphs over what is known ------------------------
 
 eg::Id constNode(eg::EGraph& g, double v);
+// zeros.cpp: impl input d's `zero` regions merged with zeros (when d has any).
+void mergeZeroFacts(const InferState& st, eg::EGraph& g, int d);
 eg::Id addSpecTensor(const InferState& st, eg::EGraph& g, std::unordered_set<int>& inlined, int s,
                      std::vector<int>& relTensors, int inlineDepth = 0);
 eg::Id addTerm(const InferState& st, eg::EGraph& g, const eg::Term& t);

@@ -105,6 +105,9 @@ std::optional<Failure> seed(InferState& st, OperatorSearch& s) {
   std::vector<int> relTensors;  // impl tensors of the inputs' relations
   for (int r : s.op.reads) addSpecTensor(st, s.g, s.inlined, st.spec.resolve(r), relTensors);
   mergeImplConstants(st, s.g);
+  for (auto& [d, regions] : st.implZeros)
+    if (s.g.lookup(eg::ENode{ops::syms().tensor, ops::tensorAttrs(st.impl.nodes[d].leafName, st.impl.nodes[d].owner), {}}))
+      mergeZeroFacts(st, s.g, d);
   auto root = addSpecOp(st, s.g, s.op);
   if (!root) {
     Failure f = failureFor(st, s.op, s.g);

@@ -341,6 +341,7 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addVocabLemmas(t);
     detail::addArithLemmas(t);
     detail::addGqaLemmas(t);
+    detail::addZeroLemmas(t);
     std::unordered_map<std::string, int> seen;
     for (const Lemma& l : t)
       if (seen[l.rule.name]++) throw std::logic_error("duplicate lemma name " + l.rule.name);

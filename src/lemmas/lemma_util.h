@@ -109,5 +109,6 @@ void addRegroupLemmas(std::vector<Lemma>& out);
 void addVocabLemmas(std::vector<Lemma>& out);
 void addArithLemmas(std::vector<Lemma>& out);
 void addGqaLemmas(std::vector<Lemma>& out);
+void addZeroLemmas(std::vector<Lemma>& out);
 
 }  // namespace tangle::lemmas::detail

@@ -301,6 +301,25 @@ InputValues drawInputs(const LGraph& spec, const LGraph& impl, const RelationFil
       return out;
     }
   }
+  // Zero padding: elements no relation constrains are already 0; a `zero`
+  // region that a relation fills with the spec's (random) values cannot hold.
+  for (auto& z : rel.zeros) {
+    std::string why;
+    std::optional<interp::Value> v;
+    try {
+      v = evalTerm(termOf(z.region, spec, impl), implLeaves, &why);
+    } catch (const InputError& e) {
+      why = e.what();
+    }
+    const interp::Tensor* t = v ? v->tensor() : nullptr;
+    bool zero = t != nullptr;
+    for (size_t e = 0; zero && e < t->data.size(); ++e) zero = t->data[e] == 0;
+    if (!zero) {
+      out.error = "zero region '" + z.region.toString() + "' (" + z.loc.file + ":" + std::to_string(z.loc.line) +
+                  ") is not zero on values that satisfy the input relations" + (why.empty() ? "" : ": " + why);
+      return out;
+    }
+  }
   return out;
 }
 
