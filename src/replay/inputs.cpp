@@ -278,6 +278,13 @@ InputValues drawInputs(const LGraph& spec, const LGraph& impl, const RelationFil
     out.impl[id] = interp::Value::of(std::move(p.value));
   }
 
+  // An input declared zero as a whole (a rank holding padding only) may appear in no relation's inverse.
+  for (auto& z : rel.zeros) {
+    if (z.region.kind != RelExpr::Kind::Tensor) continue;
+    if (auto id = impl.find(z.region.tensor.toString()); id && !out.impl.count(impl.resolve(*id)))
+      out.impl[impl.resolve(*id)] = constantOf(impl.node(impl.resolve(*id)), 0);
+  }
+
   // Every relation must hold forwards on the derived values.
   LeafValues implLeaves = [&](const std::string& name, Owner owner) -> const interp::Value* {
     if (owner.isSpec()) return nullptr;

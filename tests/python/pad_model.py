@@ -38,3 +38,4 @@ def build(rank, world_size, pad_value=0.0):
         return funcol.all_reduce(mlp(x, w1, w2), "sum", dist.group.WORLD)
 
     return tp_mlp, (x, w1p[rank * per:(rank + 1) * per].contiguous(), w2p[:, rank * per:(rank + 1) * per].contiguous())
+
