@@ -37,13 +37,6 @@ std::optional<Id> sumWithoutZeros(EGraph& g, const Match& m) {
   return makeSum(g, kept);
 }
 
-std::optional<Id> addOfZero(EGraph& g, const Match& m) {
-  Id x = m.subst.cls("x"), z = m.subst.cls("z");
-  const TensorType *tx = typeOf(g, x), *to = typeOf(g, m.eclass);
-  if (!isZeroSplat(g, z) || !tx || !to || !(*tx == *to)) return std::nullopt;
-  return g.find(x);
-}
-
 // A product whose contracted dim is a concat with all-zero pieces: the sum
 // over the other pieces of the product with the matching slice of the other
 // operand (the zero pieces contribute nothing). `lhs`: the concat is the left
@@ -91,7 +84,6 @@ void addZeroLemmas(std::vector<Lemma>& out) {
                         "(bmm (concat[2] ?xs...) ?y)", contractedWithZeros(op().bmm, true, 2, 1)));
   out.push_back(applier("sum-zeros", "sum(x_i..., 0, ...) = sum(x_i...): all-zero terms drop out", "(sum ?xs...)",
                         sumWithoutZeros));
-  out.push_back(applier("add-zeros", "add(x, 0) = x when the zeros broadcast to x's type", "(add ?x ?z)", addOfZero));
 }
 
 }  // namespace tangle::lemmas::detail

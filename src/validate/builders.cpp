@@ -304,7 +304,6 @@ const std::map<std::string, Builder>& builders() {
       {"bmm-zero-rows", productWithZeros(true, 1)},
       {"bmm-zero-cols", productWithZeros(true, 2)},
       {"sum-zeros", sumWithZeros},
-      {"add-zeros", addZeros},
   };
   return m;
 }

@@ -73,13 +73,4 @@ std::optional<eg::Id> sumWithZeros(Gen& gen) {
   return gen.node("sum", {}, xs);
 }
 
-std::optional<eg::Id> addZeros(Gen& gen) {
-  Shape s = gen.randomShape();
-  Shape z = gen.chance(0.5) ? s : Shape(s.begin() + 1, s.end());  // broadcast or not
-  if (gen.chance(0.2) && !s.empty()) s[0] = 1, z = Shape(s.size(), 2);  // zeros wider than x: refused
-  auto zs = zeros(gen, z);
-  if (!zs) return std::nullopt;
-  return gen.node("add", {}, {gen.leaf(s), *zs});
-}
-
 }  // namespace tangle::validate

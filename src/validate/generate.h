@@ -82,7 +82,6 @@ std::optional<eg::Id> sdpaOfSubgroups(Gen& gen);
 // operand, 1 the rhs / 2 the lhs split along the contracted dim with zero pieces.
 Builder productWithZeros(bool batched, int which);
 std::optional<eg::Id> sumWithZeros(Gen& gen);
-std::optional<eg::Id> addZeros(Gen& gen);
 // Builders by lemma name (nullptr: use the generic one).
 const Builder* builderFor(const std::string& lemma);
 
