@@ -33,7 +33,7 @@ from pathlib import Path
 VERDICTS = ("refines", "violation")
 # Statements whose argument is raw text, one line each (as src/relation/lexer.cpp).
 RAW_KEYWORDS = ("spec", "impl", "option")
-KEYWORDS = ("spec", "impl", "const", "input", "output", "expect", "group", "option")
+KEYWORDS = ("spec", "impl", "const", "input", "output", "expect", "group", "option", "zero")
 EXPECT_COMMENT = re.compile(r"^\s*#\s*expect:(.*)$")
 RANK = "{rank}"
 

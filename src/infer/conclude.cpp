@@ -7,11 +7,31 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <unordered_set>
 
 #include "infer/leaf_names.h"
 #include "infer/operator_search.h"
 
 namespace tangle {
+
+// Clean expressions that use rank r's tensor wherever its class has one and
+// another rank's only where it has none: a kv head replicated on ranks 0 and 1
+// but stored with rank 2's as concat(D0.k, D2.k) = concat(D1.k, D3.k) keeps the
+// form rank 1 reads (its D1.k) after D0.k = D1.k merged.
+static std::vector<eg::Term> preferringRank(const eg::EGraph& g, eg::Id root, int32_t r, size_t limit) {
+  std::unordered_set<eg::Id> hasMine;
+  for (eg::Id c : g.classesWithOp(ops::syms().tensor))
+    for (const eg::ENode& n : g.eclass(c).nodes)
+      if (n.op == ops::syms().tensor && leaves::isRankLeaf(n, r)) hasMine.insert(g.find(c));
+  if (hasMine.empty()) return {};
+  eg::Extractor ex(g, [&](const eg::EGraph& eg, const eg::ENode& n) {
+    if (!ops::isCleanNode(n)) return false;
+    if (n.op != ops::syms().tensor || leaves::isRankLeaf(n, r)) return true;
+    auto c = eg.lookup(n);
+    return !c || !hasMine.count(eg.find(*c));
+  });
+  return ex.alternatives(root, limit);
+}
 
 // The clean expressions kept for a class: the smallest per top-level e-node,
 // plus, for each rank, the smallest one over that rank's tensors alone, so
@@ -26,7 +46,9 @@ std::vector<eg::Term> cleanRelations(const InferState& st, const eg::EGraph& g, 
       if (!ops::isCleanNode(n)) return false;
       return n.op != ops::syms().tensor || leaves::isRankLeaf(n, static_cast<int32_t>(r));
     });
-    for (eg::Term& t : mine.alternatives(root, st.opts.maxRelationsPerRank))
+    auto terms = mine.alternatives(root, st.opts.maxRelationsPerRank);
+    if (terms.empty()) terms = preferringRank(g, root, static_cast<int32_t>(r), st.opts.maxRelationsPerRank);
+    for (eg::Term& t : terms)
       if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
   }
   return out;

@@ -35,6 +35,8 @@ void exploreNode(InferState& st, eg::EGraph& g, int d) {
   for (int o : st.impl.nodes[d].operands) {
     if (auto c = st.implConsts.find(o); c != st.implConsts.end())
       g.merge(addLeaf(g, st.impl, o), constNode(g, c->second));
+    else if (st.implZeros.count(o))
+      mergeZeroFacts(st, g, o);
     else if (st.impl.nodes[o].operands.empty() && !st.impl.nodes[o].isInput && !st.marks.isExplored(o))
       exploreNode(st, g, o);
   }

@@ -61,6 +61,8 @@ struct InferState {
   // Such a value is the same function of nothing on every run: related to
   // everything, like a source (explore.cpp's inRel).
   std::vector<char> implInputFree;
+  // `zero` statements: impl input -> the regions of it that hold zero padding.
+  std::unordered_map<int, std::vector<const RelExpr*>> implZeros;
 
   // R: clean relations found per spec node.
   std::vector<std::vector<eg::Term>> rels;
@@ -93,6 +95,8 @@ void collectSpecTensors(const InferState& st, const RelExpr& e, std::vector<int>
 // --- seed.cpp: building e-graphs over what is known ------------------------
 
 eg::Id constNode(eg::EGraph& g, double v);
+// zeros.cpp: impl input d's `zero` regions merged with zeros (when d has any).
+void mergeZeroFacts(const InferState& st, eg::EGraph& g, int d);
 eg::Id addSpecTensor(const InferState& st, eg::EGraph& g, std::unordered_set<int>& inlined, int s,
                      std::vector<int>& relTensors, int inlineDepth = 0);
 eg::Id addTerm(const InferState& st, eg::EGraph& g, const eg::Term& t);

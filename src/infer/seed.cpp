@@ -107,6 +107,9 @@ std::optional<Failure> seed(InferState& st, OperatorSearch& s) {
   mergeImplConstants(st, s.g);
   for (int d : mergeImplEqualities(st, s.g, relTensors)) relTensors.push_back(d);
   mergeConcatParts(s.g);
+  for (auto& [d, regions] : st.implZeros)
+    if (s.g.lookup(eg::ENode{ops::syms().tensor, ops::tensorAttrs(st.impl.nodes[d].leafName, st.impl.nodes[d].owner), {}}))
+      mergeZeroFacts(st, s.g, d);
   auto root = addSpecOp(st, s.g, s.op);
   if (!root) {
     Failure f = failureFor(st, s.op, s.g);

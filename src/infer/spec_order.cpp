@@ -30,12 +30,27 @@ size_t countOps(const LGraph& g) {
   return n;
 }
 
+// A `zero` region: of an implementation input, indexed by that input.
+static void loadZeroRegion(InferState& st, const ZeroRegion& z) {
+  const RelExpr* base = &z.region;
+  while (base->kind == RelExpr::Kind::Call && !base->args.empty()) base = &base->args[0];
+  int d = st.impl.resolve(implNode(st, base->tensor, z.loc));
+  if (!st.impl.nodes[d].isInput)
+    throw InputError(z.loc, "zero names " + base->tensor.toString() +
+                                ", which its graph computes: zero padding is declared on inputs only");
+  eg::EGraph scratch(ops::inferData, st.symbols);
+  eg::Id id = addRelExpr(scratch, z.region, st.spec, st.impl);
+  if (!scratch.data(id).tensor()) throw InputError(z.loc, "zero region '" + z.region.toString() + "' is ill-typed");
+  st.implZeros[d].push_back(&z.region);
+}
+
 // Validates each user relation once (names, shapes) and indexes it.
 void loadInputRelations(InferState& st) {
   for (auto& c : st.rel.constants) {
     if (c.tensor.side == TensorName::Side::Spec) st.specConsts[specNode(st, c.tensor, c.loc)] = c.value;
     else st.implConsts[implNode(st, c.tensor, c.loc)] = c.value;
   }
+  for (auto& z : st.rel.zeros) loadZeroRegion(st, z);
   for (auto& r : st.rel.relations) {
     int s = specNode(st, r.lhs, r.loc);
     eg::EGraph scratch(ops::inferData, st.symbols);

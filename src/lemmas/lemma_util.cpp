@@ -342,6 +342,8 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addArithLemmas(t);
     detail::addScaleLemmas(t);
     detail::addSelectLemmas(t);
+    detail::addGqaLemmas(t);
+    detail::addZeroLemmas(t);
     std::unordered_map<std::string, int> seen;
     for (const Lemma& l : t)
       if (seen[l.rule.name]++) throw std::logic_error("duplicate lemma name " + l.rule.name);

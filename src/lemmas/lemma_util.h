@@ -110,5 +110,7 @@ void addVocabLemmas(std::vector<Lemma>& out);
 void addScaleLemmas(std::vector<Lemma>& out);  // scale.cpp
 void addArithLemmas(std::vector<Lemma>& out);
 void addSelectLemmas(std::vector<Lemma>& out);
+void addGqaLemmas(std::vector<Lemma>& out);
+void addZeroLemmas(std::vector<Lemma>& out);
 
 }  // namespace tangle::lemmas::detail

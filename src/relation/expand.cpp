@@ -163,6 +163,8 @@ RelationFile RelationFile::expand(int nranks) const {
       out.expectations.push_back({ex.expr(x.lhs, r), ex.expr(x.rhs, r), x.loc});
     });
   }
+  for (const ZeroRegion& z : zeros)
+    forRanks(rel::isStarTensor(z.region), [&](int r) { out.zeros.push_back({ex.expr(z.region, r), z.loc}); });
   for (const ConstantDecl& c : constants) {
     forRanks(c.tensor.allRanks, [&](int r) {
       out.constants.push_back({ex.tensor(c.tensor, r, c.loc), c.value, c.loc});

@@ -42,7 +42,7 @@ bool isRawStatement(std::string_view word) {
 bool startsStatement(std::string_view line) {
   std::string_view w = firstWord(line);
   static constexpr std::string_view kKeywords[] = {"spec",   "impl",   "const", "input",
-                                                   "output", "expect", "group", "option"};
+                                                   "output", "expect", "group", "option", "zero"};
   for (std::string_view k : kKeywords)
     if (w == k && w.size() < line.size()) return true;
   size_t end = 0;

@@ -243,10 +243,11 @@ class FileParser {
     if (first.text == "output") return outputStatement(p);
     if (first.text == "expect") return expectStatement(p, first);
     if (first.text == "group") return groupStatement(p, first);
+    if (first.text == "zero") return zeroStatement(p, first);
     if (rel::looksLikeTensorName(first.text) || p.current().kind == Kind::Equals)
       return relationStatement(p, first);
     p.fail(first, "unknown statement '" + std::string(first.text) +
-                      "' (expected spec, impl, const, input, output, expect, group, option, lemmas, assume or S.x = ...)");
+                      "' (expected spec, impl, const, input, output, expect, group, option, lemmas, assume, zero or S.x = ...)");
   }
 
   void specStatement(std::string_view rest, int line) {
@@ -364,6 +365,20 @@ class FileParser {
     rel::checkStars(x.lhs, perRank);
     rel::checkStars(x.rhs, perRank);
     out_.expectations.push_back(std::move(x));
+  }
+
+  // zero EXPR: an implementation input (or a slice of one) holds zeros there.
+  void zeroStatement(StatementParser& p, const Token& keyword) {
+    ZeroRegion z;
+    z.loc = p.loc(keyword);
+    z.region = p.tensorExpr("a region after zero, e.g. slice(D3.w, dim=0, start=1, end=3)");
+    p.expectEnd(z.region.toString());
+    const RelExpr* base = &z.region;
+    while (base->kind == RelExpr::Kind::Call && base->op == "slice" && !base->args.empty()) base = &base->args[0];
+    if (base->kind != RelExpr::Kind::Tensor || base->tensor.side != TensorName::Side::Impl)
+      p.fail(keyword, "zero needs an implementation tensor or slice(...) of one, got " + z.region.toString());
+    rel::checkStars(z.region, rel::isStarTensor(z.region));
+    out_.zeros.push_back(std::move(z));
   }
 
   void groupStatement(StatementParser& p, const Token& keyword) {

@@ -20,6 +20,7 @@
 //   option max_iterations = 30             # run options (see RunOptions in src/infer)
 //   lemmas my_ops.lemmas                   # a lemma file (docs/lemma-files.md), relative to this file
 //   assume S.s0 == 2*D*.s0                 # a fact about symbolic sizes (==, <=, <, >=, >), one per rank
+//   zero slice(D3.w, dim=0, start=1, end=3)  # zero padding in an implementation input
 //
 // Rank wildcards (D*) are expanded by `expand` once the rank count is known.
 #pragma once
@@ -86,6 +87,10 @@ struct ConstantDecl {
   SourceLoc loc;
 };
 
+struct ZeroRegion {      // zero EXPR: the implementation tensors' region EXPR holds zeros (padding)
+  RelExpr region;        // an impl input, or slice(...) of one
+  SourceLoc loc;
+};
 struct Assumption {      // assume <lhs> <op> <rhs> over symbolic sizes, kept as text
   std::string lhs, op, rhs;  // op: "==", "<=", "<", ">=", ">"
   SourceLoc loc;
@@ -110,6 +115,7 @@ struct RelationFile {
   std::vector<std::string> lemmaPaths;           // `lemmas PATH` statements, resolved relative to the file
   std::vector<SourceLoc> lemmaLocs;              // parallel to lemmaPaths
   std::vector<Assumption> assumptions;           // `assume` statements
+  std::vector<ZeroRegion> zeros;                 // `zero` statements
 
   // Impl paths for ranks 0..implRanks-1 (pattern with {rank} substituted).
   // A pattern without {rank} (one SPMD program, e.g. HLO) is repeated per rank.

@@ -278,6 +278,13 @@ InputValues drawInputs(const LGraph& spec, const LGraph& impl, const RelationFil
     out.impl[id] = interp::Value::of(std::move(p.value));
   }
 
+  // An input declared zero as a whole (a rank holding padding only) may appear in no relation's inverse.
+  for (auto& z : rel.zeros) {
+    if (z.region.kind != RelExpr::Kind::Tensor) continue;
+    if (auto id = impl.find(z.region.tensor.toString()); id && !out.impl.count(impl.resolve(*id)))
+      out.impl[impl.resolve(*id)] = constantOf(impl.node(impl.resolve(*id)), 0);
+  }
+
   // Every relation must hold forwards on the derived values.
   LeafValues implLeaves = [&](const std::string& name, Owner owner) -> const interp::Value* {
     if (owner.isSpec()) return nullptr;
@@ -298,6 +305,25 @@ InputValues drawInputs(const LGraph& spec, const LGraph& impl, const RelationFil
       out.error = "input relation '" + r->lhs.toString() + " = " + r->rhs.toString() + "' (" + r->loc.file + ":" +
                   std::to_string(r->loc.line) + ") cannot hold together with the others on random values" +
                   (why.empty() ? "" : ": " + why);
+      return out;
+    }
+  }
+  // Zero padding: elements no relation constrains are already 0; a `zero`
+  // region that a relation fills with the spec's (random) values cannot hold.
+  for (auto& z : rel.zeros) {
+    std::string why;
+    std::optional<interp::Value> v;
+    try {
+      v = evalTerm(termOf(z.region, spec, impl), implLeaves, &why);
+    } catch (const InputError& e) {
+      why = e.what();
+    }
+    const interp::Tensor* t = v ? v->tensor() : nullptr;
+    bool zero = t != nullptr;
+    for (size_t e = 0; zero && e < t->data.size(); ++e) zero = t->data[e] == 0;
+    if (!zero) {
+      out.error = "zero region '" + z.region.toString() + "' (" + z.loc.file + ":" + std::to_string(z.loc.line) +
+                  ") is not zero on values that satisfy the input relations" + (why.empty() ? "" : ": " + why);
       return out;
     }
   }

@@ -297,6 +297,15 @@ const std::map<std::string, Builder>& builders() {
       {"sdpa_backward-heads", sdpaOfPieces(true, 1)},
       {"one_hot-concat", oneHotOfConcat},
       {"index_rows-concat-ids", indexRowsOfConcat},
+      {"concat-equal-pieces", concatEqualPieces},
+      {"sdpa-heads-subgroup", sdpaOfSubgroups},
+      {"mm-zeros", productWithZeros(false, 0)},
+      {"bmm-zeros", productWithZeros(true, 0)},
+      {"mm-zero-rows", productWithZeros(false, 1)},
+      {"mm-zero-cols", productWithZeros(false, 2)},
+      {"bmm-zero-rows", productWithZeros(true, 1)},
+      {"bmm-zero-cols", productWithZeros(true, 2)},
+      {"sum-zeros", sumWithZeros},
   };
   return m;
 }

@@ -78,6 +78,13 @@ Builder sdpaOfPieces(bool backward, int64_t d);
 // one_hot of a concat of integral pieces (builders_select.cpp).
 std::optional<eg::Id> oneHotOfConcat(Gen& gen);
 std::optional<eg::Id> indexRowsOfConcat(Gen& gen);
+// The GQA lemmas' instances (builders_gqa.cpp).
+std::optional<eg::Id> concatEqualPieces(Gen& gen);
+std::optional<eg::Id> sdpaOfSubgroups(Gen& gen);
+// The zero-padding lemmas' instances (builders_zeros.cpp); which: 0 an all-zero
+// operand, 1 the rhs / 2 the lhs split along the contracted dim with zero pieces.
+Builder productWithZeros(bool batched, int which);
+std::optional<eg::Id> sumWithZeros(Gen& gen);
 // Builders by lemma name (nullptr: use the generic one).
 const Builder* builderFor(const std::string& lemma);
 

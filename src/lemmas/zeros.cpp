@@ -1,0 +1,89 @@
+// Zero padding (`zero` statements, src/infer/zeros.cpp): a class whose data
+// says it is a splat of 0 (expand of the constant 0, or a rearrangement of
+// one) annihilates products and drops out of sums. Identities over the reals,
+// like the rest of the library (0 * inf is not considered).
+#include "lemmas/lemma_util.h"
+
+namespace tangle::lemmas::detail {
+
+namespace {
+
+bool isZeroSplat(const EGraph& g, Id c) {
+  const eg::ClassData& d = g.data(c);
+  return d.tensor() && d.constant && *d.constant == 0.0;
+}
+
+// expand[shape of the matched class](0), when an operand of the product is all zeros.
+Apply productOfZeros(std::vector<std::string> operands) {
+  return [operands](EGraph& g, const Match& m) -> std::optional<Id> {
+    bool zero = false;
+    for (const auto& v : operands) zero = zero || isZeroSplat(g, m.subst.cls(v));
+    const TensorType* t = typeOf(g, m.eclass);
+    if (!zero || !t || isZeroSplat(g, m.eclass)) return std::nullopt;
+    std::vector<int64_t> shape;
+    for (Dim d : t->shape) {
+      if (isSymbolic(d)) return std::nullopt;
+      shape.push_back(d);
+    }
+    return make(g, op().expand, {Attr::ints(shape)}, {makeConstant(g, 0)});
+  };
+}
+
+std::optional<Id> sumWithoutZeros(EGraph& g, const Match& m) {
+  std::vector<Id> kept;
+  for (Id x : m.subst.list("xs"))
+    if (!isZeroSplat(g, x)) kept.push_back(x);
+  if (kept.empty() || kept.size() == m.subst.list("xs").size()) return std::nullopt;
+  return makeSum(g, kept);
+}
+
+// A product whose contracted dim is a concat with all-zero pieces: the sum
+// over the other pieces of the product with the matching slice of the other
+// operand (the zero pieces contribute nothing). `lhs`: the concat is the left
+// operand (split along its last dim kd, the other operand's slices along od).
+Apply contractedWithZeros(eg::Symbol sym, bool lhs, int64_t kd, int64_t od) {
+  return [=](EGraph& g, const Match& m) -> std::optional<Id> {
+    const auto& xs = m.subst.list("xs");
+    Id y = m.subst.cls("y");
+    auto sizes = sizesAlong(g, xs, kd);
+    if (!sizes) return std::nullopt;
+    std::vector<Id> terms;
+    bool dropped = false;
+    int64_t off = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      int64_t n = (*sizes)[i];
+      if (isZeroSplat(g, xs[i])) {
+        dropped = true;
+      } else {
+        auto part = makeSlice(g, y, od, off, off + n);
+        auto t = part ? (lhs ? make(g, sym, {}, {xs[i], *part}) : make(g, sym, {}, {*part, xs[i]})) : std::nullopt;
+        if (!t) return std::nullopt;
+        terms.push_back(*t);
+      }
+      off += n;
+    }
+    if (!dropped || terms.empty()) return std::nullopt;
+    return makeSum(g, terms);
+  };
+}
+
+}  // namespace
+
+void addZeroLemmas(std::vector<Lemma>& out) {
+  out.push_back(applier("mm-zeros", "mm(a, b) = 0 when a or b is all zeros (zero padding)", "(mm ?a ?b)",
+                        productOfZeros({"a", "b"})));
+  out.push_back(applier("bmm-zeros", "bmm(a, b) = 0 when a or b is all zeros (zero padding)", "(bmm ?a ?b)",
+                        productOfZeros({"a", "b"})));
+  out.push_back(applier("mm-zero-rows", "mm(y, concat[0](b_i)) = sum over the non-zero b_i of mm(y[:, k_i], b_i)",
+                        "(mm ?y (concat[0] ?xs...))", contractedWithZeros(op().mm, false, 0, 1)));
+  out.push_back(applier("mm-zero-cols", "mm(concat[1](a_i), y) = sum over the non-zero a_i of mm(a_i, y[k_i, :])",
+                        "(mm (concat[1] ?xs...) ?y)", contractedWithZeros(op().mm, true, 1, 0)));
+  out.push_back(applier("bmm-zero-rows", "bmm(y, concat[1](b_i)) = sum over the non-zero b_i of bmm(y[:, :, k_i], b_i)",
+                        "(bmm ?y (concat[1] ?xs...))", contractedWithZeros(op().bmm, false, 1, 2)));
+  out.push_back(applier("bmm-zero-cols", "bmm(concat[2](a_i), y) = sum over the non-zero a_i of bmm(a_i, y[:, k_i])",
+                        "(bmm (concat[2] ?xs...) ?y)", contractedWithZeros(op().bmm, true, 2, 1)));
+  out.push_back(applier("sum-zeros", "sum(x_i..., 0, ...) = sum(x_i...): all-zero terms drop out", "(sum ?xs...)",
+                        sumWithoutZeros));
+}
+
+}  // namespace tangle::lemmas::detail
