@@ -108,5 +108,7 @@ void addSdpaLemmas(std::vector<Lemma>& out);
 void addRegroupLemmas(std::vector<Lemma>& out);
 void addVocabLemmas(std::vector<Lemma>& out);
 void addArithLemmas(std::vector<Lemma>& out);
+void addMoeLemmas(std::vector<Lemma>& out);  // moe.cpp
+void addCompareLemmas(std::vector<Lemma>& out);  // compare.cpp
 
 }  // namespace tangle::lemmas::detail

@@ -88,6 +88,8 @@ const OpDef kOps[] = {
   {"apex_layer_norm_bwd", "normalized_shape:ints eps:number", false, inferApexLayerNormBwd, k::apexLayerNormBwd, nullptr, s::layerNormBwd, ""},  // (grad, mean, invvar, x, w, b) -> (dx, dw, db)
   // training graphs (src/lower/canon_grad.cpp writes the backward ATen calls with these)
   {"one_hot",    "classes:int",                            false, inferOneHot,     k::oneHot,     nullptr,            s::classes,     ""},  // idx -> i64 [..., classes]
+  // mixture-of-experts routing
+  {"topk",       "dim:int k:int largest:bool",             false, inferTopk,       k::topk,       nullptr,            s::topk,        ""},  // x -> (values, indices), sorted
 };
 // clang-format on
 }  // namespace
