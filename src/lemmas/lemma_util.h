@@ -110,5 +110,6 @@ void addVocabLemmas(std::vector<Lemma>& out);
 void addArithLemmas(std::vector<Lemma>& out);
 void addMoeLemmas(std::vector<Lemma>& out);  // moe.cpp
 void addCompareLemmas(std::vector<Lemma>& out);  // compare.cpp
+void addSignLemmas(std::vector<Lemma>& out);  // sign.cpp
 
 }  // namespace tangle::lemmas::detail
