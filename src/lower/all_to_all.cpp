@@ -48,10 +48,10 @@ std::vector<AllToAllBlock> allToAllBlocks(const std::vector<const Node*>& nodes,
   std::vector<AllToAllBlock> blocks;
   for (size_t s = 0; s < m; ++s) {
     const Node& src = *nodes[s];
+    if (dim0[s] < 0) throw error(src, "needs an input with a known dim 0");
     std::vector<int64_t> in = splits(src, 2, "input_split_sizes", dim0[s], m);
     int64_t total = 0;
     for (int64_t k : in) total += k;
-    if (dim0[s] < 0) throw error(src, "needs an input with a known dim 0");
     if (total != dim0[s])
       throw error(src, "input_split_sizes sum to " + std::to_string(total) + " but dim 0 of the input is " +
                            std::to_string(dim0[s]));
