@@ -105,6 +105,7 @@ Result attention(const eg::AttrList&, const Inputs&);
 Result apexLayerNormBwd(const eg::AttrList&, const Inputs&);
 Result sdpa(const eg::AttrList&, const Inputs&);          // sdpa.cpp
 Result sdpaBackward(const eg::AttrList&, const Inputs&);
+Result topk(const eg::AttrList&, const Inputs&);  // topk.cpp
 
 // f applied to every element of the one input; no attributes. A new
 // elementwise op's record can name `unary<+[](double x) { ... }>` as its

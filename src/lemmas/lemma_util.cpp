@@ -344,6 +344,9 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addSelectLemmas(t);
     detail::addGqaLemmas(t);
     detail::addZeroLemmas(t);
+    detail::addMoeLemmas(t);
+    detail::addCompareLemmas(t);
+    detail::addSignLemmas(t);
     std::unordered_map<std::string, int> seen;
     for (const Lemma& l : t)
       if (seen[l.rule.name]++) throw std::logic_error("duplicate lemma name " + l.rule.name);

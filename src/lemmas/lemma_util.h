@@ -112,5 +112,8 @@ void addArithLemmas(std::vector<Lemma>& out);
 void addSelectLemmas(std::vector<Lemma>& out);
 void addGqaLemmas(std::vector<Lemma>& out);
 void addZeroLemmas(std::vector<Lemma>& out);
+void addMoeLemmas(std::vector<Lemma>& out);  // moe.cpp
+void addCompareLemmas(std::vector<Lemma>& out);  // compare.cpp
+void addSignLemmas(std::vector<Lemma>& out);  // sign.cpp
 
 }  // namespace tangle::lemmas::detail

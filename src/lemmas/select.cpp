@@ -1,4 +1,4 @@
-// Comparisons, one_hot and embedding lookups over concat (where has its own in vocab.cpp): the
+// one_hot and embedding lookups over concat (comparisons are in compare.cpp, where in vocab.cpp): the
 // selection ops a loss's backward is lowered into (canon_grad.cpp:
 // nll_loss_backward is one_hot(where(t != ignore, t, 0)) * where(t != ignore,
 // -g, 0)). A batch split into microbatches (pipeline schedules, gradient
@@ -8,27 +8,7 @@
 
 namespace tangle::lemmas::detail {
 
-namespace {
-
-// op(.., concat[d](xs), ..) = concat[D](op(.., x_i, ..)) with the concat as
-// child `pos` of `names` (see distributeOverConcat).
-Apply overConcat(eg::Symbol sym, std::vector<std::string> names, size_t pos) {
-  return [sym, names = std::move(names), pos](EGraph& g, const Match& m) {
-    return distributeOverConcat(g, m, sym, {}, names, pos);
-  };
-}
-
-}  // namespace
-
 void addSelectLemmas(std::vector<Lemma>& out) {
-  for (const char* f : {"lt", "le", "gt", "ge", "eq", "ne"}) {
-    std::string name = f;
-    eg::Symbol sym = eg::intern(name);
-    out.push_back(applier(name + "-concat-lhs", name + "(concat[d](xs), y) = concat[d](" + name + "(x_i, y_i))",
-                          "(" + name + " (concat[?d] ?xs...) ?y)", overConcat(sym, {"xs", "y"}, 0)));
-    out.push_back(applier(name + "-concat-rhs", name + "(y, concat[d](xs)) = concat[d](" + name + "(y_i, x_i))",
-                          "(" + name + " ?y (concat[?d] ?xs...))", overConcat(sym, {"y", "xs"}, 1)));
-  }
   // one_hot appends the class dim: a concat along an index dim stays one.
   eg::Symbol oneHot = eg::intern("one_hot");
   out.push_back(applier("one_hot-concat", "one_hot[k](concat[d](xs)) = concat[d](one_hot[k](x_i))",

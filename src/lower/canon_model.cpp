@@ -325,6 +325,7 @@ bool canonicalizeModelOp(const Graph& g, NodeId id, std::string_view base, std::
   const Node& n = g.node(id);
   if (base == "aten.index" && overload == "Tensor") return index(g, n, out);
   if (canonicalizeSdpa(g, id, base, overload, out)) return true;
+  if (canonicalizeMoe(g, id, base, overload, out)) return true;
   if (base == "aten.index_put" && overload == "default") return indexPut(g, n, out);
   if (base == "aten.embedding" && overload == "default") {
     auto w = tensorAt(n, 0, "weight"), ids = tensorAt(n, 1, "indices");

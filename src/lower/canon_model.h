@@ -22,6 +22,9 @@ bool canonicalizeModelOp(const Graph& g, NodeId id, std::string_view base, std::
 // CPU scaled-dot-product attention and its backward (canon_sdpa.cpp).
 bool canonicalizeSdpa(const Graph& g, NodeId id, std::string_view base, std::string_view overload, CanonTerm& out);
 
+// Mixture-of-experts routing: topk (canon_moe.cpp).
+bool canonicalizeMoe(const Graph& g, NodeId id, std::string_view base, std::string_view overload, CanonTerm& out);
+
 // getitem[k] of higher_order.auto_functionalized(KERNEL, kwargs...): the new
 // value of the kernel's k-th mutated argument, for the out-variant kernels
 // tangle knows (vLLM's rms_norm, fused_add_rms_norm, silu_and_mul); the

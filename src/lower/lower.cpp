@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "lower/all_to_all.h"
 #include "lower/canon_grad.h"
 #include "lower/canon_model.h"
 #include "lower/p2p.h"
@@ -24,7 +25,7 @@ std::string_view stripDefault(std::string_view op) {
   return op;
 }
 
-enum class Collective { None, AllReduce, AllGather, ReduceScatter, Broadcast, Wait };
+enum class Collective { None, AllReduce, AllGather, ReduceScatter, Broadcast, Wait, AllToAll };
 
 Collective collectiveKind(const std::string& op) {
   std::string_view o = stripDefault(op);
@@ -33,6 +34,7 @@ Collective collectiveKind(const std::string& op) {
   if (o == "_c10d_functional.reduce_scatter_tensor") return Collective::ReduceScatter;
   if (o == "_c10d_functional.broadcast") return Collective::Broadcast;
   if (o == "_c10d_functional.wait_tensor") return Collective::Wait;
+  if (o == "_c10d_functional.all_to_all_single") return Collective::AllToAll;
   return Collective::None;
 }
 
@@ -42,6 +44,7 @@ const char* collectiveName(Collective c) {
     case Collective::AllGather: return "all_gather_into_tensor";
     case Collective::ReduceScatter: return "reduce_scatter_tensor";
     case Collective::Broadcast: return "broadcast";
+    case Collective::AllToAll: return "all_to_all_single";
     default: return "collective";
   }
 }
@@ -366,6 +369,7 @@ class Lowerer {
       }
       for (size_t k = 0; k < count; ++k) {
         std::vector<int> inputs;  // the k-th collective's input on each member rank
+        std::vector<int> calls;   // and the k-th collective itself
         Collective kind = byRank.at(members.front())[k].kind;
         for (int r : members) {
           const PendingCollective& pc = byRank.at(r)[k];
@@ -375,10 +379,17 @@ class Lowerer {
                                    collectiveName(pc.kind) + " here but " + collectiveName(kind) + " on rank " +
                                    std::to_string(members.front()));
           inputs.push_back(lnodeOf(r, std::get<TensorRef>(n.args[0].v).node));
+          calls.push_back(pc.lnode);
         }
-        assumeEqualShapes(inputs, lg_.origin(byRank.at(members.front())[k].lnode));
-        for (size_t pos = 0; pos < members.size(); ++pos)
+        // all_to_all_single's inputs may differ in dim 0 (uneven splits)
+        if (kind != Collective::AllToAll) assumeEqualShapes(inputs, lg_.origin(byRank.at(members.front())[k].lnode));
+        for (size_t pos = 0; pos < members.size(); ++pos) {
+          if (kind == Collective::AllToAll) {
+            lowerAllToAll(calls, inputs, static_cast<int>(pos));
+            continue;
+          }
           lowerOne(byRank.at(members[pos])[k], inputs, members, static_cast<int>(pos));
+        }
       }
     }
   }
@@ -487,6 +498,36 @@ class Lowerer {
       default:
         throw nodeError(n, "unsupported collective");
     }
+  }
+
+  // Member pos's output: the concat of the blocks it receives (all_to_all.h).
+  void lowerAllToAll(const std::vector<int>& calls, const std::vector<int>& inputs, int pos) {
+    std::vector<const Node*> nodes;
+    std::vector<int64_t> dim0;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      nodes.push_back(&lg_.origin(calls[i]));
+      const TensorType* t = lg_.nodes[inputs[i]].data.tensor();
+      dim0.push_back(t && !t->shape.empty() && !isSymbolic(t->shape[0]) ? t->shape[0] : -1);
+    }
+    LNode& ln = lg_.nodes[calls[static_cast<size_t>(pos)]];
+    const TensorType* out = ln.data.tensor();
+    int64_t outDim0 = out && !out->shape.empty() && !isSymbolic(out->shape[0]) ? out->shape[0] : -1;
+    std::vector<AllToAllBlock> blocks = allToAllBlocks(nodes, dim0, pos, outDim0);
+    const ops::Syms& s = ops::syms();
+    if (blocks.empty()) blocks.push_back({pos, 0, 0});  // receives nothing: an empty slice of its own input
+    CanonTerm::Node cat;
+    cat.op = s.concat;
+    cat.attrs = {eg::Attr::integer(0)};
+    ln.def.nodes.clear();
+    for (const AllToAllBlock& b : blocks) {
+      CanonTerm::Node sl;
+      sl.op = s.slice;
+      sl.attrs = {eg::Attr::integer(0), eg::Attr::integer(b.start), eg::Attr::integer(b.end), eg::Attr::integer(1)};
+      sl.children = {operandRef(inputs[static_cast<size_t>(b.source)])};
+      cat.children.push_back(localRef(static_cast<int>(ln.def.nodes.size())));
+      ln.def.nodes.push_back(std::move(sl));
+    }
+    if (blocks.size() > 1) ln.def.nodes.push_back(std::move(cat));
   }
 
   void resolveAliases() {

@@ -8,6 +8,7 @@
 //   all_gather_into_tensor(x)   -> concat[0](D_q.x for q in group)
 //   reduce_scatter_tensor(x)    -> slice[0, i*c, (i+1)*c, 1](sum(D_q.x ...)), i = position of r in group
 //   broadcast(x, src)           -> D_src.x
+//   all_to_all_single(x, ...)   -> concat[0](slice[0, ...](D_q.x) for q in group)  (all_to_all.h)
 //   wait_tensor(x)              -> x
 // The k-th collective of a group on one rank is matched with the k-th of the
 // same group on every other member rank (program order), as NCCL requires.

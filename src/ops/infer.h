@@ -52,6 +52,7 @@ Data inferIndexRows(const eg::EGraph&, const eg::ENode&);
 Data inferGatherRows(const eg::EGraph&, const eg::ENode&);
 Data inferOneHot(const eg::EGraph&, const eg::ENode&);
 Data inferMaxDim(const eg::EGraph&, const eg::ENode&);
+Data inferTopk(const eg::EGraph&, const eg::ENode&);  // infer_topk.cpp
 Data inferCrossRank(const eg::EGraph&, const eg::ENode&);
 Data inferGeluBackward(const eg::EGraph&, const eg::ENode&);
 Data inferRmsNorm(const eg::EGraph&, const eg::ENode&);

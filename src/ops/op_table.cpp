@@ -90,6 +90,8 @@ const OpDef kOps[] = {
   {"one_hot",    "classes:int",                            false, inferOneHot,     k::oneHot,     nullptr,            s::classes,     ""},  // idx -> i64 [..., classes]
   // causal masks (tril(ones(n, n)), torchtitan's sdpa path; lowered in src/lower/canon_grad.cpp)
   {"tril",       "diagonal:int",                           false, inferTril,       k::tril,       nullptr,            s::dim,         ""},  // x: zero above the diagonal
+  // mixture-of-experts routing
+  {"topk",       "dim:int k:int largest:bool",             false, inferTopk,       k::topk,       nullptr,            s::topk,        ""},  // x -> (values, indices), sorted
 };
 // clang-format on
 }  // namespace

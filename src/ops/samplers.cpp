@@ -196,5 +196,14 @@ Out sdpa(AttrSampling& s, size_t pos, const eg::AttrList&) {
   return Attr::real(s.chance(0.5) ? 0.5 : 0.25 * static_cast<double>(s.uniform(1, 6)));
 }
 
+// topk: a dim, then k in [1, its size], largest either way.
+Out topk(AttrSampling& s, size_t pos, const eg::AttrList& filled) {
+  if (pos == 0) return someDim(s);
+  if (pos == 2) return Attr::boolean(s.chance(0.7));
+  auto size = dimSize(s, filledInt(filled, 0));
+  if (!size || *size < 1) return std::nullopt;
+  return Attr::integer(s.uniform(1, *size));
+}
+
 }  // namespace samplers
 }  // namespace tangle::ops

@@ -28,5 +28,6 @@ Out rotary(AttrSampling&, size_t, const eg::AttrList&);        // head_size, neo
 Out layer(AttrSampling&, size_t, const eg::AttrList&);
 Out classes(AttrSampling&, size_t, const eg::AttrList&);  // one_hot: 1..8
 Out sdpa(AttrSampling&, size_t, const eg::AttrList&);          // causal, scale
+Out topk(AttrSampling&, size_t, const eg::AttrList&);          // k, dim, largest
 
 }  // namespace tangle::ops::samplers
