@@ -340,6 +340,7 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addRegroupLemmas(t);
     detail::addVocabLemmas(t);
     detail::addArithLemmas(t);
+    detail::addEquivLemmas(t);
     std::unordered_map<std::string, int> seen;
     for (const Lemma& l : t)
       if (seen[l.rule.name]++) throw std::logic_error("duplicate lemma name " + l.rule.name);

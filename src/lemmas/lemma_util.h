@@ -108,5 +108,6 @@ void addSdpaLemmas(std::vector<Lemma>& out);
 void addRegroupLemmas(std::vector<Lemma>& out);
 void addVocabLemmas(std::vector<Lemma>& out);
 void addArithLemmas(std::vector<Lemma>& out);
+void addEquivLemmas(std::vector<Lemma>& out);
 
 }  // namespace tangle::lemmas::detail

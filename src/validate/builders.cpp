@@ -295,6 +295,10 @@ const std::map<std::string, Builder>& builders() {
       {"sdpa-heads", sdpaOfPieces(false, 1)},
       {"sdpa_backward-batch", sdpaOfPieces(true, 0)},
       {"sdpa_backward-heads", sdpaOfPieces(true, 1)},
+      {"add-unit-lead", binaryOfUnitLead("add")},
+      {"sub-unit-lead", binaryOfUnitLead("sub")},
+      {"mul-unit-lead", binaryOfUnitLead("mul")},
+      {"div-unit-lead", binaryOfUnitLead("div")},
   };
   return m;
 }

@@ -75,6 +75,7 @@ class Gen {
 using Builder = std::function<std::optional<eg::Id>(Gen&)>;
 // getitem of sdpa (or sdpa_backward) over pieces along dim d (builders_sdpa.cpp).
 Builder sdpaOfPieces(bool backward, int64_t d);
+Builder binaryOfUnitLead(const std::string& op);  // builders_equiv.cpp
 // Builders by lemma name (nullptr: use the generic one).
 const Builder* builderFor(const std::string& lemma);
 
