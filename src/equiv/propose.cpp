@@ -157,17 +157,18 @@ Values readValues(const std::string& path) {
   return v;
 }
 
-std::vector<Proposal> propose(const Values& spec, const Values& impl, double tol) {
+std::vector<Proposal> propose(const Values& spec, const Values& impl, double tol, const std::vector<std::string>& extra) {
   std::vector<std::string> wanted;
   for (const auto& n : spec.order)
     if (spec.tensors.at(n).kind == "placeholder" && spec.tensors.at(n).feedsData) wanted.push_back(n);
   for (const auto& n : spec.frontier) wanted.push_back(n);
+  for (const auto& n : extra) wanted.push_back(n);
   std::vector<Proposal> out;
   for (const auto& n : wanted) {
-    Proposal p{n, "", "", spec.tensors.count(n) && spec.tensors.at(n).kind != "placeholder"};
+    Proposal p{n, "", "", !spec.tensors.count(n) || spec.tensors.at(n).kind != "placeholder"};
     auto it = spec.tensors.find(n);
     if (it == spec.tensors.end()) {
-      p.note = "no values recorded (not a float or integer tensor)";
+      p.note = "no values recorded (not a float or integer tensor of the spec graph)";
       out.push_back(p);
       continue;
     }
@@ -229,7 +230,7 @@ std::string relationText(const std::vector<Proposal>& ps, const std::string& spe
       auto end = p.expr.find_first_of(",) ", d0);
       impl = nameOf(implNames, p.expr.substr(d0 + 3, end == std::string::npos ? std::string::npos : end - d0 - 3));
     }
-    std::string comment = p.cut ? "computed from constants only: taken as given (value-checked, not proved)" : "";
+    std::string comment = p.cut ? "cut point: taken as given (value-checked, not proved)" : "";
     if (!fqn.empty() || !impl.empty()) comment += (comment.empty() ? "" : "; ") + fqn + " <- " + impl;
     if (!p.note.empty()) comment += (comment.empty() ? "" : "; ") + p.note;
     if (!comment.empty()) o << "   # " << comment;

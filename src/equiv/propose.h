@@ -46,7 +46,9 @@ struct Proposal {
 };
 
 // Spec tensors that need a relation: inputs (placeholders) and spec.frontier.
-std::vector<Proposal> propose(const Values& spec, const Values& impl, double tol = 1e-6);
+// extra: spec intermediates to relate as well (cut points the user asks for, e.g. to check one segment).
+std::vector<Proposal> propose(const Values& spec, const Values& impl, double tol = 1e-6,
+                              const std::vector<std::string>& extra = {});
 
 // The relation file text: spec/impl lines, then one statement per proposal.
 std::string relationText(const std::vector<Proposal>& ps, const std::string& specGraph, const std::string& implGraph,

@@ -43,10 +43,11 @@ std::string graphPath(const std::string& valuesPath, const equiv::Values& v, con
 
 }  // namespace
 
-int propose(const std::string& specValues, const std::string& implValues, const std::string& out) {
+int propose(const std::string& specValues, const std::string& implValues, const std::string& out,
+            const std::vector<std::string>& extra) {
   auto spec = equiv::readValues(specValues);
   auto impl = equiv::readValues(implValues);
-  auto ps = equiv::propose(spec, impl);
+  auto ps = equiv::propose(spec, impl, 1e-6, extra);
   std::string text = equiv::relationText(ps, graphPath(specValues, spec, out), graphPath(implValues, impl, out),
                                          paramNames(specValues), paramNames(implValues));
   if (out.empty()) {

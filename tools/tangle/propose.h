@@ -3,11 +3,13 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace tangle::cli {
 
 // Exit 0 when every needed spec tensor got a proposal, 1 when some did not (the file still lists them as
 // comments); bad input throws InputError.
-int propose(const std::string& specValues, const std::string& implValues, const std::string& out);
+int propose(const std::string& specValues, const std::string& implValues, const std::string& out,
+            const std::vector<std::string>& extra);
 
 }  // namespace tangle::cli
