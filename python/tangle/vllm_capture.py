@@ -93,6 +93,17 @@ def _plant(bug, model):
         layer.forward = fwd
 
 
+def _source_line(node) -> str:
+    """The model source line a node comes from ("file:line in fn: code"), or ""."""
+    trace = node.meta.get("stack_trace") or ""
+    frames = [l.strip() for l in trace.strip().splitlines()]
+    for i in range(len(frames) - 1, -1, -1):
+        if frames[i].startswith("File "):
+            code = frames[i + 1] if i + 1 < len(frames) else ""
+            return frames[i].removeprefix("File ").replace('"', "") + ": " + code
+    return ""
+
+
 def _values_writer(path, record):
     """An aot fw_compiler writing the graph text and, running it once, every tensor's value."""
     import torch
@@ -122,6 +133,8 @@ def _values_writer(path, record):
                 data.add(n.name)
         record["data"] = data
         record["kind"] = {n.name: n.op for n in gm.graph.nodes}
+        record["inputs"] = {n.name: [a.name for a in n.all_input_nodes] for n in gm.graph.nodes}
+        record["source"] = {n.name: _source_line(n) for n in gm.graph.nodes}
         record["feeds"] = {a.name for n in gm.graph.nodes if n.name in data for a in n.all_input_nodes} | data
         record["frontier"] = sorted({a.name for n in gm.graph.nodes if n.name in data for a in n.all_input_nodes
                                      if a.name not in data and a.op != "placeholder"})
@@ -163,7 +176,8 @@ def _capture(fn, args, out, stem):
     with open(os.path.join(out, stem + ".values.json"), "w") as f:
         json.dump(dict(graph=stem + ".py", frontier=record["frontier"], tensors={
             n: dict(shape=list(v.shape), kind=record["kind"].get(n, "call_function"), data_dependent=n in record["data"],
-                    feeds_data=n in record["feeds"],
+                    feeds_data=n in record["feeds"], inputs=record["inputs"].get(n, []),
+                    source=record["source"].get(n, ""),
                     data=[float(x) for x in v.detach().double().flatten().tolist()])
             for n, v in vals.items()}), f)
     return result

@@ -1,5 +1,6 @@
 #include "equiv/propose.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -145,6 +146,8 @@ Values readValues(const std::string& path) {
       x.kind = t.value("kind", "call_function");
       x.dataDependent = t.value("data_dependent", true);
       x.feedsData = t.value("feeds_data", true);
+      if (t.contains("inputs")) x.inputs = t["inputs"].get<std::vector<std::string>>();
+      x.source = t.value("source", "");
     } catch (const std::exception& e) {
       throw InputError({path, 0}, "tensor '" + name + "': " + e.what());
     }
@@ -234,6 +237,83 @@ std::string relationText(const std::vector<Proposal>& ps, const std::string& spe
     if (!fqn.empty() || !impl.empty()) comment += (comment.empty() ? "" : "; ") + fqn + " <- " + impl;
     if (!p.note.empty()) comment += (comment.empty() ? "" : "; ") + p.note;
     if (!comment.empty()) o << "   # " << comment;
+    o << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace tangle::equiv
+
+namespace tangle::equiv {
+
+namespace {
+
+std::vector<double> sortedValues(const Tensor& t) {
+  std::vector<double> v = t.data;
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace
+
+std::optional<Divergence> firstDivergence(const Values& spec, const Values& impl, double tol) {
+  std::vector<std::pair<std::string, std::vector<double>>> implSorted;
+  for (const auto& n : impl.order) implSorted.emplace_back(n, sortedValues(impl.tensors.at(n)));
+  std::map<std::string, std::string> match;  // spec tensor -> an impl tensor holding its values
+  auto find = [&](const std::string& n) -> std::optional<std::string> {
+    auto sv = sortedValues(spec.tensors.at(n));
+    for (const auto& [in, iv] : implSorted)
+      if (sameData(sv, iv, tol)) return in;
+    return std::nullopt;
+  };
+  for (const auto& n : spec.order) {
+    const Tensor& x = spec.tensors.at(n);
+    if (auto m = find(n)) {
+      match[n] = *m;
+      continue;
+    }
+    if (!x.dataDependent || x.kind != "call_function" || uninformative(x.data, tol)) continue;
+    Divergence d{n, "", x.source, "", {}};
+    bool inputsMatch = true;
+    std::vector<std::string> implInputs;
+    for (const auto& a : x.inputs) {
+      auto it = spec.tensors.find(a);
+      if (it == spec.tensors.end() || !it->second.dataDependent) continue;
+      if (!match.count(a)) inputsMatch = false;
+      else {
+        d.matchedInputs.push_back("S." + a + " ~ D0." + match[a]);
+        implInputs.push_back(match[a]);
+      }
+    }
+    if (!inputsMatch) continue;  // a consequence of an earlier divergence (or of values that never matched)
+    for (const auto& in : impl.order) {
+      const Tensor& y = impl.tensors.at(in);
+      if (y.data.size() != x.data.size()) continue;
+      bool reads = false;
+      for (const auto& a : y.inputs) reads = reads || std::count(implInputs.begin(), implInputs.end(), a);
+      if (reads) {
+        d.impl = in;
+        d.implSource = y.source;
+        break;
+      }
+    }
+    return d;
+  }
+  return std::nullopt;
+}
+
+std::string divergenceText(const Divergence& d, const std::string& specGraph, const std::string& implGraph) {
+  std::ostringstream o;
+  o << "first divergence: S." << d.spec << " (" << specGraph << ") holds values no implementation tensor holds\n";
+  o << "  spec source: " << (d.specSource.empty() ? "(unknown)" : d.specSource) << "\n";
+  if (!d.impl.empty())
+    o << "  implementation counterpart: D0." << d.impl << " (" << implGraph << ")\n  implementation source: "
+      << (d.implSource.empty() ? "(unknown)" : d.implSource) << "\n";
+  else
+    o << "  no implementation operator of its size reads the matching inputs\n";
+  if (!d.matchedInputs.empty()) {
+    o << "  its inputs agree:";
+    for (const auto& m : d.matchedInputs) o << " " << m << ";";
     o << "\n";
   }
   return o.str();

@@ -26,6 +26,8 @@ struct Tensor {
   std::string kind;           // placeholder, get_attr, call_function
   bool dataDependent = true;  // reads the token ids (directly or not)
   bool feedsData = true;      // is the token ids or read by an operator that depends on them
+  std::vector<std::string> inputs;  // the tensors its operator reads
+  std::string source;               // the model source line it comes from
 };
 
 struct Values {
@@ -54,5 +56,17 @@ std::vector<Proposal> propose(const Values& spec, const Values& impl, double tol
 std::string relationText(const std::vector<Proposal>& ps, const std::string& specGraph, const std::string& implGraph,
                          const std::map<std::string, std::string>& specNames,
                          const std::map<std::string, std::string>& implNames);
+
+// Emerge's failure localization, from values: the first spec tensor (graph order) computed from the
+// data whose values no implementation tensor holds up to a rearrangement (same multiset of values)
+// while every data-dependent tensor it reads does; with the implementation tensor that reads the
+// matches of those inputs and has its size (the operator that should have computed it).
+struct Divergence {
+  std::string spec, impl;              // impl empty when no candidate reads the matched inputs
+  std::string specSource, implSource;  // model source lines
+  std::vector<std::string> matchedInputs;  // "S.x ~ D0.y"
+};
+std::optional<Divergence> firstDivergence(const Values& spec, const Values& impl, double tol = 1e-5);
+std::string divergenceText(const Divergence& d, const std::string& specGraph, const std::string& implGraph);
 
 }  // namespace tangle::equiv

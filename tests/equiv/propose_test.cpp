@@ -97,3 +97,47 @@ TEST(Propose, BadValuesFileIsOneInputError) {
 
 }  // namespace
 }  // namespace tangle::equiv
+
+namespace tangle::equiv {
+namespace {
+
+Tensor op(std::vector<int64_t> shape, std::vector<double> data, std::vector<std::string> inputs, std::string src) {
+  Tensor x = t(std::move(shape), std::move(data), "call_function");
+  x.inputs = std::move(inputs);
+  x.source = std::move(src);
+  return x;
+}
+
+// The spec computes a = x * 2 then b = a + 1; the implementation stores a transposed and gets b wrong:
+// the first divergence is b (not a, whose values the implementation holds rearranged), paired with the
+// implementation operator that reads a's counterpart.
+TEST(Localize, FirstDivergingTensorWithItsCounterpart) {
+  Values spec, impl;
+  put(spec, "x", t({2, 2}, {1, 2, 3, 4}));
+  put(spec, "a", op({2, 2}, {2, 4, 6, 8}, {"x"}, "hf.py:10: a = x * 2"));
+  put(spec, "b", op({2, 2}, {3, 5, 7, 9}, {"a"}, "hf.py:11: b = a + 1"));
+  put(spec, "c", op({2, 2}, {6, 10, 14, 18}, {"b"}, "hf.py:12: c = b * 2"));
+  put(impl, "x", t({2, 2}, {1, 2, 3, 4}));
+  put(impl, "at", op({2, 2}, {2, 6, 4, 8}, {"x"}, "vllm.py:20: at = (x * 2).T"));
+  put(impl, "bt", op({2, 2}, {3, 7, 5, 10}, {"at"}, "vllm.py:21: bt = at + 1 (wrong)"));
+  auto d = firstDivergence(spec, impl);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->spec, "b");
+  EXPECT_EQ(d->impl, "bt");
+  EXPECT_EQ(d->specSource, "hf.py:11: b = a + 1");
+  EXPECT_EQ(d->implSource, "vllm.py:21: bt = at + 1 (wrong)");
+  ASSERT_EQ(d->matchedInputs.size(), 1u);
+  EXPECT_EQ(d->matchedInputs[0], "S.a ~ D0.at");
+}
+
+TEST(Localize, NoDivergenceWhenEveryTensorHasACounterpart) {
+  Values spec, impl;
+  put(spec, "x", t({2}, {1, 2}));
+  put(spec, "a", op({2}, {2, 4}, {"x"}, ""));
+  put(impl, "x", t({2}, {1, 2}));
+  put(impl, "a", op({1, 2}, {2, 4}, {"x"}, ""));
+  EXPECT_FALSE(firstDivergence(spec, impl));
+}
+
+}  // namespace
+}  // namespace tangle::equiv

@@ -182,6 +182,9 @@ int main(int argc, char** argv) {
                  "(SPEC.values.json IMPL.values.json); prints or writes a relation file to review");
   proposeCmd->add_option("values", proposeFiles, "SPEC.values.json IMPL.values.json")->required()->expected(2);
   proposeCmd->add_option("--out,-o", proposeOut, "write the relation file here (default: print it)");
+  bool proposeLocalize = false;
+  proposeCmd->add_flag("--localize", proposeLocalize,
+                       "instead: report the first spec tensor whose values no implementation tensor holds");
   std::vector<std::string> proposeExtra;
   proposeCmd->add_option("--tensor", proposeExtra, "also relate this spec intermediate (a cut point; repeatable)");
   try {
@@ -202,6 +205,7 @@ int main(int argc, char** argv) {
                                     replay ? std::optional(replayOpts) : std::nullopt, lemmaFiles, trustUnvalidated,
                                     htmlOut, quiet, forceProgress, options);
     if (*equivCmd) return tangle::cli::forwardToPython(argv[0], "equiv", equivCmd->remaining());
+    if (*proposeCmd && proposeLocalize) return tangle::cli::localize(proposeFiles[0], proposeFiles[1]);
     if (*proposeCmd) return tangle::cli::propose(proposeFiles[0], proposeFiles[1], proposeOut, proposeExtra);
     if (*lemmasCmd) return validate ? validateLemmas(validateOpts, lemmaFiles) : listLemmas(lemmaFiles);
   } catch (const tangle::InputError& e) {

@@ -65,4 +65,17 @@ int propose(const std::string& specValues, const std::string& implValues, const 
   return missing ? 1 : 0;
 }
 
+int localize(const std::string& specValues, const std::string& implValues) {
+  auto spec = equiv::readValues(specValues);
+  auto impl = equiv::readValues(implValues);
+  auto d = equiv::firstDivergence(spec, impl);
+  if (!d) {
+    std::cout << "no divergence: every tensor the spec computes from the data is held, up to a rearrangement, by an "
+                 "implementation tensor\n";
+    return 0;
+  }
+  std::cout << equiv::divergenceText(*d, graphPath(specValues, spec, ""), graphPath(implValues, impl, ""));
+  return 1;
+}
+
 }  // namespace tangle::cli

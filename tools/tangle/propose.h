@@ -12,4 +12,8 @@ namespace tangle::cli {
 int propose(const std::string& specValues, const std::string& implValues, const std::string& out,
             const std::vector<std::string>& extra);
 
+// `tangle propose --localize`: the first spec tensor whose values diverge (src/equiv/propose.h);
+// exit 1 when there is one, 0 when every data-dependent spec tensor has a counterpart.
+int localize(const std::string& specValues, const std::string& implValues);
+
 }  // namespace tangle::cli
