@@ -37,7 +37,8 @@ def _tangle_bin() -> str:
     return os.environ.get("TANGLE_BIN", "tangle")
 
 
-def capture(family: str, out: str, layers: int = 1, bug: str | None = None) -> None:
+def capture(family: str, out: str, layers: int = 1, bug: str | None = None, bugs: list[str] | None = None) -> None:
+    """Captures into OUT (or, with bugs, each variant into OUT/<bug>, in one process: "clean" for none)."""
     python = vllm_python()
     if python is None:
         raise RuntimeError("the vLLM environment is missing (scripts/install-deps.sh makes ~/.cache/tangle/vllm-venv; "
@@ -46,6 +47,8 @@ def capture(family: str, out: str, layers: int = 1, bug: str | None = None) -> N
     cmd = [python, "-m", "tangle.vllm_capture", family, "--out", out, "--layers", str(layers)]
     if bug:
         cmd += ["--bug", bug]
+    if bugs:
+        cmd += ["--bugs", *bugs]
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if r.returncode != 0:
         last = [line for line in r.stderr.splitlines() if line.strip()][-1:] or ["(no output)"]
@@ -70,6 +73,10 @@ def equiv(family: str, out: str, layers: int = 1, bug: str | None = None, json_o
     log(c.stdout.rstrip())
     if c.stderr.strip():
         log(c.stderr.strip())
+    if c.returncode != 0:  # where the values part, whatever the proof could not reach (a diagnosis)
+        d = subprocess.run([_tangle_bin(), "propose", os.path.join(out, "hf.values.json"),
+                            os.path.join(out, "vllm.values.json"), "--localize"], capture_output=True, text=True)
+        log(d.stdout.rstrip() or d.stderr.strip())
     return c.returncode, text, c.stdout
 
 

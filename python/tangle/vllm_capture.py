@@ -25,7 +25,7 @@ Planted bugs (``--bug``), each a one-line change to the vLLM side, for the misma
 ``qkv-order`` (k and v swapped after the split), ``rope-gptj`` (GPT-J instead of neox rotary),
 ``rms-eps`` (eps 1e-2), ``no-residual`` (first residual add dropped), ``scale`` (attention scale 1/D).
 
-    python -m tangle.vllm_capture qwen2|llama --out DIR [--layers N] [--tokens T] [--bug NAME]
+    python -m tangle.vllm_capture qwen2|llama --out DIR [--layers N] [--tokens T] [--bug NAME | --bugs NAME...]
 """
 from __future__ import annotations
 
@@ -68,7 +68,8 @@ def _prefill_attention(bug):
 
 
 def _plant(bug, model):
-    """One-line bugs of the kinds Emerge found, planted into vLLM's modules."""
+    """One-line bugs of the kinds Emerge found, planted into vLLM's modules; returns an undo function for
+    state shared beyond this model (or None)."""
     import torch
     layer = model.model.layers[0]
     if bug == "qkv-order":
@@ -80,8 +81,10 @@ def _plant(bug, model):
             q, k, v = out.split([attn.q_size, attn.kv_size, attn.kv_size], dim=-1)
             return torch.cat([q, v, k], dim=-1), b
         attn.qkv_proj.forward = qkv
-    elif bug == "rope-gptj":
-        layer.self_attn.rotary_emb.is_neox_style = False
+    elif bug == "rope-gptj":  # undone after the capture: vLLM shares rotary modules across models (get_rope)
+        rope = layer.self_attn.rotary_emb
+        rope.is_neox_style = False
+        return lambda: setattr(rope, "is_neox_style", True)
     elif bug == "rms-eps":
         layer.input_layernorm.variance_epsilon = 1e-2
     elif bug == "no-residual":
@@ -183,7 +186,12 @@ def _capture(fn, args, out, stem):
     return result
 
 
+_DIST = {}
+
+
 def capture(family, out, layers=1, tokens=8, bug=None, seed=0):
+    """Writes OUT/{hf,vllm}.{py,params.json,values.json}; returns the largest logit difference.
+    Several calls may share one process (vLLM's distributed state is set up once)."""
     import torch
     os.makedirs(out, exist_ok=True)
     cfg, hf_cls = _config(family, layers)
@@ -204,9 +212,11 @@ def capture(family, out, layers=1, tokens=8, bug=None, seed=0):
     vc = VllmConfig(model_config=mc, load_config=LoadConfig(load_format="dummy"),
                     compilation_config=CompilationConfig(custom_ops=["none"]))
     with set_current_vllm_config(vc):
-        init_distributed_environment(world_size=1, rank=0, local_rank=0,
-                                     distributed_init_method=f"file://{cfg_dir}/pg", backend="gloo")
-        initialize_model_parallel(1, 1)
+        if not _DIST:
+            init_distributed_environment(world_size=1, rank=0, local_rank=0,
+                                         distributed_init_method=f"file://{cfg_dir}/pg", backend="gloo")
+            initialize_model_parallel(1, 1)
+            _DIST["ready"] = True
         if family == "qwen2":
             from vllm.model_executor.models.qwen2 import Qwen2ForCausalLM as VllmModel
         else:
@@ -216,11 +226,14 @@ def capture(family, out, layers=1, tokens=8, bug=None, seed=0):
         for mod in model.modules():  # vLLM's own CPU fallback instead of opaque packed-weight kernels
             if hasattr(mod, "quant_method") and hasattr(mod, "weight"):
                 mod.cpu_linear = torch.nn.functional.linear
-        if bug:
-            _plant(bug, model)
+        undo = _plant(bug, model) if bug else None
         ids = torch.randint(0, cfg.vocab_size, (tokens,), generator=torch.Generator().manual_seed(seed + 1))
         pos = torch.arange(tokens)
-        a = _capture(lambda ids, pos: model.compute_logits(model(ids, pos)), (ids, pos), out, "vllm")
+        try:
+            a = _capture(lambda ids, pos: model.compute_logits(model(ids, pos)), (ids, pos), out, "vllm")
+        finally:
+            if undo:
+                undo()
     b = _capture(lambda ids: hf(ids, use_cache=False).logits, (ids[None],), out, "hf")
     return float((a - b[0]).abs().max())
 
@@ -232,7 +245,14 @@ def main(argv=None):
     ap.add_argument("--layers", type=int, default=1)
     ap.add_argument("--tokens", type=int, default=8)
     ap.add_argument("--bug", choices=BUGS)
+    ap.add_argument("--bugs", nargs="+", choices=BUGS + ("clean",),
+                    help="capture several variants in one process, each into OUT/<variant>")
     a = ap.parse_args(argv)
+    if a.bugs:
+        diffs = {b: capture(a.family, os.path.join(a.out, b), a.layers, a.tokens, None if b == "clean" else b)
+                 for b in a.bugs}
+        print(json.dumps(dict(max_logit_difference=diffs)))
+        return 0
     diff = capture(a.family, a.out, a.layers, a.tokens, a.bug)
     print(json.dumps(dict(max_logit_difference=diff)))
     return 0

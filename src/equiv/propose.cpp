@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -259,44 +260,62 @@ std::vector<double> sortedValues(const Tensor& t) {
 std::optional<Divergence> firstDivergence(const Values& spec, const Values& impl, double tol) {
   std::vector<std::pair<std::string, std::vector<double>>> implSorted;
   for (const auto& n : impl.order) implSorted.emplace_back(n, sortedValues(impl.tensors.at(n)));
-  std::map<std::string, std::string> match;  // spec tensor -> an impl tensor holding its values
-  auto find = [&](const std::string& n) -> std::optional<std::string> {
-    auto sv = sortedValues(spec.tensors.at(n));
-    for (const auto& [in, iv] : implSorted)
-      if (sameData(sv, iv, tol)) return in;
-    return std::nullopt;
-  };
+  std::map<std::string, std::string> match;  // spec tensor -> an impl tensor holding its values (rearranged)
   for (const auto& n : spec.order) {
     const Tensor& x = spec.tensors.at(n);
-    if (auto m = find(n)) {
-      match[n] = *m;
+    if (uninformative(x.data, tol)) continue;  // all-equal values say nothing
+    auto sv = sortedValues(x);
+    for (const auto& [in, iv] : implSorted)
+      if (sameData(sv, iv, tol)) {
+        match[n] = in;
+        break;
+      }
+  }
+  // An intermediate one framework never materializes (HF's q * cos, where vLLM multiplies each half)
+  // is not a divergence when what is computed from it meets the implementation again: "healed".
+  std::map<std::string, std::vector<std::string>> readers;
+  for (const auto& n : spec.order)
+    for (const auto& a : spec.tensors.at(n).inputs) readers[a].push_back(n);
+  std::map<std::string, bool> healed;
+  for (auto it = spec.order.rbegin(); it != spec.order.rend(); ++it) {
+    bool h = false;
+    for (const auto& r : readers[*it]) h = h || match.count(r) || healed[r];
+    healed[*it] = h;
+  }
+  for (const auto& n : spec.order) {
+    const Tensor& x = spec.tensors.at(n);
+    if (match.count(n) || healed[n] || !x.dataDependent || x.kind != "call_function" || uninformative(x.data, tol))
       continue;
-    }
-    if (!x.dataDependent || x.kind != "call_function" || uninformative(x.data, tol)) continue;
     Divergence d{n, "", x.source, "", {}};
-    bool inputsMatch = true;
     std::vector<std::string> implInputs;
-    for (const auto& a : x.inputs) {
-      auto it = spec.tensors.find(a);
-      if (it == spec.tensors.end() || !it->second.dataDependent) continue;
-      if (!match.count(a)) inputsMatch = false;
-      else {
+    for (const auto& a : x.inputs)
+      if (match.count(a)) {
         d.matchedInputs.push_back("S." + a + " ~ D0." + match[a]);
         implInputs.push_back(match[a]);
       }
-    }
-    if (!inputsMatch) continue;  // a consequence of an earlier divergence (or of values that never matched)
+    // The implementation's side of the pair: computed from those inputs, of its size, and holding values
+    // the spec never computes (the diverging value); else the first operator of its size reading them.
+    std::set<std::string> held, reach(implInputs.begin(), implInputs.end());
+    for (const auto& [sn, in] : match) held.insert(in);
+    std::string firstReader;
     for (const auto& in : impl.order) {
       const Tensor& y = impl.tensors.at(in);
+      bool reads = false, direct = false;
+      for (const auto& a : y.inputs) {
+        reads = reads || reach.count(a);
+        direct = direct || std::count(implInputs.begin(), implInputs.end(), a);
+      }
+      if (!reads) continue;
+      reach.insert(in);
       if (y.data.size() != x.data.size()) continue;
-      bool reads = false;
-      for (const auto& a : y.inputs) reads = reads || std::count(implInputs.begin(), implInputs.end(), a);
-      if (reads) {
+      if (direct && firstReader.empty()) firstReader = in;
+      if (!held.count(in) && !uninformative(y.data, tol)) {
         d.impl = in;
-        d.implSource = y.source;
         break;
       }
     }
+    if (d.impl.empty()) d.impl = firstReader;
+    if (!d.impl.empty()) d.implSource = impl.tensors.at(d.impl).source;
     return d;
   }
   return std::nullopt;

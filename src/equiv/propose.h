@@ -58,9 +58,11 @@ std::string relationText(const std::vector<Proposal>& ps, const std::string& spe
                          const std::map<std::string, std::string>& implNames);
 
 // Emerge's failure localization, from values: the first spec tensor (graph order) computed from the
-// data whose values no implementation tensor holds up to a rearrangement (same multiset of values)
-// while every data-dependent tensor it reads does; with the implementation tensor that reads the
-// matches of those inputs and has its size (the operator that should have computed it).
+// data whose values no implementation tensor holds up to a rearrangement (same multiset of values),
+// and nothing computed from it does either (an intermediate only one framework materializes, such as
+// HF's q * cos, is not a divergence when its consumers meet the implementation again); with the
+// implementation tensor of its size that reads the counterparts of its inputs (where the other
+// framework should have computed it). A diagnosis from one input, not a proof.
 struct Divergence {
   std::string spec, impl;              // impl empty when no candidate reads the matched inputs
   std::string specSource, implSource;  // model source lines

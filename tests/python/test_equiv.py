@@ -34,19 +34,30 @@ def _capture(tmp_path_factory, family, bug=None):
     return out
 
 
+VARIANTS = ("clean",) + equiv.BUGS
+
+
 @pytest.fixture(scope="session")
-def qwen2(tmp_path_factory):
-    return _capture(tmp_path_factory, "qwen2")
+def qwen2_variants(tmp_path_factory):
+    """The clean Qwen2 and one copy per planted bug, captured in one process (vLLM's import is the slow part)."""
+    out = str(tmp_path_factory.mktemp("qwen2"))
+    equiv.capture("qwen2", out, layers=1, bugs=list(VARIANTS))
+    return {v: os.path.join(out, v) for v in VARIANTS}
+
+
+@pytest.fixture(scope="session")
+def qwen2(qwen2_variants):
+    return qwen2_variants["clean"]
+
+
+@pytest.fixture(scope="session")
+def qwen2_rms_eps(qwen2_variants):
+    return qwen2_variants["rms-eps"]
 
 
 @pytest.fixture(scope="session")
 def llama(tmp_path_factory):
     return _capture(tmp_path_factory, "llama")
-
-
-@pytest.fixture(scope="session")
-def qwen2_rms_eps(tmp_path_factory):
-    return _capture(tmp_path_factory, "qwen2", "rms-eps")
 
 
 def _propose(out, *extra):
@@ -182,3 +193,30 @@ def test_missing_vllm_environment_is_one_line(tmp_path, monkeypatch):
     assert r.returncode == 2
     assert r.stderr.strip().startswith("tangle equiv: error: the vLLM environment is missing"), r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def _localize(out):
+    r = subprocess.run([TANGLE, "propose", os.path.join(out, "hf.values.json"), os.path.join(out, "vllm.values.json"),
+                        "--localize"], capture_output=True, text=True)
+    return r.returncode, r.stdout
+
+
+@needs_vllm
+def test_clean_model_has_no_value_divergence(qwen2):
+    code, text = _localize(qwen2)
+    assert code == 0 and text.startswith("no divergence"), text
+
+
+@needs_vllm
+@pytest.mark.parametrize("bug, spec_code", [
+    ("rms-eps", "torch.rsqrt(variance + self.variance_epsilon)"),  # the input RMSNorm
+    ("qkv-order", "k_embed = (k * cos)"),                            # k (really v) first used in rotary
+    ("rope-gptj", "q_embed = (q * cos)"),                            # the rotary of q
+    ("scale", "attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling"),
+    ("no-residual", "hidden_states = residual + hidden_states"),
+])
+def test_planted_bug_is_localized_at_the_right_pair(bug, spec_code, qwen2_variants):
+    code, text = _localize(qwen2_variants[bug])
+    assert code == 1, text
+    spec_line = next(l for l in text.splitlines() if l.strip().startswith("spec source:"))
+    assert spec_code in spec_line, text

@@ -70,8 +70,8 @@ int localize(const std::string& specValues, const std::string& implValues) {
   auto impl = equiv::readValues(implValues);
   auto d = equiv::firstDivergence(spec, impl);
   if (!d) {
-    std::cout << "no divergence: every tensor the spec computes from the data is held, up to a rearrangement, by an "
-                 "implementation tensor\n";
+    std::cout << "no divergence: every tensor the spec computes from the data, or one computed from it, is held "
+                 "(up to a rearrangement) by an implementation tensor\n";
     return 0;
   }
   std::cout << equiv::divergenceText(*d, graphPath(specValues, spec, ""), graphPath(implValues, impl, ""));
