@@ -124,8 +124,14 @@ void addEquivLemmas(std::vector<Lemma>& out) {
                               "result's extra leading dims are 1",
                           std::string("(") + name + " ?a ?b)", binaryOfUnitLead(sym)));
   // Two frameworks write the same product in either order (HF: w * x, vLLM: x * w).
-  out.push_back(rewrite("mul-commute", "mul(a, b) = mul(b, a)", "(mul ?a ?b)", "(mul ?b ?a)"));
-  out.push_back(rewrite("add-commute", "add(a, b) = add(b, a)", "(add ?a ?b)", "(add ?b ?a)"));
+  // Only for operands of one dtype: the type rule reads dtypes in order (add(i64, f32 const) is i64).
+  auto sameDtype = [](const EGraph& g, Subst& s) {
+    const TensorType* a = typeOf(g, s.cls("a"));
+    const TensorType* b = typeOf(g, s.cls("b"));
+    return a && b && a->dtype == b->dtype;
+  };
+  out.push_back(rewrite("mul-commute", "mul(a, b) = mul(b, a) (same dtype)", "(mul ?a ?b)", "(mul ?b ?a)", sameDtype));
+  out.push_back(rewrite("add-commute", "add(a, b) = add(b, a) (same dtype)", "(add ?a ?b)", "(add ?b ?a)", sameDtype));
   out.push_back(applier("mean-last-reshape",
                         "mean_dim[last](reshape[s](x)) = reshape[s with last dim 1 or dropped](mean_dim[last](x)) when "
                         "the reshape keeps the last dim",
