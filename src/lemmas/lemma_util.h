@@ -115,5 +115,6 @@ void addZeroLemmas(std::vector<Lemma>& out);
 void addMoeLemmas(std::vector<Lemma>& out);  // moe.cpp
 void addCompareLemmas(std::vector<Lemma>& out);  // compare.cpp
 void addSignLemmas(std::vector<Lemma>& out);  // sign.cpp
+void addEquivLemmas(std::vector<Lemma>& out);
 
 }  // namespace tangle::lemmas::detail

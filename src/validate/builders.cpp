@@ -306,6 +306,10 @@ const std::map<std::string, Builder>& builders() {
       {"bmm-zero-rows", productWithZeros(true, 1)},
       {"bmm-zero-cols", productWithZeros(true, 2)},
       {"sum-zeros", sumWithZeros},
+      {"add-unit-lead", binaryOfUnitLead("add")},
+      {"sub-unit-lead", binaryOfUnitLead("sub")},
+      {"mul-unit-lead", binaryOfUnitLead("mul")},
+      {"div-unit-lead", binaryOfUnitLead("div")},
   };
   return m;
 }

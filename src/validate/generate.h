@@ -85,6 +85,7 @@ std::optional<eg::Id> sdpaOfSubgroups(Gen& gen);
 // operand, 1 the rhs / 2 the lhs split along the contracted dim with zero pieces.
 Builder productWithZeros(bool batched, int which);
 std::optional<eg::Id> sumWithZeros(Gen& gen);
+Builder binaryOfUnitLead(const std::string& op);  // builders_equiv.cpp
 // Builders by lemma name (nullptr: use the generic one).
 const Builder* builderFor(const std::string& lemma);
 

@@ -16,6 +16,7 @@
 #include "lemmas/lemma_file.h"
 #include "validate/lemma_file_check.h"
 #include "validate/validate.h"
+#include "propose.h"
 #include "verify.h"
 
 namespace {
@@ -169,6 +170,23 @@ int main(int argc, char** argv) {
                "(runs python3 -m tangle.sweep; see tangle sweep --help)");
   sweepCmd->prefix_command();
   sweepCmd->set_help_flag();
+  auto* equivCmd = app.add_subcommand(
+      "equiv", "HF transformers vs vLLM (qwen2, llama): capture both, propose the relation from values, check it "
+               "(runs python3 -m tangle.equiv; see tangle equiv --help)");
+  equivCmd->prefix_command();
+  equivCmd->set_help_flag();
+  std::vector<std::string> proposeFiles;
+  std::string proposeOut;
+  auto* proposeCmd = app.add_subcommand(
+      "propose", "propose relations between two frameworks' tensors from values recorded on one input "
+                 "(SPEC.values.json IMPL.values.json); prints or writes a relation file to review");
+  proposeCmd->add_option("values", proposeFiles, "SPEC.values.json IMPL.values.json")->required()->expected(2);
+  proposeCmd->add_option("--out,-o", proposeOut, "write the relation file here (default: print it)");
+  bool proposeLocalize = false;
+  proposeCmd->add_flag("--localize", proposeLocalize,
+                       "instead: report the first spec tensor whose values no implementation tensor holds");
+  std::vector<std::string> proposeExtra;
+  proposeCmd->add_option("--tensor", proposeExtra, "also relate this spec intermediate (a cut point; repeatable)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -186,6 +204,9 @@ int main(int argc, char** argv) {
     if (*checkCmd) return check(positional, impl, relation, jsonOut, allRelations,
                                     replay ? std::optional(replayOpts) : std::nullopt, lemmaFiles, trustUnvalidated,
                                     htmlOut, quiet, forceProgress, options);
+    if (*equivCmd) return tangle::cli::forwardToPython(argv[0], "equiv", equivCmd->remaining());
+    if (*proposeCmd && proposeLocalize) return tangle::cli::localize(proposeFiles[0], proposeFiles[1]);
+    if (*proposeCmd) return tangle::cli::propose(proposeFiles[0], proposeFiles[1], proposeOut, proposeExtra);
     if (*lemmasCmd) return validate ? validateLemmas(validateOpts, lemmaFiles) : listLemmas(lemmaFiles);
   } catch (const tangle::InputError& e) {
     std::cerr << e.what() << "\n";
