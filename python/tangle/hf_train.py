@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 
-from . import hf
+from . import eager_trace, hf
 from .joint import stitch
 
 LABEL_SEED = hf.SEED + 2
@@ -87,8 +87,7 @@ def capture_training(model, ids, target, graph_path, params_path, info=None, *, 
         return F.cross_entropy(logits.flatten(0, 1).float(), y.flatten())
 
     model.zero_grad(set_to_none=True)
-    torch._dynamo.reset()
-    compiled = torch.compile(step or hf_step, backend=backend, fullgraph=True)
+    compiled = eager_trace.compile(step or hf_step, backend, model)
     with context() if context else contextlib.nullcontext():
         compiled(*inputs.values()).backward()
     if "fw" not in graphs or "bw" not in graphs:

@@ -1,0 +1,103 @@
+"""Trace a model step to ATen with aot_autograd directly, without Dynamo's bytecode tracer.
+
+``torch.compile(fn, backend=b, fullgraph=True)`` first symbolically interprets the Python bytecode
+of `fn` (Dynamo), then hands the resulting FX graph to `b` (aot_autograd). At full size the
+bytecode interpretation is most of the capture time and it grows with every layer. Here `fn` runs
+as ordinary Python instead, with the model's parameters and buffers swapped for the tensors
+aot_autograd traces (``_reparametrize_module``, what ``torch.func.functional_call`` does); the same
+aot_autograd backend then records the ATen program the dispatcher sees. It is still the real
+program: every ATen call the model makes lands in the graph, collectives included (the fake
+process group runs them as functional collectives when traced).
+
+The backend is called as Dynamo would call it: ``backend(module, example_inputs)`` with the
+example inputs the step's own tensors followed by the model's parameters and buffers (the very
+objects, so callers can map them back to names by ``id``), and the returned callable runs the step.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+
+# "dynamo" (torch.compile) or "eager" (this module); read at every capture so a test can switch it.
+ENV = "TANGLE_CAPTURE_FRONTEND"
+
+
+def frontend() -> str:
+    value = os.environ.get(ENV, "eager")
+    if value not in ("dynamo", "eager"):
+        raise ValueError(f"{ENV}={value!r}: expected dynamo or eager")
+    return value
+
+
+def compile(fn, backend, model=None):
+    """A callable running `fn(*inputs)` through `backend`: torch.compile (Dynamo) or the eager
+    frontend below (default), per $TANGLE_CAPTURE_FRONTEND. `model`: the module whose parameters and
+    buffers `fn` reads (the eager frontend lifts them to graph inputs; Dynamo finds them itself)."""
+    import torch
+    if frontend() == "dynamo" or model is None:
+        torch._dynamo.reset()
+        return torch.compile(fn, backend=backend, fullgraph=True)
+    return _EagerCompiled(fn, backend, model)
+
+
+class _EagerCompiled:
+    def __init__(self, fn, backend, model):
+        self.fn, self.backend, self.model = fn, backend, model
+        self.compiled = None
+
+    def __call__(self, *inputs):
+        import torch
+        import torch.utils._pytree as pytree
+        model = self.model
+        state = list(model.named_parameters()) + list(model.named_buffers())
+        names = [n for n, _ in state]
+        fn, n_inputs = self.fn, len(inputs)
+        spec = self.__dict__.setdefault("out_spec", [])
+
+        class Step(torch.nn.Module):  # holds no state of its own: everything arrives as an argument
+            def forward(self, *flat):
+                from torch.nn.utils.stateless import _reparametrize_module
+                with _reparametrize_module(model, dict(zip(names, flat[n_inputs:])), tie_weights=True):
+                    out = fn(*flat[:n_inputs])
+                leaves, tree = pytree.tree_flatten(out)  # aot_autograd wants a flat tuple of outputs
+                spec[:] = [tree]
+                return tuple(leaves)
+
+        if self.compiled is None:
+            # The model takes its torch.compile code paths (transformers skips data-dependent checks
+            # then), as in torch.export's non-strict tracing, which sets the same flag.
+            with torch.compiler._compile_session_context(), _functional_collectives():
+                self.compiled = self.backend(Step(), [*inputs, *(t for _, t in state)])
+        leaves = self.compiled(*inputs, *(t for _, t in state))
+        return pytree.tree_unflatten(list(leaves), spec[0])
+
+
+@contextlib.contextmanager
+def _functional_collectives():
+    """torch.distributed's in-place collectives (dist.all_reduce, ...) called as the traceable functional
+    versions Dynamo rewrites them to (torch's own table, traceable_collective_remaps), so the graph holds
+    the same _c10d_functional calls as under torch.compile. A call site holding its own reference to a
+    legacy function still traces the c10d op, which tangle refuses as unknown (never a silent pass)."""
+    import torch.distributed as dist
+    import torch.distributed.distributed_c10d as c10d
+    from torch.distributed._functional_collectives import traceable_collective_remaps
+
+    def blocking_only(legacy, new):
+        def call(*args, **kwargs):
+            if kwargs.get("async_op"):
+                raise RuntimeError(f"{legacy.__name__}(async_op=True) cannot be traced (torch.compile refuses it too)")
+            kwargs.pop("async_op", None)
+            return new(*args, **kwargs)
+        return call
+
+    saved = []
+    for legacy, new in traceable_collective_remaps.items():
+        for module in (dist, c10d):
+            if getattr(module, legacy.__name__, None) is legacy:
+                saved.append((module, legacy.__name__, legacy))
+                setattr(module, legacy.__name__, blocking_only(legacy, new))
+    try:
+        yield
+    finally:
+        for module, name, legacy in saved:
+            setattr(module, name, legacy)
