@@ -16,6 +16,7 @@ objects, so callers can map them back to names by ``id``), and the returned call
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 
 # "dynamo" (torch.compile) or "eager" (this module); read at every capture so a test can switch it.
@@ -80,14 +81,29 @@ def _functional_collectives():
     legacy function still traces the c10d op, which tangle refuses as unknown (never a silent pass)."""
     import torch.distributed as dist
     import torch.distributed.distributed_c10d as c10d
-    from torch.distributed._functional_collectives import traceable_collective_remaps
+    from torch.distributed._functional_collectives import REDUCE_OP_TO_STR, traceable_collective_remaps
 
-    def blocking_only(legacy, new):
+    reducing = {dist.all_reduce, getattr(dist, "reduce_scatter_tensor", None),
+                getattr(dist, "_reduce_scatter_base", None), getattr(dist, "reduce_scatter_single", None)}
+    p2p = {dist.isend, dist.irecv, dist.batch_isend_irecv}
+
+    def remapped(legacy, new):
+        # What Dynamo's CollectiveFunctionRewriteVariable does: bind to the legacy signature, refuse
+        # async_op=True, pass a reduce op as its string name.
+        signature = inspect.signature(legacy)
+
         def call(*args, **kwargs):
-            if kwargs.get("async_op"):
+            if legacy in p2p:
+                raise RuntimeError(f"{legacy.__name__}: point-to-point calls are not traced (Dynamo's default)")
+            bound = dict(signature.bind(*args, **kwargs).arguments)
+            if bound.get("async_op"):
                 raise RuntimeError(f"{legacy.__name__}(async_op=True) cannot be traced (torch.compile refuses it too)")
-            kwargs.pop("async_op", None)
-            return new(*args, **kwargs)
+            if legacy in reducing:
+                op = bound.get("op", signature.parameters["op"].default)
+                if op not in REDUCE_OP_TO_STR:
+                    raise ValueError(f"{legacy.__name__}: unsupported reduce op {op}")
+                bound["op"] = REDUCE_OP_TO_STR[op]
+            return new(**bound)
         return call
 
     saved = []
@@ -95,7 +111,7 @@ def _functional_collectives():
         for module in (dist, c10d):
             if getattr(module, legacy.__name__, None) is legacy:
                 saved.append((module, legacy.__name__, legacy))
-                setattr(module, legacy.__name__, blocking_only(legacy, new))
+                setattr(module, legacy.__name__, remapped(legacy, new))
     try:
         yield
     finally:

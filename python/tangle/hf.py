@@ -270,7 +270,8 @@ def capture_model(model, ids, graph_path, params_path, info=None, *, forward=Non
     for o in result["outputs"]:
         o.update(what="logits", layout=layout)
     params = dict(info or {}, graph=os.path.basename(graph_path), placeholders=result["placeholders"],
-                  constants=result["constants"], outputs=result["outputs"])
+                  constants=result["constants"], outputs=result["outputs"],
+                  cpu_seconds=round(time.process_time(), 2))  # of this capture process (bench/scale)
     with open(params_path, "w") as f:
         json.dump(params, f, indent=1)
         f.write("\n")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 from . import eager_trace, hf
 from .joint import stitch
@@ -127,7 +128,8 @@ def capture_training(model, ids, target, graph_path, params_path, info=None, *, 
         outputs.append(dict(name=name, what="grad", fqn=d["fqn"], layout=layout,
                             shape=list(param.shape)))
     params = dict(info or {}, graph=os.path.basename(graph_path), backward=True, placeholders=phs,
-                  constants=constants, outputs=outputs)
+                  constants=constants, outputs=outputs,
+                  cpu_seconds=round(time.process_time(), 2))  # of this capture process (bench/scale)
     with open(params_path, "w") as f:
         json.dump(params, f, indent=1)
         f.write("\n")
