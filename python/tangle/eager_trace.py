@@ -67,7 +67,7 @@ class _EagerCompiled:
         if self.compiled is None:
             # The model takes its torch.compile code paths (transformers skips data-dependent checks
             # then), as in torch.export's non-strict tracing, which sets the same flag.
-            with torch.compiler._compile_session_context(), _functional_collectives():
+            with torch.compiler._compile_session_context(), _functional_collectives(), _source_lines():
                 self.compiled = self.backend(Step(), [*inputs, *(t for _, t in state)])
         leaves = self.compiled(*inputs, *(t for _, t in state))
         return pytree.tree_unflatten(list(leaves), spec[0])
@@ -117,3 +117,29 @@ def _functional_collectives():
     finally:
         for module, name, legacy in saved:
             setattr(module, name, legacy)
+
+
+@contextlib.contextmanager
+def _source_lines():
+    """Record each node's Python stack, innermost frame outside torch (as Dynamo's source lines), so the
+    printed graph carries the `# File: ..., code: ...` lines tangle's reports quote. aot_autograd's make_fx
+    call records none by default; it is asked to, with torch's own frames (and this module's) left out."""
+    import functools
+    import traceback
+    import torch
+    from torch._functorch._aot_autograd import graph_capture
+    from torch.fx.experimental.proxy_tensor import PythonKeyTracer, make_fx
+    torch_dir = os.path.dirname(torch.__file__) + os.sep
+
+    def user_frames(self, summary):
+        return traceback.StackSummary.from_list(
+            [f for f in summary if not f.filename.startswith(torch_dir) and f.filename != __file__])
+
+    saved = graph_capture.make_fx
+    graph_capture.make_fx = functools.partial(make_fx, record_stack_traces=True)
+    PythonKeyTracer._filter_traceback_frames = user_frames
+    try:
+        yield
+    finally:
+        graph_capture.make_fx = saved
+        del PythonKeyTracer._filter_traceback_frames  # the base class's again
