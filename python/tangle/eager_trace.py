@@ -20,22 +20,30 @@ import inspect
 import os
 
 # "dynamo" (torch.compile) or "eager" (this module); read at every capture so a test can switch it.
+# Unset: eager for weightless (FakeTensorMode) models only, see frontend().
 ENV = "TANGLE_CAPTURE_FRONTEND"
 
 
-def frontend() -> str:
-    value = os.environ.get(ENV, "eager")
+def frontend(model=None) -> str:
+    """$TANGLE_CAPTURE_FRONTEND, else "eager" for a model without weights (FakeTensorMode: the full-size
+    captures) and "dynamo" otherwise: the eager frontend does not yet localize everything Dynamo does (the
+    source line of a backward node, the model line of a capture error), which the tiny captures' tests use."""
+    value = os.environ.get(ENV)
+    if value is None:
+        from torch._subclasses.fake_tensor import is_fake
+        weightless = model is not None and any(is_fake(p) for p in model.parameters())
+        return "eager" if weightless else "dynamo"
     if value not in ("dynamo", "eager"):
         raise ValueError(f"{ENV}={value!r}: expected dynamo or eager")
     return value
 
 
 def compile(fn, backend, model=None):
-    """A callable running `fn(*inputs)` through `backend`: torch.compile (Dynamo) or the eager
-    frontend below (default), per $TANGLE_CAPTURE_FRONTEND. `model`: the module whose parameters and
-    buffers `fn` reads (the eager frontend lifts them to graph inputs; Dynamo finds them itself)."""
+    """A callable running `fn(*inputs)` through `backend`: torch.compile (Dynamo) or the eager frontend
+    below, per frontend(model). `model`: the module whose parameters and buffers `fn` reads (the eager
+    frontend lifts them to graph inputs; Dynamo finds them itself)."""
     import torch
-    if frontend() == "dynamo" or model is None:
+    if model is None or frontend(model) == "dynamo":
         torch._dynamo.reset()
         return torch.compile(fn, backend=backend, fullgraph=True)
     return _EagerCompiled(fn, backend, model)
