@@ -40,7 +40,7 @@ import sys
 import time
 
 from .capture import CaptureError, _run_reporting, failure_message
-from . import progress
+from . import eager_trace, progress
 
 # Tiny shapes: GQA (fewer kv heads than heads), every TP degree up to 4 divides them.
 TINY = dict(hidden_size=64, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128,
@@ -259,8 +259,7 @@ def capture_model(model, ids, graph_path, params_path, info=None, *, forward=Non
     def logits(x):
         return model(input_ids=x, use_cache=False).logits
 
-    torch._dynamo.reset()
-    compiled = torch.compile(forward or logits, backend=backend, fullgraph=True)
+    compiled = eager_trace.compile(forward or logits, backend, model)
     with torch.no_grad(), (context() if context else contextlib.nullcontext()):
         value = compiled(*inputs.values())
     if "placeholders" not in result:
@@ -271,7 +270,8 @@ def capture_model(model, ids, graph_path, params_path, info=None, *, forward=Non
     for o in result["outputs"]:
         o.update(what="logits", layout=layout)
     params = dict(info or {}, graph=os.path.basename(graph_path), placeholders=result["placeholders"],
-                  constants=result["constants"], outputs=result["outputs"])
+                  constants=result["constants"], outputs=result["outputs"],
+                  cpu_seconds=round(time.process_time(), 2))  # of this capture process (bench/scale)
     with open(params_path, "w") as f:
         json.dump(params, f, indent=1)
         f.write("\n")
@@ -590,10 +590,28 @@ class HFCapture:
     relation: str
 
 
-def _run(jobs, log, target=None):
-    """Runs [(label, args, params path)] in spawned processes (`target(*args)`, default
+# Imported once by the fork server that starts capture processes, instead of once per process
+# (importing torch and transformers is several CPU seconds; a capture is one process per graph).
+PRELOAD = ["torch", "torch.distributed", "torch._functorch.aot_autograd", "torch._dynamo",
+           "torch.testing._internal.distributed.fake_pg", "transformers", "transformers.models.llama.modeling_llama",
+           "tangle.hf", "tangle.hf_train"]
+
+
+def _context(preload=None):
+    """The multiprocessing context for capture processes: a fork server that imported `preload`
+    (default PRELOAD) once; each capture is a fresh fork of it, so no capture sees another's state.
+    TANGLE_CAPTURE_START=spawn starts every process from scratch instead."""
+    if os.environ.get("TANGLE_CAPTURE_START") == "spawn":
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(list(preload or PRELOAD))
+    return ctx
+
+
+def _run(jobs, log, target=None, preload=None):
+    """Runs [(label, args, params path)] in fresh processes (`target(*args)`, default
     _capture_one_reporting), a few at a time, waited for in order of start."""
-    ctx = multiprocessing.get_context("spawn")
+    ctx = _context(preload)
     pending = list(jobs)
     running = []
     limit = max(1, min(len(pending), os.cpu_count() or 1, 4))

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
-from . import hf
+from . import eager_trace, hf
 from .joint import stitch
 
 LABEL_SEED = hf.SEED + 2
@@ -87,8 +88,7 @@ def capture_training(model, ids, target, graph_path, params_path, info=None, *, 
         return F.cross_entropy(logits.flatten(0, 1).float(), y.flatten())
 
     model.zero_grad(set_to_none=True)
-    torch._dynamo.reset()
-    compiled = torch.compile(step or hf_step, backend=backend, fullgraph=True)
+    compiled = eager_trace.compile(step or hf_step, backend, model)
     with context() if context else contextlib.nullcontext():
         compiled(*inputs.values()).backward()
     if "fw" not in graphs or "bw" not in graphs:
@@ -128,7 +128,8 @@ def capture_training(model, ids, target, graph_path, params_path, info=None, *, 
         outputs.append(dict(name=name, what="grad", fqn=d["fqn"], layout=layout,
                             shape=list(param.shape)))
     params = dict(info or {}, graph=os.path.basename(graph_path), backward=True, placeholders=phs,
-                  constants=constants, outputs=outputs)
+                  constants=constants, outputs=outputs,
+                  cpu_seconds=round(time.process_time(), 2))  # of this capture process (bench/scale)
     with open(params_path, "w") as f:
         json.dump(params, f, indent=1)
         f.write("\n")

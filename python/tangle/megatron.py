@@ -215,6 +215,9 @@ def _capture_one(layers, tp, rank, setup, parallel_output, graph_path, params_pa
 
 def _capture_one_reporting(*args):
     """_capture_one in a spawned process; an exception is left as one line for the parent."""
+    # Megatron's CPU shims were written against torch.compile; the eager frontend (tangle.eager_trace)
+    # is not yet validated for it, so its captures keep Dynamo unless the user chose a frontend.
+    os.environ.setdefault("TANGLE_CAPTURE_FRONTEND", "dynamo")
     _run_reporting(args[5], lambda: _capture_one(*args))
 
 

@@ -52,12 +52,14 @@ def heads_for(tp: int) -> dict:
     return dict(n_kv_heads=kv, n_heads=2 * kv)
 
 
-def model_config(layers: int, sp: bool, bug: str | None = None, **overrides):
-    """A tiny Llama3Model.Config with torchtitan's sharding configs filled (TP plan, SP or not)."""
+def model_config(layers: int, sp: bool, bug: str | None = None, flavor: str | None = None, **overrides):
+    """A tiny Llama3Model.Config (or, with `flavor`, torchtitan's shipped config of that name, e.g. "405B",
+    cut to its first `layers` layers) with torchtitan's sharding configs filled (TP plan, SP or not)."""
+    if flavor:
+        return _sharded(_shipped_config(flavor, layers), sp, bug)
     from torchtitan.models.common import ComplexRoPE, Embedding, Linear, RMSNorm
     from torchtitan.models.common.attention import ScaledDotProductAttention
     from torchtitan.models.llama3 import Llama3Model, _build_llama3_layers
-    from torchtitan.models.llama3.sharding import set_llama3_sharding_config
     c = dict(TINY, **overrides)
     dim, heads = c["dim"], c["n_heads"]
     blocks = _build_llama3_layers(
@@ -71,6 +73,27 @@ def model_config(layers: int, sp: bool, bug: str | None = None, **overrides):
         tok_embeddings=Embedding.Config(num_embeddings=c["vocab_size"], embedding_dim=dim),
         norm=RMSNorm.Config(normalized_shape=dim),
         lm_head=Linear.Config(in_features=dim, out_features=c["vocab_size"]), layers=blocks)
+    return _sharded(config, sp, bug)
+
+
+def _shipped_config(flavor: str, layers: int):
+    """torchtitan's own Llama-3 config `flavor` (llama3_configs: debugmodel, 8B, 70B, 405B, ...) with its
+    first `layers` layers, inner attention torchtitan's SDPA module (flex needs GPU kernels)."""
+    from torchtitan.models.common.attention import ScaledDotProductAttention
+    from torchtitan.models.llama3 import llama3_configs
+    if flavor not in llama3_configs:
+        raise ValueError(f"unknown torchtitan llama3 flavor {flavor!r} (known: {', '.join(llama3_configs)})")
+    config = llama3_configs[flavor](attn_backend="flex")
+    if not 1 <= layers <= len(config.layers):
+        raise ValueError(f"flavor {flavor} has {len(config.layers)} layers; cannot take {layers}")
+    config.layers = config.layers[:layers]
+    for b in config.layers:
+        b.attention.inner_attention = ScaledDotProductAttention.Config()
+    return config
+
+
+def _sharded(config, sp: bool, bug: str | None):
+    from torchtitan.models.llama3.sharding import set_llama3_sharding_config
     # What Llama3Model.Config.update_from_config does for TP, without importing the trainer.
     set_llama3_sharding_config(config, enable_sp=sp)
     if bug == "norm_grad_unreduced":
@@ -85,6 +108,22 @@ def _declare_norm_weights_invariant(config):
     norms = [config.norm] + [n for b in config.layers for n in (b.attention_norm, b.ffn_norm)]
     for n in norms:
         n.sharding_config.state_shardings["weight"] = dense_param_placement(tp=spmd.I)
+
+
+@contextlib.contextmanager
+def _buffers_only(on: bool):
+    """init_states without parameter initializers while `on`: fake parameters hold no values to set (the
+    random initializers are data-dependent under FakeTensorMode); buffers (RoPE cache) are still computed."""
+    from torchtitan.protocols.module import Module
+    if not on:
+        yield
+        return
+    saved = Module._init_self_parameters
+    Module._init_self_parameters = lambda self: None
+    try:
+        yield
+    finally:
+        Module._init_self_parameters = saved
 
 
 def _math_sdpa():
@@ -227,9 +266,16 @@ def _training_capture(model, vocab, tp_group=None):
 # ---------------------------------------------------------------- one capture
 
 def _capture_one(layers, tp, rank, backend, sp, graph_path, params_path, overrides=None, bug=None,
-                 spmd_context=True, backward=False):
+                 spmd_context=True, backward=False, flavor=None):
     """One spawned process: the spec (rank None) or one rank under a fake process group. `backward`:
-    one training step (loss and every parameter gradient) instead of the forward."""
+    one training step (loss and every parameter gradient) instead of the forward. `flavor`: torchtitan's
+    shipped config of that name, built and traced without weights (FakeTensorMode: shapes only; the
+    mesh and init_states stay outside the mode, the rest inside)."""
+    fake = None
+    if flavor:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        fake = FakeTensorMode(allow_non_fake_inputs=True)  # constants the model makes while running are real
+    inside = fake or contextlib.nullcontext()
     import torch
     import torch.distributed as dist
     import torchtitan.distributed.parallel_dims as pdims
@@ -240,30 +286,39 @@ def _capture_one(layers, tp, rank, backend, sp, graph_path, params_path, overrid
     overrides = overrides or {}
     info = dict(framework="torchtitan", family="llama3", layers=layers, attn="sdpa (math)", backend=backend,
                 sequence_parallel=sp, seq=SEQ, config=dict(TINY, **overrides))
+    if flavor:
+        shipped = _shipped_config(flavor, layers)
+        info.update(flavor=flavor, config=dict(dim=shipped.dim, vocab_size=shipped.vocab_size))
     vocab = info["config"]["vocab_size"]
     if rank is None:
-        config = model_config(layers, sp, **overrides)
+        config = model_config(layers, sp, flavor=flavor, **overrides)
         torch.manual_seed(SEED)
-        model = config.build()
-        model.init_states(buffer_device=torch.device("cpu"))
-        if backward:
-            _training_capture(model, vocab)(input_ids(vocab), graph_path, params_path,
-                                            dict(info, role="spec", world_size=1))
-            return
-        hf.capture_model(model.eval(), input_ids(), graph_path, params_path, dict(info, role="spec", world_size=1),
-                         forward=lambda x: model(x))
+        with inside:
+            model = config.build()
+        with _buffers_only(fake is not None):
+            model.init_states(buffer_device=torch.device("cpu"))
+        with inside:
+            if backward:
+                _training_capture(model, vocab)(input_ids(vocab), graph_path, params_path,
+                                                dict(info, role="spec", world_size=1))
+                return
+            hf.capture_model(model.eval(), input_ids(vocab), graph_path, params_path,
+                             dict(info, role="spec", world_size=1), forward=lambda x: model(x))
         return
-    config = model_config(layers, sp, bug, **overrides)
+    config = model_config(layers, sp, bug, flavor=flavor, **overrides)
     from torch.testing._internal.distributed.fake_pg import FakeStore
     dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=tp)
     try:
         dist_utils.set_spmd_backend(backend)
         torch.manual_seed(SEED)
-        model = config.build()
-        model.init_states(buffer_device=torch.device("cpu"))
+        with inside:
+            model = config.build()
+        with _buffers_only(fake is not None):
+            model.init_states(buffer_device=torch.device("cpu"))
         dims = ParallelDims(dp_replicate=1, dp_shard=1, cp=1, tp=tp, pp=1, ep=1, world_size=tp, spmd_backend=backend)
         dims.build_mesh()
-        model.parallelize(dims)
+        with inside:
+            model.parallelize(dims)
         if bug == "embedding_offset":  # the ranks' row offset computed from a wrong vocabulary size
             model.tok_embeddings.num_embeddings += tp
         layouts = state_placements(model, tp) if backend == "spmd_types" else None
@@ -271,14 +326,16 @@ def _capture_one(layers, tp, rank, backend, sp, graph_path, params_path, overrid
         if backward:
             group = dims.get_mesh("tp").get_group() if backend == "spmd_types" else None
             grads = grad_placements(model) if backend == "spmd_types" else None
-            params = _training_capture(model, vocab, group)(
-                input_ids(vocab), graph_path, params_path,
-                dict(info, role="impl", rank=rank, world_size=tp, bug=bug), layouts, context, grads)
+            with inside:
+                params = _training_capture(model, vocab, group)(
+                    input_ids(vocab), graph_path, params_path,
+                    dict(info, role="impl", rank=rank, world_size=tp, bug=bug), layouts, context, grads)
         else:
-            params = hf.capture_model(model.eval(), input_ids(), graph_path, params_path,
-                                      dict(info, role="impl", rank=rank, world_size=tp, bug=bug),
-                                      forward=lambda x: model(x), layouts=layouts,
-                                      output_layout=lambda v: _output_layout(model, v), context=context)
+            with inside:
+                params = hf.capture_model(model.eval(), input_ids(vocab), graph_path, params_path,
+                                          dict(info, role="impl", rank=rank, world_size=tp, bug=bug),
+                                          forward=lambda x: model(x), layouts=layouts,
+                                          output_layout=lambda v: _output_layout(model, v), context=context)
         with open(graph_path) as f:
             check_collectives(params, f.read(), f"rank {rank}/{tp} ({backend})")
     finally:
@@ -294,11 +351,13 @@ def _capture_one_reporting(*args):
 
 def capture_titan(tp: int, out_dir: str, sp: bool = False, backend: str = "spmd_types", layers: int = 1,
                   options: dict | None = None, bug: str | None = None, spmd_context: bool = True,
-                  spec_from: str | None = None, log=print, backward: bool = False) -> hf.HFCapture:
+                  spec_from: str | None = None, log=print, backward: bool = False,
+                  flavor: str | None = None) -> hf.HFCapture:
     """Captures the spec and the `tp` ranks into out_dir, writes the placeholder maps and check.rel.
     `spec_from`: a folder of an earlier capture with the same layers and heads whose spec is reused
     (the spec does not depend on tp, sp, the backend or a planted bug). `backward`: one training step
-    (the loss and every parameter gradient, tangle.hf_train) instead of the forward."""
+    (the loss and every parameter gradient, tangle.hf_train) instead of the forward. `flavor`: torchtitan's
+    shipped Llama-3 config of that name (e.g. "405B") cut to `layers` layers, captured without weights."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown spmd backend {backend!r} (known: {', '.join(BACKENDS)})")
     if bug is not None and bug not in BUGS:
@@ -306,7 +365,9 @@ def capture_titan(tp: int, out_dir: str, sp: bool = False, backend: str = "spmd_
     if tp < 2:
         raise ValueError("tp must be at least 2")
     spec, spec_params, impls, impl_params = hf.graph_paths(out_dir, tp)
-    overrides = heads_for(tp)
+    overrides = {} if flavor else heads_for(tp)
+    if flavor:
+        _shipped_config(flavor, layers)  # refuses an unknown flavor or depth before any process starts
     if overrides:
         log(f"tp={tp}: {overrides['n_heads']} heads / {overrides['n_kv_heads']} kv heads "
             f"(torchtitan needs tp to divide both)")
@@ -314,24 +375,28 @@ def capture_titan(tp: int, out_dir: str, sp: bool = False, backend: str = "spmd_
     if spec_from:
         with open(os.path.join(spec_from, "spec.params.json")) as f:
             earlier = json.load(f)
-        if (earlier.get("layers") != layers or earlier.get("config") != dict(TINY, **overrides)
+        if (earlier.get("layers") != layers or earlier.get("flavor") != flavor
+                or (not flavor and earlier.get("config") != dict(TINY, **overrides))
                 or bool(earlier.get("backward")) != backward):
             raise ValueError(f"{spec_from}: its spec has another config; cannot reuse it")
         for name in ("spec.py", "spec.params.json"):
             shutil.copyfile(os.path.join(spec_from, name), os.path.join(out_dir, name))
     else:
-        jobs.append(("spec", (layers, tp, None, backend, sp, spec, spec_params, overrides, None, True, backward),
-                      spec_params))
+        jobs.append(("spec", (layers, tp, None, backend, sp, spec, spec_params, overrides, None, True, backward,
+                              flavor), spec_params))
     jobs += [(f"rank {r}/{tp}", (layers, tp, r, backend, sp, impls[r], impl_params[r], overrides, bug, spmd_context,
-                                 backward), impl_params[r]) for r in range(tp)]
-    hf._run(jobs, log, target=_capture_one_reporting)
-    title = [f"torchtitan llama3, {layers} layer(s), tensor parallel {tp}"
+                                 backward, flavor), impl_params[r]) for r in range(tp)]
+    hf._run(jobs, log, target=_capture_one_reporting, preload=PRELOAD)
+    title = [f"torchtitan llama3{' ' + flavor if flavor else ''}, {layers} layer(s), tensor parallel {tp}"
              f"{' + sequence parallel' if sp else ''}, spmd backend {backend}, attention sdpa (math)"
              + (", one training step (forward + backward)" if backward else "")
              + (f", planted bug {bug}" if bug else ""),
              "written by python -m tangle.titan from the placeholder maps (*.params.json)"]
     relation = hf.write_check(out_dir, spec_params, impl_params, options, [f"# {t}" for t in title], log)
     return hf.HFCapture(out_dir, spec, impls, spec_params, impl_params, relation)
+
+
+PRELOAD = hf.PRELOAD + ["torchtitan.models.llama3", "torchtitan.distributed", "spmd_types", "tangle.titan"]
 
 
 def main(argv=None):
@@ -342,6 +407,8 @@ def main(argv=None):
     ap.add_argument("--layers", type=int, default=1, help="decoder layers")
     ap.add_argument("--backward", action="store_true",
                     help="capture a training step (loss and parameter gradients), not the forward")
+    ap.add_argument("--flavor", default=None,
+                    help="torchtitan's shipped Llama-3 config (e.g. 405B) cut to --layers, captured without weights")
     ap.add_argument("--bug", choices=BUGS, default=None, help="plant a bug in the ranks (for tests)")
     ap.add_argument("--out", required=True, help="output folder")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
@@ -351,7 +418,8 @@ def main(argv=None):
         options = hf.parse_options(a.option)
     except ValueError as e:
         ap.error(str(e))
-    out = capture_titan(a.tp, a.out, a.sp, a.backend, a.layers, options, a.bug, backward=a.backward)
+    out = capture_titan(a.tp, a.out, a.sp, a.backend, a.layers, options, a.bug, backward=a.backward,
+                        flavor=a.flavor)
     print(out.relation)
     return 0
 

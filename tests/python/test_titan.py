@@ -128,7 +128,8 @@ def test_tangle_verify_spmd_types_sp_refines(cli_spmd_types):
     assert "expectation holds" in r.stdout
     graph = (out / "impl.r0.py").read_text()
     assert "reduce_scatter_tensor" in graph and "all_gather_into_tensor" in graph
-    assert "spmd_types/_collectives.py" in graph  # the collectives are spmd_types' own
+    if "# File:" in graph:  # source lines are printed for the torch.compile frontend only (tangle.eager_trace)
+        assert "spmd_types/_collectives.py" in graph  # the collectives are spmd_types' own
 
 
 @pytest.mark.parametrize("name", ["partial_dtensor", "partial_dtensor_sp"])
