@@ -35,7 +35,7 @@ struct Rule {
 struct RunLimits {
   size_t maxIterations = 30;
   size_t maxNodes = 200000;
-  double maxSeconds = 30.0;
+  double maxSeconds = 30.0;  // CPU seconds of the running thread (rewrite.cpp)
   // Matches applied per rule in one iteration, at first. A rule that has more
   // gets twice as many in the next iteration (up to maxMatchesGrowth times
   // this): truncating it to the same first matches every time would leave

@@ -754,7 +754,7 @@ class HloParser {
         std::string_view comp = a.value;
         if (!comp.empty() && comp.front() == '%') comp.remove_prefix(1);
         auto it = computations_.find(comp);
-        if (it == computations_.end()) fail("to_apply refers to unknown computation '" + std::string(a.value) + "'");
+        if (it == computations_.end()) fail("to_apply refers to unknown computation " + quoted(a.value));
         n.kwargs.emplace_back("to_apply", std::string(it->second.rootOpcode));
         n.kwargs.emplace_back("to_apply_computation", std::string(comp));
         continue;

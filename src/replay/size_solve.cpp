@@ -4,7 +4,8 @@
 // tried (2, 3, 5, 8, ...) that Z3 satisfies wins, then smaller totals under
 // it. The domains are bounded, so the products are bit-blasted (nla2bv):
 // nonlinear integer search alone gives up on the GPT-sized systems.
-#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 #include <z3++.h>
 
@@ -16,13 +17,16 @@ namespace {
 
 using Assignment = std::map<int64_t, int64_t>;
 
-std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64_t bound, unsigned timeoutMs) {
+// Z3 work is bounded by its resource counter (rlimit), not by time, so the instance found (or the
+// refusal) is the same on a loaded machine as on an idle one; `used` accumulates the counter.
+std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64_t bound, unsigned rlimit,
+                                       uint64_t& used) {
   z3::context c;
   z3::tactic t = z3::tactic(c, "simplify") & z3::tactic(c, "propagate-values") & z3::tactic(c, "solve-eqs") &
                  z3::tactic(c, "nla2bv") & z3::tactic(c, "smt");
   z3::solver s = t.mk_solver();
   z3::params p(c);
-  p.set("timeout", timeoutMs);
+  p.set("rlimit", rlimit);
   s.set(p);
   std::map<int64_t, z3::expr> x;
   for (int64_t v : r.roles) {
@@ -42,7 +46,14 @@ std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64
   for (const SizeFact& f : r.facts) s.add(f.le ? sum(f.lhs) <= sum(f.rhs) : sum(f.lhs) == sum(f.rhs));
   if (keepApart)
     for (auto [a, b] : r.apart) s.add(x.at(a) != x.at(b));
-  if (s.check() != z3::sat) return std::nullopt;
+  z3::check_result res = s.check();
+  auto st = s.statistics();
+  for (unsigned i = 0; i < st.size(); ++i)
+    if (st.key(i) == "rlimit count") used += st.is_uint(i) ? st.uint_value(i) : uint64_t(st.double_value(i));
+  if (std::getenv("TANGLE_TRACE_SIZES"))
+    std::fprintf(stderr, "size solve bound %lld: %s, rlimit used so far %llu\n", static_cast<long long>(bound),
+                 res == z3::sat ? "sat" : res == z3::unsat ? "unsat" : "unknown", static_cast<unsigned long long>(used));
+  if (res != z3::sat) return std::nullopt;
   z3::model m = s.get_model();
   Assignment a;
   for (auto& [v, e] : x) a[v] = m.eval(e, true).get_numeral_int64();
@@ -53,14 +64,14 @@ std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64
 
 std::optional<Assignment> solveSizeRoles(const SizeRoles& r, bool keepApart) {
   if (r.roles.empty()) return std::nullopt;
-  auto start = std::chrono::steady_clock::now();
-  auto spent = [&] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
-  };
+  // Budgets in Z3 resource units: the artifact systems need 5k-75k per bound, a few 100k in all.
+  constexpr unsigned kPerBound = 1'000'000;
+  constexpr uint64_t kTotal = 4'000'000;
+  uint64_t used = 0;
   int64_t top = r.roles.back();
-  for (int64_t bound = 2, prev = 1; spent() < 1500; std::swap(bound, prev), bound += prev) {  // Fibonacci steps
+  for (int64_t bound = 2, prev = 1; used < kTotal; std::swap(bound, prev), bound += prev) {  // Fibonacci steps
     int64_t b = std::min(bound, top);
-    if (auto a = solveBounded(r, keepApart, b, 300)) return a;
+    if (auto a = solveBounded(r, keepApart, b, kPerBound, used)) return a;
     if (b == top) break;
   }
   return std::nullopt;

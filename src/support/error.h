@@ -19,11 +19,18 @@ class InputError : public std::runtime_error {
       : std::runtime_error(format(loc, message)), loc_(std::move(loc)) {}
   const SourceLoc& loc() const { return loc_; }
 
-  // "file:line: error: message" (line omitted when unknown).
+  // "file:line: error: message" (line omitted when unknown). Always one line: a
+  // message quoting a broken input may carry its line breaks, written here as \n.
   static std::string format(const SourceLoc& loc, const std::string& message) {
     std::string out = loc.file.empty() ? std::string("<input>") : loc.file;
     if (loc.line > 0) out += ":" + std::to_string(loc.line);
-    return out + ": error: " + message;
+    out += ": error: ";
+    for (char c : message) {
+      if (c == '\n') out += "\\n";
+      else if (c == '\r') out += "\\r";
+      else out += c;
+    }
+    return out;
   }
 
  private:
