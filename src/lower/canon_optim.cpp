@@ -1,7 +1,7 @@
 // Canonical forms, in the elementwise vocabulary, of the calls that optimizer
 // steps (torch.optim's AdamW: lerp, fma, reciprocal, pow with a scalar base,
-// addcdiv, addcmul), FSDP's padding (constant_pad_nd) and gradients taken with torch.func (ones_like seeding
-// the backward) add. Each form is exact for every input; so the elementwise
+// addcdiv, addcmul) and FSDP's padding (constant_pad_nd) add (ones_like and the
+// other constant-like calls are in canon_grad.cpp). Each form is exact for every input; so the elementwise
 // lemmas (elementwise ops commute with slice/concat) cover them. Anything
 // outside these forms (a dtype change, symbolic sizes) stays opaque.
 #include "lower/canon_optim.h"
@@ -31,22 +31,6 @@ std::optional<Ref> tensorOrNumber(const Node& n, size_t i, const char* kw) {
   if (auto t = tensorAt(n, i, kw)) return operand(*t);
   if (auto v = numberAt(n, i, kw)) return scalar(*v);
   return std::nullopt;
-}
-
-// ones_like(x) / zeros_like(x) / full_like(x, v): v expanded to x's (static)
-// shape; x's values are not read. No dtype change handled.
-bool fullLike(const Graph& g, const Node& n, std::optional<double> value, CanonTerm& out) {
-  auto x = tensorAt(n, 0, "self");
-  const TensorType* xt = x ? typeAt(g, *x) : nullptr;
-  if (!xt || !value || !isNone(argAt(n, 99, "dtype"))) return false;
-  std::vector<int64_t> sizes;
-  for (Dim d : xt->shape) {
-    if (isSymbolic(d)) return false;
-    sizes.push_back(d);
-  }
-  if (sizes.empty()) emit(out, "const", {Attr::real(*value)}, {});
-  else emit(out, "expand", {Attr::ints(sizes)}, {scalar(*value)});
-  return true;
 }
 
 // lerp(a, b, w) = a + w * (b - a)
@@ -148,9 +132,6 @@ bool constantPad(const Graph& g, const Node& n, CanonTerm& out) {
 
 bool canonicalizeOptimOp(const Graph& g, NodeId id, std::string_view base, std::string_view overload, CanonTerm& out) {
   const Node& n = g.node(id);
-  if (base == "aten.ones_like" && overload == "default") return fullLike(g, n, 1.0, out);
-  if (base == "aten.zeros_like" && overload == "default") return fullLike(g, n, 0.0, out);
-  if (base == "aten.full_like" && overload == "default") return fullLike(g, n, numberAt(n, 1, "fill_value"), out);
   if (base == "aten.lerp" && (overload == "Scalar" || overload == "Tensor")) return lerp(n, out);
   if (base == "prims.fma" && overload == "default") return fma(n, out);
   if (base == "aten.reciprocal" && overload == "default") return reciprocal(n, out);

@@ -12,19 +12,6 @@ bool isRecvOp(const std::string& op) { return op == "c10d.recv_" || op == "c10d.
 
 namespace {
 
-// The buffers a recv_ writes: the tensors of its first (list) argument.
-std::vector<NodeId> recvBuffers(const Node& n) {
-  std::vector<NodeId> out;
-  if (n.args.empty()) return out;
-  if (auto* list = std::get_if<ValueList>(&n.args[0].v)) {
-    for (const Value& v : *list)
-      if (v.isTensor()) out.push_back(std::get<TensorRef>(v.v).node);
-  } else if (n.args[0].isTensor()) {
-    out.push_back(std::get<TensorRef>(n.args[0].v).node);
-  }
-  return out;
-}
-
 // `a.add_(b)` of two tensors of one type, no alpha: a running sum.
 bool isAccumulation(const Graph& g, const Node& n) {
   if (n.op != "aten.add_.Tensor" || n.args.size() != 2 || !n.kwargs.empty()) return false;
@@ -36,7 +23,17 @@ bool isAccumulation(const Graph& g, const Node& n) {
 
 }  // namespace
 
-std::vector<NodeId> recvBufferNodes(const Node& n) { return recvBuffers(n); }
+std::vector<NodeId> firstArgTensors(const Node& n) {
+  std::vector<NodeId> out;
+  if (n.args.empty()) return out;
+  if (auto* list = std::get_if<ValueList>(&n.args[0].v)) {
+    for (const Value& v : *list)
+      if (v.isTensor()) out.push_back(std::get<TensorRef>(v.v).node);
+  } else if (n.args[0].isTensor()) {
+    out.push_back(std::get<TensorRef>(n.args[0].v).node);
+  }
+  return out;
+}
 
 void functionalizeInplace(Graph& g) {
   const auto count = static_cast<NodeId>(g.size());
@@ -54,7 +51,7 @@ void functionalizeInplace(Graph& g) {
   };
   for (NodeId id = 0; id < count; ++id) {
     const Node& n = g.node(id);
-    std::vector<NodeId> written = isRecvOp(n.op) ? recvBuffers(n) : std::vector<NodeId>{};
+    std::vector<NodeId> written = isRecvOp(n.op) ? firstArgTensors(n) : std::vector<NodeId>{};
     for (NodeId m : g.operands(id))
       if (std::find(written.begin(), written.end(), m) == written.end()) check(id, m, n);
     base[static_cast<size_t>(id)] = storageKey(g, id);

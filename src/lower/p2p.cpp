@@ -30,18 +30,6 @@ int64_t intArgAt(const Node& n, size_t i, const char* what) {
   throw p2pError(n, std::string("expected an integer ") + what + " as argument " + std::to_string(i));
 }
 
-std::vector<NodeId> sentTensors(const Node& n) {
-  std::vector<NodeId> out;
-  if (n.args.empty()) return out;
-  if (auto* list = std::get_if<ValueList>(&n.args[0].v)) {
-    for (const Value& v : *list)
-      if (v.isTensor()) out.push_back(std::get<TensorRef>(v.v).node);
-  } else if (n.args[0].isTensor()) {
-    out.push_back(std::get<TensorRef>(n.args[0].v).node);
-  }
-  return out;
-}
-
 std::string describe(const std::optional<TensorType>& t) { return t ? toString(*t) : std::string("untyped"); }
 
 }  // namespace
@@ -66,7 +54,7 @@ P2PLinks linkPointToPoint(const std::vector<const Graph*>& graphs) {
         throw p2pError(n, std::string(send ? "sends to" : "receives from") + " rank " + std::to_string(peer) +
                               " but the implementation has ranks 0.." + std::to_string(ranks - 1) +
                               (peer == gi ? " (itself)" : ""));
-      std::vector<NodeId> tensors = send ? sentTensors(n) : recvBufferNodes(n);
+      std::vector<NodeId> tensors = firstArgTensors(n);
       if (tensors.empty()) throw p2pError(n, "expected a list of tensors as argument 0");
       for (NodeId t : tensors) {
         if (send) sends[{gi, static_cast<int>(peer), tag}].push_back({gi, id, t});

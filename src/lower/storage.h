@@ -25,7 +25,9 @@ bool isFunctionalizedInplace(const std::string& op);
 // c10d's in-place receive (`c10d.recv_([buf], group, src, tag)`) and the
 // buffers it writes (defined in inplace.cpp).
 bool isRecvOp(const std::string& op);
-std::vector<NodeId> recvBufferNodes(const Node& n);
+// The tensors of a send's or recv_'s first argument (a tensor or a list of them):
+// what it sends, or the buffers it writes.
+std::vector<NodeId> firstArgTensors(const Node& n);
 
 // The storage key of a node: "attr:<target>" for a get_attr, else "node:<id>"
 // after following view-like and in-place ops back to their base.
