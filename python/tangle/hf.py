@@ -597,21 +597,21 @@ PRELOAD = ["torch", "torch.distributed", "torch._functorch.aot_autograd", "torch
            "tangle.hf", "tangle.hf_train"]
 
 
-def _context(preload=None):
+def _context(preload=None, spawn=False):
     """The multiprocessing context for capture processes: a fork server that imported `preload`
     (default PRELOAD) once; each capture is a fresh fork of it, so no capture sees another's state.
-    TANGLE_CAPTURE_START=spawn starts every process from scratch instead."""
-    if os.environ.get("TANGLE_CAPTURE_START") == "spawn":
+    `spawn` (or TANGLE_CAPTURE_START=spawn) starts every process from scratch instead."""
+    if spawn or os.environ.get("TANGLE_CAPTURE_START") == "spawn":
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(list(preload or PRELOAD))
     return ctx
 
 
-def _run(jobs, log, target=None, preload=None):
+def _run(jobs, log, target=None, preload=None, spawn=False):
     """Runs [(label, args, params path)] in fresh processes (`target(*args)`, default
     _capture_one_reporting), a few at a time, waited for in order of start."""
-    ctx = _context(preload)
+    ctx = _context(preload, spawn)
     pending = list(jobs)
     running = []
     limit = max(1, min(len(pending), os.cpu_count() or 1, 4))

@@ -247,7 +247,9 @@ def capture_megatron(tp: int, layers: int, out_dir: str, setup: str | None = Non
              spec_params)]
     jobs += [(f"rank {r}/{tp}", (layers, tp, r, setup, parallel_output, impls[r], impl_params[r], overrides,
                                  backward), impl_params[r]) for r in range(tp)]
-    hf._run(jobs, log, target=_capture_one_reporting)
+    # Spawned, not forked from the preloaded server: with torch._dynamo imported before Megatron's CPU
+    # shims, Dynamo refuses Megatron's all-gather ("torch.* op returned non-Tensor").
+    hf._run(jobs, log, target=_capture_one_reporting, spawn=True)
     relation = hf.write_check(out_dir, spec_params, impl_params, options,
                               header(tp, layers, parallel_output, backward), log)
     return hf.HFCapture(out_dir, spec, impls, spec_params, impl_params, relation)
