@@ -608,6 +608,14 @@ def _context(preload=None, spawn=False):
     return ctx
 
 
+def _in_callers_environment(env, target, *args):
+    """A fork server's children inherit the server's environment, taken when it started (perhaps
+    under another test's or call's settings): each capture runs under its caller's environment now."""
+    os.environ.clear()
+    os.environ.update(env)
+    target(*args)
+
+
 def _run(jobs, log, target=None, preload=None, spawn=False):
     """Runs [(label, args, params path)] in fresh processes (`target(*args)`, default
     _capture_one_reporting), a few at a time, waited for in order of start."""
@@ -618,7 +626,8 @@ def _run(jobs, log, target=None, preload=None, spawn=False):
     while pending or running:
         while pending and len(running) < limit:
             label, args, path = pending.pop(0)
-            p = ctx.Process(target=target or _capture_one_reporting, args=args)
+            p = ctx.Process(target=_in_callers_environment,
+                            args=(dict(os.environ), target or _capture_one_reporting, *args))
             p.start()
             running.append((label, p, path, time.time()))
         progress.status(log, f"capturing {', '.join(r[0] for r in running)} ... "

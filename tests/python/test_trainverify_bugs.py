@@ -27,9 +27,6 @@ GRID = os.path.join(HERE, "tp_dp_grid.py")
 # The norm bugs are reported at the projection that reads the norm's output h (its relation lacks the
 # changed ranks: "known relations of its inputs" lists only the others).
 NORM_READER = r"[qkv] = \(h @ w[qkv]\.t\(\)\)"
-# Not yet violations: these end `inconclusive` (a search limit in the carried chain after the failing
-# operator), at the right operator; never `refines`.
-INCONCLUSIVE = {"eps_one_rank", "pow_one_rank", "rope_table"}
 
 # bug: (model, the spec operator's source line (file, code regex), what the report says)
 BUGS = {
@@ -115,9 +112,8 @@ def test_correct_models_refine(captured, model):
 def test_bug_is_a_violation_at_its_operator(captured, bug):
     model, (path, code), kind = BUGS[bug]
     r = _check(captured, model, bug)
-    verdict = "inconclusive" if bug in INCONCLUSIVE else "violation"
-    assert r.returncode == {"violation": 1, "inconclusive": 3}[verdict], r.stdout + r.stderr
-    assert r.stdout.splitlines()[0] == f"verdict: {verdict}"
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0] == "verdict: violation"
     assert kind in r.stdout, r.stdout
     # the model source line of the operator named (failing operator, or the refused expectation's)
     first = r.stdout.split("\n  D0.", 1)[0]  # the spec side of the report
