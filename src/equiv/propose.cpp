@@ -109,7 +109,7 @@ std::vector<std::string> doubledMatches(const Tensor& x, const std::string& yNam
   std::vector<std::string> out;
   if (x.shape.empty() || x.shape.back() % 2 || y.shape.empty()) return out;
   int64_t h = x.shape.back() / 2;
-  Tensor half{x.shape, {}, x.kind, x.dataDependent};
+  Tensor half{x.shape, {}, x.kind, x.dataDependent, true, {}, {}};
   half.shape.back() = h;
   half.data = sliceOf(x, x.shape.size() - 1, 0, h);
   if (!sameData(half.data, sliceOf(x, x.shape.size() - 1, h, h), tol)) return out;

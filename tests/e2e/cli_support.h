@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
@@ -51,12 +52,15 @@ inline fs::path tempPath(const std::string& stem) {
 }
 
 // Runs TANGLE_BINARY with `args` (from `cwd` when given), killing it after 60 s
-// so a hang fails the test instead of blocking the suite.
+// (TANGLE_TEST_TIMEOUT seconds: the sanitizer build runs 3-5x slower) so a hang
+// fails the test instead of blocking the suite.
 inline RunResult runTangle(const std::vector<std::string>& args, const std::string& cwd = "") {
   fs::path outFile = tempPath("stdout"), errFile = tempPath("stderr");
   std::string cmd;
   if (!cwd.empty()) cmd += "cd " + shellQuote(cwd) + " && ";
-  if (fs::exists("/usr/bin/timeout")) cmd += "/usr/bin/timeout 60 ";
+  const char* limit = std::getenv("TANGLE_TEST_TIMEOUT");
+  if (fs::exists("/usr/bin/timeout"))
+    cmd += "/usr/bin/timeout " + std::to_string(limit ? std::max(1, std::atoi(limit)) : 60) + " ";
   cmd += shellQuote(TANGLE_BINARY);
   for (const auto& a : args) cmd += " " + shellQuote(a);
   cmd += " >" + shellQuote(outFile.string()) + " 2>" + shellQuote(errFile.string()) + " </dev/null";
