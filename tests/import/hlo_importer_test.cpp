@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <initializer_list>
@@ -380,17 +379,15 @@ TEST(HloImporter, ArtifactFiles) {
   EXPECT_EQ(cc.source, "File: /opt/tiger/transformers-neuronx/src/transformers_neuronx/hlo.py:909");
 }
 
-TEST(HloImporter, ArtifactImportsFast) {
+// Speed belongs to bench/artifact (whole checks, import included), not to a timed test; this checks that
+// repeated imports of a real dump give the same graph.
+TEST(HloImporter, ArtifactImportsRepeatably) {
   const std::string path = artifactFile("tp2_layer1");
   if (!fs::exists(path)) GTEST_SKIP() << "data folder " << kArtifact << " is absent";
   std::string text = readTextFile(path);
-  constexpr int kRuns = 20;
-  auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < kRuns; ++i) EXPECT_GT(importHloText(text, path).size(), 100u);
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / kRuns;
-  std::printf("[ info     ] %s (%zu bytes) imports in %.3f ms\n", path.c_str(), text.size(), ms);
-  // Well under 1 ms in a Release build; generous bound for Debug builds and loaded CI.
-  EXPECT_LT(ms, 20.0) << text.size() << " bytes took " << ms << " ms";
+  const size_t first = importHloText(text, path).size();
+  EXPECT_GT(first, 100u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(importHloText(text, path).size(), first);
 }
 
 }  // namespace

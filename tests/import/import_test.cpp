@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
 
 #include "import/fx_importer.h"
@@ -83,16 +82,14 @@ TEST(ImportGraph, ArtifactFacts) {
   EXPECT_EQ(b.outputs.size(), 2u);
 }
 
-TEST(ImportGraph, LargeDumpImportsFast) {
+// Speed belongs to bench/artifact (whole checks, import included), not to a timed test.
+TEST(ImportGraph, LargeDumpImportsRepeatably) {
   const std::string big = kArtifact + "/gpt/paral4_layer8/fw.g0.r0.py";
   if (!fs::exists(big)) GTEST_SKIP() << "data folder " << kArtifact << " is absent";
   std::string text = readTextFile(big);
-  auto t0 = std::chrono::steady_clock::now();
-  constexpr int kRuns = 10;
-  for (int i = 0; i < kRuns; ++i) EXPECT_GT(importFxText(text, big).size(), 800u);
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / kRuns;
-  // About 1.5 ms on the development machine (RelWithDebInfo); generous bound for loaded CI.
-  EXPECT_LT(ms, 50.0) << text.size() << " bytes took " << ms << " ms";
+  const size_t first = importFxText(text, big).size();
+  EXPECT_GT(first, 800u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(importFxText(text, big).size(), first);
 }
 
 }  // namespace
