@@ -25,6 +25,11 @@ struct Verdict {
   bool sound() const { return status != Status::Wrong && status != Status::Unknown; }
 };
 
+// Agreement is judged tighter than replay's verdict (1e-6): values are float64
+// and a reordered sum differs by ~1e-14, while a small wrong constant (an eps
+// doubled) moves a value by ~1e-6 and would otherwise pass, to be blamed later.
+constexpr double kTolerance = 1e-9;
+
 // Largest finite |x|: the scale of the replay tolerance (as compareTensors).
 double scaleOf(const interp::Tensor& t) {
   double m = 0;
@@ -149,7 +154,7 @@ class Localizer {
       const interp::Value* v = t_.spec().value(static_cast<int>(i));
       if (!v || !v->tensor()) continue;
       specByShape_[v->tensor()->shape].push_back(static_cast<int>(i));
-      specTol_[i] = 1e-6 * (1 + scaleOf(*v->tensor()));
+      specTol_[i] = kTolerance * (1 + scaleOf(*v->tensor()));
     }
   }
 
@@ -284,10 +289,24 @@ class Localizer {
       const Verdict& v = verdicts_[static_cast<size_t>(id)];
       bool agrees = vouches(id);
       bool below = false;
-      for (int u : impl_.users[static_cast<size_t>(id)]) below = below || good[static_cast<size_t>(u)];
+      // Only a user on the same rank vouches: another rank's output of a
+      // gather or scatter may not read the part of this tensor that is wrong.
+      for (int u : impl_.users[static_cast<size_t>(id)])
+        below = below || (good[static_cast<size_t>(u)] && impl_.node(u).graph == impl_.node(id).graph && readsWhole(u));
       good[static_cast<size_t>(id)] = agrees || below;
       if (v.status == Status::Wrong && below) verdicts_[static_cast<size_t>(id)].status = Status::Absorbed;
     }
+  }
+
+  // An operator that reads only part of an operand (a slice, a split, a
+  // reduce-scatter lowered to a slice of a sum) vouches for none of it: a
+  // rank's own chunk may be right while the rest of the tensor is wrong.
+  bool readsWhole(int id) {
+    const ops::Syms& s = ops::syms();
+    const auto& def = impl_.node(id).def.nodes;
+    return std::none_of(def.begin(), def.end(), [&](const CanonTerm::Node& t) {
+      return t.op == s.slice || t.op == s.split;
+    });
   }
 
   // A view, transpose, permute or expand: it moves values without computing
