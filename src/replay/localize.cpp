@@ -136,7 +136,8 @@ class Localizer {
   std::vector<double> specTol_;
   std::set<int> proven_;
   std::map<std::string, std::optional<int>> partialGroups_;
-  std::map<int, bool> soundThrough_;  // base name -> spec tensor its rank sum equals
+  std::map<int, bool> soundThrough_;
+  std::map<int, std::string> refusals_;  // operators whose kernel refused their operands' shapes  // base name -> spec tensor its rank sum equals
 
   const interp::Tensor* specValue(int id) {
     const interp::Value* v = t_.spec().known(id);
@@ -234,7 +235,13 @@ class Localizer {
     }
     const interp::Value* val = t_.impl().value(id);
     if (!val) {
-      v.status = Status::Unevaluated;
+      // The kernel refused operands that were computed: the program itself
+      // cannot run here (a transposition that breaks a later matmul), so this
+      // operator is as wrong as one computing a wrong value.
+      const auto& f = t_.impl().failure();
+      bool refused = f && f->node == id && f->refused;
+      v.status = refused ? Status::Wrong : Status::Unevaluated;
+      if (refused) refusals_[id] = f->reason;
       return;
     }
     const interp::Tensor* x = val->tensor();
@@ -375,6 +382,7 @@ class Localizer {
       case Status::Absorbed: return name + ": no spec counterpart, but a tensor computed from it agrees";
       case Status::Unevaluated: return name + ": not evaluated";
       default:
+        if (refusals_.count(id)) return name + ": cannot be computed on these operands (" + refusals_[id] + ")";
         return name + (rearrangement(id) ? ": a view that agrees with no spec value (views are not blamed)"
                                          : ": agrees with no spec value");
     }
