@@ -108,9 +108,9 @@ TEST(ArtifactLocalize, ADoubledLayerNormEpsAtTheLayerNorm) {
 
 TEST(ArtifactLocalize, ATranspositionThatBreaksTheMatmulIsBlamedOnTheMatmul) {
   REQUIRE_GPT();
-  // At the real sizes the edited program is only annotated; at reduced sizes
-  // the batched matmul reading it refuses its operands: the first operator
-  // that cannot compute is named.
+  // The edited transpose (annotation updated) feeds the batched matmul
+  // operands whose batch dims differ, so the matmul cannot compute: the first
+  // operator that cannot is named, not a later one that computes nothing.
   Mutant m = checkEdited(
       "transpose_1: \"f32[96, 1536, 32]\" = torch.ops.aten.transpose.int(view_6, 0, 1);",
       "transpose_1: \"f32[32, 96, 1536]\" = torch.ops.aten.transpose.int(view_6, 0, 2);");
