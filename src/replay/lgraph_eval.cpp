@@ -83,6 +83,7 @@ bool LGraphEvaluator::computeOne(int node) {
         shapes += k.tensor() ? interp::shapeString(k.tensor()->shape) : "tuple";
       }
       fail(node, eg::symbolName(tn.op), eg::symbolName(tn.op) + " does not accept its inputs (" + shapes + ")");
+      failure_->refused = true;
       return false;
     }
     local.push_back(std::move(*v));
@@ -96,6 +97,7 @@ bool LGraphEvaluator::computeOne(int node) {
     if (concrete) {
       fail(node, eg::symbolName(ln.def.nodes.back().op),
            "computed shape " + interp::shapeString(t->shape) + " differs from the annotated " + toString(*want));
+      failure_->refused = true;
       return false;
     }
   }

@@ -22,6 +22,7 @@ struct EvalFailure {
   std::string op;       // its operator ("aten.foo.default"); empty for inputs/cycles
   std::string where;    // "file:line" of the node
   std::string reason;   // one line, e.g. "aten.foo.default has no reference semantics"
+  bool refused = false; // its operands had values but the kernel refused their shapes (a program fault)
 };
 
 class LGraphEvaluator {

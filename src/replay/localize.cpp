@@ -25,6 +25,11 @@ struct Verdict {
   bool sound() const { return status != Status::Wrong && status != Status::Unknown; }
 };
 
+// Agreement is judged tighter than replay's verdict (1e-6): values are float64
+// and a reordered sum differs by ~1e-14, while a small wrong constant (an eps
+// doubled) moves a value by ~1e-6 and would otherwise pass, to be blamed later.
+constexpr double kTolerance = 1e-9;
+
 // Largest finite |x|: the scale of the replay tolerance (as compareTensors).
 double scaleOf(const interp::Tensor& t) {
   double m = 0;
@@ -131,7 +136,8 @@ class Localizer {
   std::vector<double> specTol_;
   std::set<int> proven_;
   std::map<std::string, std::optional<int>> partialGroups_;
-  std::map<int, bool> soundThrough_;  // base name -> spec tensor its rank sum equals
+  std::map<int, bool> soundThrough_;
+  std::map<int, std::string> refusals_;  // operators whose kernel refused their operands' shapes  // base name -> spec tensor its rank sum equals
 
   const interp::Tensor* specValue(int id) {
     const interp::Value* v = t_.spec().known(id);
@@ -149,7 +155,7 @@ class Localizer {
       const interp::Value* v = t_.spec().value(static_cast<int>(i));
       if (!v || !v->tensor()) continue;
       specByShape_[v->tensor()->shape].push_back(static_cast<int>(i));
-      specTol_[i] = 1e-6 * (1 + scaleOf(*v->tensor()));
+      specTol_[i] = kTolerance * (1 + scaleOf(*v->tensor()));
     }
   }
 
@@ -229,7 +235,13 @@ class Localizer {
     }
     const interp::Value* val = t_.impl().value(id);
     if (!val) {
-      v.status = Status::Unevaluated;
+      // The kernel refused operands that were computed: the program itself
+      // cannot run here (a transposition that breaks a later matmul), so this
+      // operator is as wrong as one computing a wrong value.
+      const auto& f = t_.impl().failure();
+      bool refused = f && f->node == id && f->refused;
+      v.status = refused ? Status::Wrong : Status::Unevaluated;
+      if (refused) refusals_[id] = f->reason;
       return;
     }
     const interp::Tensor* x = val->tensor();
@@ -284,10 +296,24 @@ class Localizer {
       const Verdict& v = verdicts_[static_cast<size_t>(id)];
       bool agrees = vouches(id);
       bool below = false;
-      for (int u : impl_.users[static_cast<size_t>(id)]) below = below || good[static_cast<size_t>(u)];
+      // Only a user on the same rank vouches: another rank's output of a
+      // gather or scatter may not read the part of this tensor that is wrong.
+      for (int u : impl_.users[static_cast<size_t>(id)])
+        below = below || (good[static_cast<size_t>(u)] && impl_.node(u).graph == impl_.node(id).graph && readsWhole(u));
       good[static_cast<size_t>(id)] = agrees || below;
       if (v.status == Status::Wrong && below) verdicts_[static_cast<size_t>(id)].status = Status::Absorbed;
     }
+  }
+
+  // An operator that reads only part of an operand (a slice, a split, a
+  // reduce-scatter lowered to a slice of a sum) vouches for none of it: a
+  // rank's own chunk may be right while the rest of the tensor is wrong.
+  bool readsWhole(int id) {
+    const ops::Syms& s = ops::syms();
+    const auto& def = impl_.node(id).def.nodes;
+    return std::none_of(def.begin(), def.end(), [&](const CanonTerm::Node& t) {
+      return t.op == s.slice || t.op == s.split;
+    });
   }
 
   // A view, transpose, permute or expand: it moves values without computing
@@ -356,6 +382,7 @@ class Localizer {
       case Status::Absorbed: return name + ": no spec counterpart, but a tensor computed from it agrees";
       case Status::Unevaluated: return name + ": not evaluated";
       default:
+        if (refusals_.count(id)) return name + ": cannot be computed on these operands (" + refusals_[id] + ")";
         return name + (rearrangement(id) ? ": a view that agrees with no spec value (views are not blamed)"
                                          : ": agrees with no spec value");
     }

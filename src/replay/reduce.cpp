@@ -27,6 +27,20 @@ double SizeMap::scalar(double v) const {
   if (!std::isfinite(v) || v != std::floor(v) || std::abs(v) > 9e15) return v;
   auto a = static_cast<int64_t>(std::abs(v));
   if (!byRole() && !std::binary_search(dims.begin(), dims.end(), a)) return v;
+  if (byRole() && !roles.count(a)) {
+    // Just off a large role (a vocabulary bound moved by a few tokens): keep the
+    // offset from its reduced size, so the edit stays visible at reduced sizes.
+    auto it = roles.lower_bound(a);
+    int64_t best = 0;
+    for (auto c : {it, it == roles.begin() ? roles.end() : std::prev(it)})
+      if (c != roles.end() && c->first >= 64 && std::abs(c->first - a) * 64 <= c->first &&
+          (!best || std::abs(c->first - a) < std::abs(best - a)))
+        best = c->first;
+    if (best) {
+      int64_t r = roles.at(best) + (a - best);
+      if (r > 0) return static_cast<double>(v < 0 ? -r : r);
+    }
+  }
   return static_cast<double>(size(static_cast<int64_t>(v)));
 }
 

@@ -68,6 +68,18 @@ std::optional<Assignment> solveSizeRoles(const SizeRoles& r, bool keepApart) {
   constexpr unsigned kPerBound = 1'000'000;
   constexpr uint64_t kTotal = 4'000'000;
   uint64_t used = 0;
+  if (std::getenv("TANGLE_TRACE_SIZES")) {
+    auto show = [](const SizeSum& t) {
+      std::string o;
+      for (const SizeMono& m : t) {
+        o += (o.empty() ? "" : " + ") + std::to_string(m.coeff);
+        for (int64_t v : m.sizes) o += "*" + std::to_string(v);
+      }
+      return o;
+    };
+    for (const SizeFact& f : r.facts)
+      std::fprintf(stderr, "size fact: %s %s %s\n", show(f.lhs).c_str(), f.le ? "<=" : "==", show(f.rhs).c_str());
+  }
   int64_t top = r.roles.back();
   for (int64_t bound = 2, prev = 1; used < kTotal; std::swap(bound, prev), bound += prev) {  // Fibonacci steps
     int64_t b = std::min(bound, top);
