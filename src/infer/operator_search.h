@@ -49,8 +49,6 @@ struct OperatorSearch {
 
 // seed.cpp: builds the e-graph; a Failure when the operator's expression is ill-typed.
 std::optional<Failure> seed(InferState& st, OperatorSearch& s);
-// concat_parts.cpp: merges the parts of two concats of one class that have the same types.
-void mergeConcatParts(eg::EGraph& g);
 
 // saturate.cpp: runs the lemmas under the limits left, then refreshes s.clean.
 void saturate(const InferState& st, OperatorSearch& s, InferStats& stats);

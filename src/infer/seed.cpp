@@ -106,7 +106,6 @@ std::optional<Failure> seed(InferState& st, OperatorSearch& s) {
   for (int r : s.op.reads) addSpecTensor(st, s.g, s.inlined, st.spec.resolve(r), relTensors);
   mergeImplConstants(st, s.g);
   for (int d : mergeImplEqualities(st, s.g, relTensors)) relTensors.push_back(d);
-  mergeConcatParts(s.g);
   for (auto& [d, regions] : st.implZeros)
     if (s.g.lookup(eg::ENode{ops::syms().tensor, ops::tensorAttrs(st.impl.nodes[d].leafName, st.impl.nodes[d].owner), {}}))
       mergeZeroFacts(st, s.g, d);
