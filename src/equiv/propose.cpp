@@ -234,7 +234,7 @@ std::string relationText(const std::vector<Proposal>& ps, const std::string& spe
       auto end = p.expr.find_first_of(",) ", d0);
       impl = nameOf(implNames, p.expr.substr(d0 + 3, end == std::string::npos ? std::string::npos : end - d0 - 3));
     }
-    std::string comment = p.cut ? "cut point: taken as given (value-checked, not proved)" : "";
+    std::string comment = p.cut ? "cut point: an input relation to review, taken as given (value-checked, not proved)" : "";
     if (!fqn.empty() || !impl.empty()) comment += (comment.empty() ? "" : "; ") + fqn + " <- " + impl;
     if (!p.note.empty()) comment += (comment.empty() ? "" : "; ") + p.note;
     if (!comment.empty()) o << "   # " << comment;

@@ -348,6 +348,7 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addCompareLemmas(t);
     detail::addSignLemmas(t);
     detail::addEquivLemmas(t);
+    detail::addRotaryLemmas(t);
     std::unordered_map<std::string, int> seen;
     for (const Lemma& l : t)
       if (seen[l.rule.name]++) throw std::logic_error("duplicate lemma name " + l.rule.name);

@@ -116,5 +116,6 @@ void addMoeLemmas(std::vector<Lemma>& out);  // moe.cpp
 void addCompareLemmas(std::vector<Lemma>& out);  // compare.cpp
 void addSignLemmas(std::vector<Lemma>& out);  // sign.cpp
 void addEquivLemmas(std::vector<Lemma>& out);
+void addRotaryLemmas(std::vector<Lemma>& out);  // rotary.cpp
 
 }  // namespace tangle::lemmas::detail

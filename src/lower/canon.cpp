@@ -577,6 +577,16 @@ bool Canon::cat() {
   std::optional<int64_t> rank = rankOf(xs[0].operand, true);
   if (!rank) return false;
   dim = normDim(dim, *rank, "dim");
+  // A piece of size 0 along dim adds nothing (vLLM's rotary concatenates an
+  // empty "pass" part); dropped here, it cannot seed products over empty
+  // pieces (zeros) that sums would then repeat without end.
+  std::vector<Ref> kept;
+  for (const Ref& x : xs) {
+    const TensorType* t = typeOf(x.operand);
+    bool empty = t && t->rank() == *rank && !isSymbolic(t->shape[dim]) && t->shape[dim] == 0;
+    if (!empty) kept.push_back(x);
+  }
+  if (!kept.empty() && kept.size() < xs.size()) xs = std::move(kept);
   if (xs.size() == 1) alias(xs[0].operand);
   else emit("concat", {Attr::integer(dim)}, std::move(xs));
   return true;

@@ -310,6 +310,11 @@ const std::map<std::string, Builder>& builders() {
       {"sub-unit-lead", binaryOfUnitLead("sub")},
       {"mul-unit-lead", binaryOfUnitLead("mul")},
       {"div-unit-lead", binaryOfUnitLead("div")},
+      {"add-drop-unit-lead", binaryDropUnitLead("add")},
+      {"sub-drop-unit-lead", binaryDropUnitLead("sub")},
+      {"mul-drop-unit-lead", binaryDropUnitLead("mul")},
+      {"div-drop-unit-lead", binaryDropUnitLead("div")},
+      {"expand-unit-lead", expandOfUnitLead},
   };
   return m;
 }

@@ -86,6 +86,8 @@ std::optional<eg::Id> sdpaOfSubgroups(Gen& gen);
 Builder productWithZeros(bool batched, int which);
 std::optional<eg::Id> sumWithZeros(Gen& gen);
 Builder binaryOfUnitLead(const std::string& op);  // builders_equiv.cpp
+Builder binaryDropUnitLead(const std::string& op);  // builders_rotary.cpp
+std::optional<eg::Id> expandOfUnitLead(Gen& gen);  // builders_rotary.cpp
 // Builders by lemma name (nullptr: use the generic one).
 const Builder* builderFor(const std::string& lemma);
 

@@ -6,8 +6,9 @@ What is checked: the relation proposed from values (HF's q/k/v and gate/up weigh
 fused qkv_proj / gate_up_proj), the decoder layer up to the q/k/v projections (embedding, RMSNorm vs
 vLLM's IR rms_norm, the fused projection and its split) and from the attention output on (vLLM's
 fused_add_rms_norm, the merged gate_up + SiluAndMul, final norm, logits) proved equal, and planted
-bugs reported at the right operator. Not proved yet: rotary (HF's rotate_half form vs vLLM's split
-form) and attention itself; see README "Two frameworks, one model".
+bugs reported at the right operator; the whole model (rotary by src/lemmas/rotary.cpp, attention,
+logits) proved for both families; each planted bug a violation at the right HF line, and localized
+(from values) at the right pair of HF / vLLM source lines. See README "Two frameworks, one model".
 """
 import os
 import re
@@ -181,10 +182,33 @@ def test_equiv_command_shows_the_relation_and_runs_the_checker(qwen2, tmp_path):
     finally:
         equiv.capture = orig
     assert "qkv_proj.weight" in text and logged[0].startswith("relation proposed from values")
-    # Not yet proved end to end: the search stops at the rotary embedding (see the module docstring),
-    # as a violation or, since the negation lemmas came in, a search limit at rotate_half's neg.
-    assert report.startswith("verdict: ") and code in (1, 3), report
-    assert "failing operator: " in report and "rotate_half" in report, report
+    # End to end: rotary (src/lemmas/rotary.cpp), attention and the logits, proved
+    assert code == 0 and report.startswith("verdict: refines"), report
+    assert "output relation:" in report
+
+
+@needs_vllm
+def test_llama_is_proved_end_to_end(llama):
+    rel, _ = _propose(llama)
+    code, report = _check(rel)
+    assert code == 0 and report.startswith("verdict: refines"), report
+
+
+@needs_vllm
+@pytest.mark.parametrize("bug, spec_code", [
+    ("qkv-order", "k_embed = (k * cos)"),          # k (really v) first used in its rotary
+    ("rope-gptj", "apply_rotary_pos_emb"),         # the rotary (of q or k)
+    ("rms-eps", "torch.rsqrt(variance + self.variance_epsilon)"),
+    ("no-residual", "hidden_states = residual + hidden_states"),
+    ("scale", "* scaling"),
+])
+def test_planted_bug_is_not_refines(bug, spec_code, qwen2_variants):
+    rel, _ = _propose(qwen2_variants[bug])
+    code, report = _check(rel)
+    assert code == 1 and report.startswith("verdict: violation"), report
+    source = report.splitlines()[2]
+    assert source.strip().startswith("source:") and spec_code in source, report
+    assert "vllm.py" in report  # the implementation operators next to it
 
 
 def test_missing_vllm_environment_is_one_line(tmp_path, monkeypatch):
@@ -222,3 +246,7 @@ def test_planted_bug_is_localized_at_the_right_pair(bug, spec_code, qwen2_varian
     assert code == 1, text
     spec_line = next(l for l in text.splitlines() if l.strip().startswith("spec source:"))
     assert spec_code in spec_line, text
+    # the vLLM side of the pair: its counterpart's source line, or (when vLLM has no operator of that
+    # size over the same inputs, e.g. k and v swapped) the vLLM tensors its inputs agree with
+    impl = [l for l in text.splitlines() if l.strip().startswith(("implementation source:", "its inputs agree:"))]
+    assert impl and ("/vllm/" in impl[0] or "vllm_capture.py" in impl[0] or "~ D0." in impl[0]), text
