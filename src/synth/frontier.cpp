@@ -1,5 +1,6 @@
 #include "synth/frontier.h"
 
+#include <algorithm>
 #include <deque>
 #include <fmt/format.h>
 
@@ -76,6 +77,7 @@ struct Printer {
   const Classes& classes;
   bool generalize;
   std::map<int, std::string> vars;       // class -> ?vK
+  std::map<std::string, int> leafOf;     // vK -> a leaf of the class
   std::map<int64_t, std::string> params;  // (generalized) attribute value -> ?pK, set while printing the lhs
   bool lhsDone = false;
   std::string why;
@@ -94,7 +96,10 @@ struct Printer {
     if (e.isLeaf()) {
       int c = classOf(classes, e.leaf);
       auto it = vars.find(c);
-      if (it == vars.end()) it = vars.emplace(c, fmt::format("?v{}", vars.size())).first;
+      if (it == vars.end()) {
+        it = vars.emplace(c, fmt::format("?v{}", vars.size())).first;
+        leafOf[it->second.substr(1)] = e.leaf;
+      }
       return it->second;
     }
     std::string out = "(" + eg::symbolName(e.op);
@@ -111,7 +116,7 @@ struct Printer {
 }  // namespace
 
 std::optional<RuleText> ruleText(const Frontier& f, const Classes& classes, bool generalize, std::string* why) {
-  Printer p{classes, generalize, {}, {}, false, {}};
+  Printer p{classes, generalize, {}, {}, {}, false, {}};
   RuleText r;
   r.lhs = p.print(f.lhs);
   p.lhsDone = true;
@@ -124,7 +129,28 @@ std::optional<RuleText> ruleText(const Frontier& f, const Classes& classes, bool
     if (why) *why = "the left side is a bare tensor (a lemma's left side must be an operator)";
     return std::nullopt;
   }
+  r.leafOf = p.leafOf;
   return r;
+}
+
+std::vector<std::string> shapeConditions(const LGraph& impl, const RuleText& r) {
+  std::map<int64_t, std::vector<std::string>> bySize;  // size -> "?vK:d" in variable order
+  std::vector<std::pair<int, std::string>> ordered;
+  for (auto& [v, leaf] : r.leafOf) ordered.push_back({std::stoi(v.substr(1)), v});
+  std::sort(ordered.begin(), ordered.end());
+  for (auto& [k, v] : ordered) {
+    const TensorType* t = impl.node(r.leafOf.at(v)).data.tensor();
+    if (!t) continue;
+    for (size_t d = 0; d < t->shape.size(); ++d)
+      if (t->shape[d] >= 0) bySize[t->shape[d]].push_back(fmt::format("?{}:{}", v, d));
+  }
+  std::vector<std::string> out;
+  for (auto& [k, v] : ordered)  // ranks first: a lower-rank operand must not broadcast against a higher one
+    if (const TensorType* t = impl.node(r.leafOf.at(v)).data.tensor())
+      out.push_back(fmt::format("?{}:rank == {}", v, t->shape.size()));
+  for (auto& [size, items] : bySize)
+    for (size_t i = 1; i < items.size(); ++i) out.push_back(items[i - 1] + " == " + items[i]);
+  return out;
 }
 
 }  // namespace tangle::synth

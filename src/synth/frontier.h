@@ -46,7 +46,18 @@ std::optional<Frontier> coarsestFrontier(const LGraph& impl, const Expr& lhs, co
 // attribute that stays literal (patterns hold integers only).
 struct RuleText {
   std::string lhs, rhs;
+  std::map<std::string, int> leafOf;  // "v0" -> an impl tensor of that frontier class
 };
 std::optional<RuleText> ruleText(const Frontier& f, const Classes& classes, bool generalize, std::string* why);
+
+}  // namespace tangle::synth
+
+namespace tangle::synth {
+
+// Shape side conditions the rule may need (lemma-file conditions `?v0:rank == 2`,
+// `?v1:1 == ?v3:0`): every frontier variable's rank, and for the frontier
+// tensors' concrete sizes in the check, one equality chain per size value over
+// the (variable, dim) pairs that have it. Tried when the unconditional rule fails.
+std::vector<std::string> shapeConditions(const LGraph& impl, const RuleText& r);
 
 }  // namespace tangle::synth

@@ -172,9 +172,13 @@ std::string sanitize(const std::string& s) {
   return out;
 }
 
-// Validates one rule text as a one-lemma file; fills r.result.
-void validateRule(SynthRule& r, const validate::Options& opts) {
+// Validates one rule text as a one-lemma file; fills r.result. An accepted
+// rule must also pass the quick validation `tangle check --lemmas` runs (its
+// cases, attempts and seed), or the file would be refused when loaded.
+void validateRule(SynthRule& r, const validate::Options& opts, const CheckRequest& check);
+void validateOnce(SynthRule& r, const validate::Options& opts) {
   std::string text = "lemma " + r.name + ": " + r.lhs + "\n    => " + r.rhs + "\n";
+  if (!r.conditions.empty()) text += "    if " + r.conditions + "\n";
   try {
     lemmas::LemmaFile f = lemmas::parseLemmaText(text, "<synthesized>");
     auto results = validate::validateFileLemmas(f, opts);
@@ -184,6 +188,19 @@ void validateRule(SynthRule& r, const validate::Options& opts) {
     r.result.status = validate::Status::Failed;
     r.result.detail = std::string("not a valid lemma: ") + e.what();
   }
+}
+void validateRule(SynthRule& r, const validate::Options& opts, const CheckRequest& check) {
+  validateOnce(r, opts);
+  if (!r.accepted()) return;
+  SynthRule quick = r;
+  validate::Options qo;
+  qo.cases = check.lemmaCases;
+  qo.attemptsPerCase = 100;
+  validateOnce(quick, qo);
+  if (quick.accepted()) return;
+  r.result.status = quick.result.status;
+  r.result.detail = "validated (" + r.result.method() + ") but not by the quick validation of `tangle check --lemmas` (" +
+                    quick.result.detail + ")";
 }
 
 // Tries every (left side, candidate) pair of a target; returns true when a rule was accepted.
@@ -221,9 +238,26 @@ bool synthesizeTarget(const SynthRequest& req, const PreparedCheck& pc, const Ta
         r.target = specName + " = " + c.expr;
         r.origin = fmt::format("candidate from {}; spec {}", c.origin, where(*pc.specL, t.specNode));
         r.generalized = general;
-        validateRule(r, req.validation);
+        validateRule(r, req.validation, req.check);
         rep.rules.push_back(r);
         if (r.accepted()) return true;
+        if (r.result.status != validate::Status::Failed) continue;
+        // Wrong as stated: maybe it holds under the shapes of this model's tensors (their ranks
+        // and which sizes are equal). All of them are kept: dropping one because random
+        // instances did not refute it would trade a proof obligation for luck.
+        auto conds = shapeConditions(*pc.implL, *rt);
+        if (conds.empty()) continue;
+        SynthRule c = r;
+        c.name = fmt::format("synth-{}-{}", sanitize(specName.substr(specName.find('.') + 1)), rep.rules.size() + 1);
+        auto joined = [](const std::vector<std::string>& v) {
+          std::string out;
+          for (const std::string& x : v) out += (out.empty() ? "" : ", ") + x;
+          return out;
+        };
+        c.conditions = joined(conds);
+        validateRule(c, req.validation, req.check);
+        rep.rules.push_back(c);
+        if (c.accepted()) return true;
       }
     }
   }
@@ -303,13 +337,14 @@ std::string lemmaFileText(const SynthReport& r, const std::string& relationPath)
       relationPath);
   for (const SynthRule& s : r.rules) {
     if (!s.accepted()) continue;
-    out += fmt::format("\n# relation: {}\n# origin: {}\n# evidence: {}{}\nlemma {}: {}\n    => {}\n", s.target,
-                       s.origin, s.evidence(), s.generalized ? " (attributes generalized)" : "", s.name, s.lhs, s.rhs);
+    out += fmt::format("\n# relation: {}\n# origin: {}\n# evidence: {}{}\nlemma {}: {}\n    => {}\n{}", s.target,
+                       s.origin, s.evidence(), s.generalized ? " (attributes generalized)" : "", s.name, s.lhs, s.rhs,
+                       s.conditions.empty() ? std::string() : "    if " + s.conditions + "\n");
   }
   for (const SynthRule& s : r.rules) {
     if (s.accepted()) continue;
-    out += fmt::format("\n# REJECTED (never used) {}: {} => {}\n#   relation: {}\n#   origin: {}\n#   {}: ", s.name,
-                       s.lhs, s.rhs, s.target, s.origin,
+    out += fmt::format("\n# REJECTED (never used) {}: {} => {}{}\n#   relation: {}\n#   origin: {}\n#   {}: ", s.name,
+                       s.lhs, s.rhs, s.conditions.empty() ? std::string() : " if " + s.conditions, s.target, s.origin,
                        s.result.status == validate::Status::Failed ? "counterexample" : "unvalidated");
     for (char c : s.result.detail) out += c == '\n' ? std::string("\n#   ") : std::string(1, c);
     out += "\n";
@@ -321,11 +356,13 @@ std::string reportText(const SynthReport& r, const std::string& outPath) {
   std::string out;
   for (const SynthRule& s : r.rules) {
     if (s.accepted())
-      out += fmt::format("accepted {} ({}{}): {} => {}\n  for {} ({})\n", s.name, s.evidence(),
-                         s.generalized ? ", attributes generalized" : "", s.lhs, s.rhs, s.target, s.origin);
+      out += fmt::format("accepted {} ({}{}): {} => {}{}\n  for {} ({})\n", s.name, s.evidence(),
+                         s.generalized ? ", attributes generalized" : "", s.lhs, s.rhs,
+                         s.conditions.empty() ? std::string() : " if " + s.conditions, s.target, s.origin);
     else
-      out += fmt::format("REFUSED {} ({}): {} => {}\n  for {} ({})\n  {}\n", s.name,
-                         s.result.status == validate::Status::Failed ? "wrong" : "unvalidated", s.lhs, s.rhs, s.target,
+      out += fmt::format("REFUSED {} ({}): {} => {}{}\n  for {} ({})\n  {}\n", s.name,
+                         s.result.status == validate::Status::Failed ? "wrong" : "unvalidated", s.lhs, s.rhs,
+                         s.conditions.empty() ? std::string() : " if " + s.conditions, s.target,
                          s.origin, [&] {
                            std::string d;
                            for (char c : s.result.detail) d += c == '\n' ? std::string("\n  ") : std::string(1, c);

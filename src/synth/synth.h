@@ -33,6 +33,7 @@ struct SynthRequest {
 
 struct SynthRule {
   std::string name, lhs, rhs;
+  std::string conditions;  // shape side conditions ("?v1:1 == ?v3:0, ..."), empty when none
   std::string target;      // "S.gelu = concat(D0.gelu, D1.gelu, dim=1)"
   std::string origin;      // where the candidate came from, and the spec line
   bool generalized = false;

@@ -10,6 +10,7 @@
 
 #include "replay/inputs.h"
 #include "replay/lgraph_eval.h"
+#include "lemmas/lemma_file.h"
 #include "support/error.h"
 #include "synth/synth.h"
 
@@ -69,15 +70,20 @@ TEST(Synth, KeepsConcreteDimsWhenTheGeneralRuleIsWrong) {
   std::string out = tempLemmas("mm");
   SynthReport rep = synthesize(columnRowWithout("mm-concat-inner", out));
   ASSERT_TRUE(rep.refines()) << reportText(rep, out);
-  ASSERT_EQ(rep.rules.size(), 2u) << reportText(rep, out);
-  // mm(concat[?a], concat[?b]) => sum of products is wrong for other dims: refused, never written...
+  ASSERT_EQ(rep.rules.size(), 3u) << reportText(rep, out);
+  // mm(concat[?a], concat[?b]) => sum of products is wrong for other dims: refused, never written,
+  // also under the shapes of the model (ranks, equal sizes) as side conditions...
   EXPECT_TRUE(rep.rules[0].generalized);
   EXPECT_EQ(rep.rules[0].result.status, validate::Status::Failed);
-  // ...and the rule with the dims of the model (inner dim split) is accepted.
-  EXPECT_FALSE(rep.rules[1].generalized);
-  EXPECT_TRUE(rep.rules[1].accepted());
-  EXPECT_EQ(rep.rules[1].lhs, "(mm (concat[1] ?v0 ?v1) (concat[0] ?v2 ?v3))");
-  EXPECT_EQ(rep.rules[1].rhs, "(sum (mm ?v0 ?v2) (mm ?v1 ?v3))");
+  EXPECT_TRUE(rep.rules[1].generalized);
+  EXPECT_NE(rep.rules[1].conditions.find("?v0:rank == 2"), std::string::npos) << rep.rules[1].conditions;
+  EXPECT_EQ(rep.rules[1].result.status, validate::Status::Failed);
+  // ...and the rule with the dims of the model (inner dim split) is accepted, without conditions.
+  EXPECT_FALSE(rep.rules[2].generalized);
+  EXPECT_TRUE(rep.rules[2].accepted());
+  EXPECT_EQ(rep.rules[2].conditions, "");
+  EXPECT_EQ(rep.rules[2].lhs, "(mm (concat[1] ?v0 ?v1) (concat[0] ?v2 ?v3))");
+  EXPECT_EQ(rep.rules[2].rhs, "(sum (mm ?v0 ?v2) (mm ?v1 ?v3))");
   std::string text = readAll(out);
   EXPECT_NE(text.find("# REJECTED (never used) " + rep.rules[0].name), std::string::npos) << text;
   EXPECT_EQ(text.find("\nlemma " + rep.rules[0].name), std::string::npos) << text;
@@ -117,7 +123,8 @@ TEST(Synth, RefusesAWrongRuleFromDegenerateValues) {
   req.candidates = {"S.mm = D0.mm"};
   req.outPath = out;
   SynthReport rep = synthesize(req);
-  ASSERT_EQ(rep.rules.size(), 1u) << reportText(rep, out);
+  ASSERT_EQ(rep.rules.size(), 2u) << reportText(rep, out);  // as stated, then under the model's shapes
+  EXPECT_EQ(rep.rules[1].result.status, validate::Status::Failed);
   const SynthRule& r = rep.rules[0];
   EXPECT_EQ(r.lhs, "(mm ?v0 ?v1)");
   EXPECT_EQ(r.rhs, "(mm ?v0 (transpose[0, 1] ?v1))");
@@ -145,6 +152,24 @@ TEST(Synth, BadCandidatesAndLemmaNamesAreInputErrors) {
   req.check.withoutLemmas = {"no-such-lemma"};
   EXPECT_THROW(synthesize(req), InputError);
   fs::remove(req.outPath);
+}
+
+TEST(Synth, ShapeConditionsInLemmaFiles) {
+  // The side conditions synthesis writes: ?x:k is dim k of the e-class ?x, ?x:rank its rank.
+  auto f = lemmas::parseLemmaText(
+      "lemma c: (add (concat[?d] ?a ?b) ?c)\n    => (add ?c (concat[?d] ?a ?b))\n    if ?a:rank == 2, ?a:1 == ?c:0, ?d < 2\n",
+      "x.lemmas");
+  ASSERT_EQ(f.lemmas.size(), 1u);
+  ASSERT_EQ(f.lemmas[0].conditions.size(), 3u);
+  EXPECT_EQ(f.lemmas[0].conditions[0].lhsDim, lemmas::kRankDim);
+  EXPECT_EQ(f.lemmas[0].conditions[1].lhsDim, 1);
+  EXPECT_EQ(f.lemmas[0].conditions[1].rhsDim, 0);
+  auto bad = [](const std::string& cond) {
+    return "lemma c: (add (concat[?d] ?a ?b) ?c) => (add ?c (concat[?d] ?a ?b)) if " + cond + "\n";
+  };
+  EXPECT_THROW(lemmas::parseLemmaText(bad("?d:0 == 1"), "x.lemmas"), InputError);   // ?d is an attribute
+  EXPECT_THROW(lemmas::parseLemmaText(bad("?a:x == 1"), "x.lemmas"), InputError);   // not a dim
+  EXPECT_THROW(lemmas::parseLemmaText(bad("?z:0 == 1"), "x.lemmas"), InputError);   // unbound
 }
 
 }  // namespace
