@@ -1,5 +1,6 @@
 #include "driver/check.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "import/import.h"
@@ -106,9 +107,12 @@ InferResult infer(const PreparedCheck& pc, const CheckRequest& req) {
   InferOptions opts = pc.options;
   if (req.onOperator)
     opts.onOperator = [&](size_t done, size_t total, int node) { req.onOperator(done, total, *pc.specL, node); };
-  if (pc.fileRules.empty()) return inferRelations(pc.problem(), lemmas::allLemmas(), opts);
+  if (pc.fileRules.empty() && pc.withoutLemmas.empty()) return inferRelations(pc.problem(), lemmas::allLemmas(), opts);
   std::vector<eg::Rule> rules = lemmas::allLemmas();
   rules.insert(rules.end(), pc.fileRules.begin(), pc.fileRules.end());
+  std::erase_if(rules, [&](const eg::Rule& r) {
+    return std::find(pc.withoutLemmas.begin(), pc.withoutLemmas.end(), r.name) != pc.withoutLemmas.end();
+  });
   return inferRelations(pc.problem(), rules, opts);
 }
 
@@ -129,6 +133,13 @@ std::unique_ptr<PreparedCheck> prepareCheck(const CheckRequest& req) {
   }
   pc->options = inferOptionsFrom(rel);  // bad options fail before any graph is read
   loadLemmaFiles(req, rel, *pc);
+  for (const std::string& name : req.withoutLemmas) {
+    bool known = false;
+    for (const eg::Rule& r : lemmas::allLemmas()) known = known || r.name == name;
+    for (const eg::Rule& r : pc->fileRules) known = known || r.name == name;
+    if (!known) throw InputError({}, "--without-lemma: no lemma named '" + name + "' (see tangle lemmas)");
+  }
+  pc->withoutLemmas = req.withoutLemmas;
   importGraphs(*pc);
   qualifyAndNoteSymbols(*pc);
   rel = rel.expand(static_cast<int>(pc->impl.size()));

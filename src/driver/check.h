@@ -36,6 +36,9 @@ struct CheckRequest {
   // Progress of inference (InferOptions::onOperator); the spec LGraph names the node.
   std::function<void(size_t done, size_t total, const LGraph& spec, int specNode)> onOperator;
   std::vector<std::string> options;  // "KEY=VALUE" (--option): set over the relation file's `option` statements
+  // Lemmas (built-in or from a lemma file) left out of this check (--without-lemma): to
+  // reproduce a gap, e.g. for lemma synthesis. An unknown name is an InputError.
+  std::vector<std::string> withoutLemmas;
 };
 
 // Everything inference needs, read and checked. It owns the check's
@@ -51,6 +54,7 @@ struct PreparedCheck {
   RelationFile relation;                 // parsed once, expanded to the rank count
   InferOptions options;                  // the relation file's `option` statements
   std::vector<eg::Rule> fileRules;       // lemmas of the lemma files (validated), used with the built-ins
+  std::vector<std::string> withoutLemmas;  // left out (CheckRequest::withoutLemmas), names checked
   std::string lemmaWarnings;             // one line per trusted unvalidated file lemma (print to stderr)
   size_t fileLemmas = 0;                 // lemmas loaded from lemma files
   Graph spec;

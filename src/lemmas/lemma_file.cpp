@@ -116,15 +116,24 @@ bool isLemmaNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)
 // Integer conditions compare numbers; a symbolic size (SymDim) is compared
 // by proof under the check's facts (`symbols`, the e-graph's), and an
 // unprovable comparison does not hold.
-bool holds(const LemmaCondition& c, const eg::Subst& s, const sym::Context& symbols) {
-  auto value = [&](const std::string& v) -> std::optional<eg::Attr> {
+bool holds(const LemmaCondition& c, const eg::Subst& s, const eg::EGraph& g) {
+  const sym::Context& symbols = g.symbols();
+  auto value = [&](const std::string& v, int dim) -> std::optional<eg::Attr> {
+    if (dim >= 0 || dim == kRankDim) {  // ?x:k: the size of dim k of the class bound to ?x; ?x:rank its rank
+      auto it = s.classes.find(v);
+      if (it == s.classes.end()) return std::nullopt;
+      const TensorType* t = g.data(it->second).tensor();
+      if (t && dim == kRankDim) return eg::Attr::integer(static_cast<int64_t>(t->shape.size()));
+      if (!t || dim >= static_cast<int>(t->shape.size())) return std::nullopt;
+      return eg::Attr::dim(t->shape[static_cast<size_t>(dim)]);
+    }
     auto it = s.attrs.find(v);
     if (it == s.attrs.end() || (it->second.kind != eg::Attr::Kind::Int && it->second.kind != eg::Attr::Kind::SymDim))
       return std::nullopt;
     return it->second;
   };
-  auto a = value(c.lhs);
-  auto b = c.rhsVar ? value(*c.rhsVar) : std::optional<eg::Attr>(eg::Attr::integer(c.rhsInt));
+  auto a = value(c.lhs, c.lhsDim);
+  auto b = c.rhsVar ? value(*c.rhsVar, c.rhsDim) : std::optional<eg::Attr>(eg::Attr::integer(c.rhsInt));
   if (!a || !b) return false;  // not an integer: the condition cannot be checked, refuse
   if (a->kind == eg::Attr::Kind::Int && b->kind == eg::Attr::Kind::Int) {
     switch (c.cmp) {
@@ -294,7 +303,7 @@ class Parser {
       fl.lemma.doc += " if " + std::string(condText);
       fl.lemma.rule.guard = [conds = fl.conditions](const eg::EGraph& g, eg::Subst& s) {
         for (const LemmaCondition& c : conds)
-          if (!holds(c, s, g.symbols())) return false;
+          if (!holds(c, s, g)) return false;
         return true;
       };
     }
@@ -309,9 +318,22 @@ class Parser {
     std::istringstream words(s);
     std::vector<std::string> w;
     for (std::string x; words >> x;) w.push_back(x);
+    int dim = -1;  // set by var() for ?x:k (kRankDim for ?x:rank)
     auto var = [&](const std::string& t) -> std::optional<std::string> {
       if (t.size() < 2 || t[0] != '?') return std::nullopt;
       std::string v = t.substr(1);
+      dim = -1;
+      if (auto colon = v.find(':'); colon != std::string::npos) {
+        std::string k = v.substr(colon + 1);
+        v = v.substr(0, colon);
+        if (k != "rank" && (k.empty() || k.size() > 2 || !std::all_of(k.begin(), k.end(), ::isdigit)))
+          fail(line, "condition of lemma " + name + ": '" + t + "' needs a dim number or 'rank' after ':' (?x:0)");
+        dim = k == "rank" ? kRankDim : std::stoi(k);
+        if (!ln.classes.count(v))
+          fail(line, "condition of lemma " + name + " names ?" + v +
+                         ", which is not an e-class variable of the left-hand side");
+        return v;
+      }
       if (!ln.attrs.count(v))
         fail(line, "condition of lemma " + name + " names ?" + v +
                        ", which is not an attribute variable of the left-hand side");
@@ -326,11 +348,13 @@ class Parser {
       auto a = var(w[i]);
       if (!a) fail(line, "a condition starts with an attribute variable, got '" + w[i] + "'");
       c.lhs = *a;
+      c.lhsDim = dim;
       auto op = std::find_if(std::begin(kCmp), std::end(kCmp), [&](auto& p) { return w[i + 1] == p.first; });
       if (op == std::end(kCmp)) fail(line, "unknown comparison '" + w[i + 1] + "' (use == != < <= > >=)");
       c.cmp = op->second;
       if (w[i + 2][0] == '?') {
         c.rhsVar = var(w[i + 2]);
+        c.rhsDim = dim;
       } else {
         try {
           size_t used = 0;

@@ -36,13 +36,17 @@ struct CustomOpDef {
   SourceLoc loc;
 };
 
-// One `if` condition: ?a OP ?b or ?a OP 3 (integer attribute values).
+// One `if` condition: ?a OP ?b or ?a OP 3 (integer attribute values), where
+// an operand may also be ?x:k, the size of dim k of the e-class ?x, or
+// ?x:rank, its rank (shape side conditions, e.g. `?b:0 == ?w:1, ?b:rank == 1`).
 struct LemmaCondition {
   enum class Cmp { Eq, Ne, Lt, Le, Gt, Ge } cmp = Cmp::Eq;
-  std::string lhs;                 // attr variable (no '?')
+  std::string lhs;                 // attr variable, or class variable when lhsDim >= 0 (no '?')
   std::optional<std::string> rhsVar;
   int64_t rhsInt = 0;
+  int lhsDim = -1, rhsDim = -1;    // >= 0: the variable is an e-class, compare the size of this dim
 };
+constexpr int kRankDim = -2;       // LemmaCondition::lhsDim/rhsDim of ?x:rank (the e-class's rank)
 
 struct FileLemma {
   Lemma lemma;

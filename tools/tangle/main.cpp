@@ -17,6 +17,7 @@
 #include "validate/lemma_file_check.h"
 #include "validate/validate.h"
 #include "propose.h"
+#include "synth.h"
 #include "verify.h"
 
 namespace {
@@ -25,9 +26,10 @@ int check(const std::vector<std::string>& positional, const std::vector<std::str
           const std::string& relation, const std::string& jsonOut, bool allRelations,
           const std::optional<tangle::replay::ReplayOptions>& replay, const std::vector<std::string>& lemmaFiles,
           bool trustUnvalidated, const std::string& htmlOut, bool quiet, bool forceProgress,
-          const std::vector<std::string>& options) {
+          const std::vector<std::string>& options, const std::vector<std::string>& withoutLemmas) {
   tangle::CheckRequest req;
   req.options = options;
+  req.withoutLemmas = withoutLemmas;
   req.lemmaPaths = lemmaFiles;
   req.trustUnvalidated = trustUnvalidated;
   req.implPaths = impl;
@@ -148,6 +150,8 @@ int main(int argc, char** argv) {
                      "use file lemmas that cannot be validated (about opaque ops); prints a warning");
   std::vector<std::string> options;
   checkCmd->add_option("--option", options, "KEY=VALUE: set an option over the relation file's (e.g. reuse=0)");
+  std::vector<std::string> withoutLemmas;
+  checkCmd->add_option("--without-lemma", withoutLemmas, "leave this lemma out (reproduce a gap); repeatable");
   auto* lemmasCmd = app.add_subcommand("lemmas", "list the lemma library");
   lemmasCmd->add_option("--lemmas", lemmaFiles, "also list / validate the lemmas of these lemma files");
   bool validate = false;
@@ -187,6 +191,8 @@ int main(int argc, char** argv) {
                        "instead: report the first spec tensor whose values no implementation tensor holds");
   std::vector<std::string> proposeExtra;
   proposeCmd->add_option("--tensor", proposeExtra, "also relate this spec intermediate (a cut point; repeatable)");
+  tangle::cli::SynthArgs synthArgs;
+  auto* synthCmd = tangle::cli::addSynthCommand(app, synthArgs);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -203,10 +209,11 @@ int main(int argc, char** argv) {
     if (*sweepCmd) return tangle::cli::forwardToPython(argv[0], "sweep", sweepCmd->remaining());
     if (*checkCmd) return check(positional, impl, relation, jsonOut, allRelations,
                                     replay ? std::optional(replayOpts) : std::nullopt, lemmaFiles, trustUnvalidated,
-                                    htmlOut, quiet, forceProgress, options);
+                                    htmlOut, quiet, forceProgress, options, withoutLemmas);
     if (*equivCmd) return tangle::cli::forwardToPython(argv[0], "equiv", equivCmd->remaining());
     if (*proposeCmd && proposeLocalize) return tangle::cli::localize(proposeFiles[0], proposeFiles[1]);
     if (*proposeCmd) return tangle::cli::propose(proposeFiles[0], proposeFiles[1], proposeOut, proposeExtra);
+    if (*synthCmd) return tangle::cli::runSynth(synthArgs);
     if (*lemmasCmd) return validate ? validateLemmas(validateOpts, lemmaFiles) : listLemmas(lemmaFiles);
   } catch (const tangle::InputError& e) {
     std::cerr << e.what() << "\n";

@@ -1,0 +1,12 @@
+import torch
+from torch import device
+
+f32: type
+
+
+# Graph[rank=0](fw, gid=0)
+class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[4, 6]", w: "f32[6, 6]"):
+        # File: /models/proj.py:10 in forward, code: y = x @ self.w
+        mm: "f32[4, 6]" = torch.ops.aten.mm.default(x, w);  x = w = None
+        return (mm,)
