@@ -99,6 +99,9 @@ void addSumLemmas(std::vector<Lemma>& out) {
   out.push_back(applier("sum-of-concats",
                         "sum(concat[d](a1..ak), concat[d](b1..bk)) = concat[d](sum(a1,b1), .., sum(ak,bk)), equal splits",
                         "(sum ?xs...)", sumOfConcats));
+  // A partial (unreduced) gradient broadcast back over a reduced dim, as rms_norm's backward does.
+  out.push_back(applier("expand-sum", "expand[S](sum(xs)) = sum(expand[S](x_i))", opPattern("expand", 1, "(sum ?xs...)"),
+                        distribute(o.expand, 1)));
 }
 
 }  // namespace tangle::lemmas::detail

@@ -289,6 +289,7 @@ struct Canon {
   bool touchesComplex() const;
   bool complexOp();
   bool complexMul();
+  bool complexConj();
 };
 
 // clamp(x, lo, hi) = where(lt(x, lo), lo, where(gt(x, hi), hi, x)) for lo <= hi
@@ -327,6 +328,7 @@ bool Canon::complexOp() {
     return true;
   }
   if (base == "aten.mul") return complexMul();
+  if (base == "aten._conj" || base == "aten.conj" || base == "aten.conj_physical") return complexConj();
   // Shapes come from the node's own (real-view) annotation: right for complex.
   static const std::string_view kViews[] = {"aten.view", "aten.reshape", "aten._unsafe_view", "aten.unsqueeze",
                                             "aten.squeeze", "aten.flatten"};
@@ -365,6 +367,23 @@ bool Canon::complexMul() {
   Ref re = emit("sub", {}, {emit("mul", {}, {a, c}), emit("mul", {}, {b, d})});
   Ref im = emit("add", {}, {emit("mul", {}, {a, d}), emit("mul", {}, {b, c})});
   emit("concat", {Attr::integer(selfType()->rank() - 1)}, {re, im});
+  return true;
+}
+
+// conj(a + bi) = a - bi on the real view (the complex RoPE backward multiplies by
+// the conjugate of the rotation). The lazy conj bit of _conj is a storage detail:
+// the value read is the conjugate.
+bool Canon::complexConj() {
+  if (overload != "default") return false;
+  NodeId x = tensorArg(0, "self", "self");
+  const TensorType* t = typeOf(x);
+  if (!isComplex(x) || !n.complexView || !t) return false;
+  int64_t last = t->rank() - 1;
+  auto part = [&](int64_t k) {
+    return emit("slice", {Attr::integer(last), Attr::integer(k), Attr::integer(k + 1), Attr::integer(1)}, {tensorRef(x)});
+  };
+  Ref re = part(0);
+  emit("concat", {Attr::integer(last)}, {re, emit("neg", {}, {part(1)})});
   return true;
 }
 

@@ -321,6 +321,22 @@ bool replicateToVarying(const Graph& g, const Node& n, CanonTerm& out) {
   return true;
 }
 
+// where(condition, self, other), each of self/other a tensor or a number
+// (where.self, .ScalarSelf, .ScalarOther, .Scalar): broadcasting, as the op's own.
+bool whereOp(const Node& n, CanonTerm& out) {
+  auto c = tensorAt(n, 0, "condition");
+  if (!c) return false;
+  auto value = [&](size_t i, const char* name) -> std::optional<Ref> {
+    if (auto t = tensorAt(n, i, name)) return operand(*t);
+    if (auto v = numberAt(n, i, name)) return scalar(*v);
+    return std::nullopt;
+  };
+  auto a = value(1, "self"), b = value(2, "other");
+  if (!a || !b) return false;
+  emit(out, "where", {}, {operand(*c), *a, *b});
+  return true;
+}
+
 bool canonicalizeModelOp(const Graph& g, NodeId id, std::string_view base, std::string_view overload, CanonTerm& out) {
   const Node& n = g.node(id);
   if (base == "aten.index" && overload == "Tensor") return index(g, n, out);
@@ -333,6 +349,9 @@ bool canonicalizeModelOp(const Graph& g, NodeId id, std::string_view base, std::
     emit(out, "index_rows", {}, {operand(*w), operand(*ids)});
     return true;
   }
+  if (base == "aten.where" && (overload == "self" || overload == "ScalarSelf" || overload == "ScalarOther" ||
+                               overload == "Scalar"))
+    return whereOp(n, out);
   if (base == "aten.masked_fill" && overload == "Scalar") {
     auto x = tensorAt(n, 0, "self"), m = tensorAt(n, 1, "mask");
     auto v = numberAt(n, 2, "value");

@@ -48,6 +48,14 @@ TEST_F(Sum, RearrangementsDistributeOverSum) {
   EXPECT_TRUE(equiv(r, "(sum (reshape[[24]] ?a) (reshape[[24]] ?b))"));
 }
 
+TEST_F(Sum, ExpandDistributesOverSum) {
+  leaf("a", {1, 8, 1});
+  leaf("b", {1, 8, 1});
+  eg::Id e = term("(expand[[1, 8, 64]] (sum ?a ?b))");
+  run({"expand-sum"});
+  EXPECT_TRUE(equiv(e, "(sum (expand[[1, 8, 64]] ?a) (expand[[1, 8, 64]] ?b))"));
+}
+
 TEST_F(Sum, ConcatOfSums) {
   leaf("a1", {2, 3});
   leaf("a2", {2, 3});

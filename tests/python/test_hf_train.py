@@ -180,6 +180,51 @@ def test_planted_swapped_gradients_is_a_violation(trained, tmp_path):
     assert "verdict: violation" in r.stdout
 
 
+# ---------------------------------------------------------------- gradient layouts on real values
+
+MISLABELLED = {"model.embed_tokens.weight": "Partial(sum)",  # whole on every rank: summing doubles it
+               LAYER + "self_attn.o_proj.weight": "Shard(0)"}  # its shard is along dim 1
+
+
+@pytest.fixture(scope="module")
+def gloo_step(trained, tmp_path_factory):
+    """hf_grad_values.py on two gloo processes (one real training step of the TP=2 model), against the
+    capture's placeholder maps and against a copy with two gradient layouts mislabelled."""
+    result, _, _ = trained
+    tmp = tmp_path_factory.mktemp("llama_bw_gloo")
+    wrong = tmp / "mislabelled"
+    wrong.mkdir()
+    for r, path in enumerate(result.impl_params):
+        params = json.loads(open(path).read())
+        for o in params["outputs"]:
+            o["layout"] = MISLABELLED.get(o.get("fqn"), o["layout"])
+        (wrong / f"impl.r{r}.params.json").write_text(json.dumps(params))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"), os.path.dirname(__file__)]))
+    procs = [subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "hf_grad_values.py"),
+                               "llama", "1", "2", str(r), str(tmp / "store"), f"{result.out_dir},{wrong}",
+                               str(tmp / f"r{r}.json")],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for r in range(2)]
+    for r, p in enumerate(procs):
+        out, _ = p.communicate(timeout=600)
+        assert p.returncode == 0, f"rank {r}:\n{out[-3000:]}"
+    return [json.loads((tmp / f"r{r}.json").read_text()) for r in range(2)]
+
+
+def test_gradient_layouts_hold_on_values(gloo_step):
+    """Each gradient the relation expects, in the layout it expects it, is what a real gloo run of the
+    TP=2 model computes (the spec's gradient, its block, or a term of it), and the loss is the spec's."""
+    for r, (real, _) in enumerate(gloo_step):
+        assert real["mismatches"] == [], (r, real)
+        assert real["checked"] == 12 and real["loss_error"] < 1e-5, (r, real)
+
+
+def test_mislabelled_gradient_layout_fails_on_values(gloo_step):
+    for r, (_, wrong) in enumerate(gloo_step):
+        bad = sorted(m.split(" (")[0] for m in wrong["mismatches"])
+        assert bad == sorted(f"grad of {f}" for f in MISLABELLED), (r, wrong)
+
+
 # ---------------------------------------------------------------- no capture needed
 
 def _ph(name, fqn, placement, kind="parameter"):

@@ -4,6 +4,10 @@ Captured once per module (a spawned process per graph; the spmd_types backend, t
 
 * ``tangle verify torchtitan:llama3 --tp 2 --sp --backward``: refines; the gradient layouts follow
   spmd_types (a norm weight typed R has a Partial gradient, left for the gradient sync to reduce);
+* partial_dtensor without sequence parallel, TP=2 and 4 (`tp_pd_no_sp`): refines, and the relation
+  holds on values (`--replay` runs the joint graphs on random inputs: the loss and each gradient in
+  its layout). Its rms_norm backward runs on the unreduced (Partial) gradient of the norm's output;
+  `expand-sum` carries that sum through the broadcast of the per-row statistic;
 * the planted bug norm_grad_unreduced (the norm weights typed I, i.e. complete gradients, while each
   rank holds its sequence shard's partial sum; the ranks' graphs are the same, the contract is wrong):
   a violation at the norm weight's gradient, naming the operator, the parameter and the source line.
@@ -72,6 +76,15 @@ def test_training_step_refines(verified):
     assert json.loads((out / "report.json").read_text())["verify"]["backward"] is True
 
 
+def test_training_step_replays(verified):
+    """The loss and every gradient, in the layouts the relation expects, match on values."""
+    _, out, _, _ = verified
+    r = subprocess.run([str(TANGLE), "check", str(out / "check.rel"), "--replay"], capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "replay: 11 outputs match" in r.stdout, r.stdout
+
+
 def test_gradient_layouts(verified):
     _, out, spec, ranks = verified
     expect = {
@@ -130,3 +143,25 @@ def test_training_step_tp4_without_sp_refines(tp4_no_sp):
     r = tp4_no_sp
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines()[0] == "verdict: refines"
+
+
+@pytest.fixture(scope="module", params=[2, 4])
+def tp_pd_no_sp(request, tmp_path_factory):
+    """partial_dtensor, no sequence parallel, one training step at TP=request.param, checked with --replay."""
+    _need_titan()
+    from tangle import titan
+    out = titan.capture_titan(request.param, str(tmp_path_factory.mktemp(f"titan_pd{request.param}")),
+                              backend="partial_dtensor", backward=True, log=lambda msg: None)
+    return request.param, out, subprocess.run([str(TANGLE), "check", out.relation, "--replay"],
+                                              capture_output=True, text=True, timeout=900)
+
+
+def test_partial_dtensor_without_sp_refines_and_replays(tp_pd_no_sp):
+    tp, out, r = tp_pd_no_sp
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0] == "verdict: refines"
+    assert "replay: 11 outputs match" in r.stdout, r.stdout
+    ranks = [json.loads(open(p).read()) for p in out.impl_params]
+    # the row-parallel weights' and the norms' gradients are partial sums on every rank (DTensor's .grad)
+    assert _grads(ranks[0])["layers.0.attention.wo.weight"]["layout"] == "Partial(sum)"
+    assert all(_grads(ranks[0])[n]["layout"] == "Partial(sum)" for n in NORMS)

@@ -66,6 +66,17 @@ def build_raises(rank, world_size):
     raise RuntimeError(f"no weights for rank {rank}")
 
 
+def build_data_dependent(rank, world_size):
+    layer, args = build(rank, world_size)
+
+    def branching(x, w):
+        if x.sum() > 0:  # data-dependent control flow: no single graph
+            x = x + 1
+        return layer(x, w)
+
+    return branching, args
+
+
 def relation(world_size):
     # argument names of `layer` (S.x, D*.w) and S.output / D*.output are replaced by the graphs' names
     return """S.x = shard(D*.x, dim=0)
@@ -263,6 +274,8 @@ def test_user_code_missing_collective_names_the_parameter(user_buggy):
     (["no_such_module_xyz:build"], "cannot import module 'no_such_module_xyz': ModuleNotFoundError"),
     (["tp_colpar_user:nope"], "module 'tp_colpar_user' has no function 'nope'"),
     (["tp_colpar_user:build_raises"], "capturing rank 0/2 failed: RuntimeError: no weights for rank 0"),
+    (["tp_colpar_user:build_data_dependent"], "capturing rank 0/2 failed: Unsupported: Data-dependent branching "
+                                              "(at "),
     (["tp_colpar_user:build", "--relation", "bad.rel"], "bad.rel:2: tensor 'S.nope' does not exist"),
     (["tp_colpar_user:build", "--layers", "2"], "--layers applies to hf:, megatron: and torchtitan: targets only"),
 ])
