@@ -23,7 +23,7 @@ built=$(date +%s)
 export ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1:abort_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:abort_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-# The e2e tests' hang guard (60 s per CLI run) is for the normal build; sanitized runs are slower.
+# The e2e tests' hang guard (60 s of CPU per CLI run) is for the normal build; sanitized runs are slower.
 export TANGLE_TEST_TIMEOUT=${TANGLE_TEST_TIMEOUT:-600}
 args=(--output-on-failure -j "$JOBS")
 [ -n "${SANITIZE_TESTS:-}" ] && args+=(-R "$SANITIZE_TESTS")

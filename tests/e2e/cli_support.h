@@ -52,15 +52,19 @@ inline fs::path tempPath(const std::string& stem) {
 }
 
 // Runs TANGLE_BINARY with `args` (from `cwd` when given), killing it after 60 s
-// (TANGLE_TEST_TIMEOUT seconds: the sanitizer build runs 3-5x slower) so a hang
-// fails the test instead of blocking the suite.
+// of CPU time (TANGLE_TEST_TIMEOUT seconds: the sanitizer build runs 3-5x
+// slower) so a runaway search fails the test instead of blocking the suite.
+// CPU time, not wall time: on a loaded machine a check can wait for a core
+// many times longer than it computes. Ten times as much wall time stops a
+// process that hangs without computing.
 inline RunResult runTangle(const std::vector<std::string>& args, const std::string& cwd = "") {
   fs::path outFile = tempPath("stdout"), errFile = tempPath("stderr");
   std::string cmd;
   if (!cwd.empty()) cmd += "cd " + shellQuote(cwd) + " && ";
   const char* limit = std::getenv("TANGLE_TEST_TIMEOUT");
-  if (fs::exists("/usr/bin/timeout"))
-    cmd += "/usr/bin/timeout " + std::to_string(limit ? std::max(1, std::atoi(limit)) : 60) + " ";
+  const int cpuSeconds = limit ? std::max(1, std::atoi(limit)) : 60;
+  cmd += "ulimit -t " + std::to_string(cpuSeconds) + " && ";
+  if (fs::exists("/usr/bin/timeout")) cmd += "/usr/bin/timeout " + std::to_string(10 * cpuSeconds) + " ";
   cmd += shellQuote(TANGLE_BINARY);
   for (const auto& a : args) cmd += " " + shellQuote(a);
   cmd += " >" + shellQuote(outFile.string()) + " 2>" + shellQuote(errFile.string()) + " </dev/null";
