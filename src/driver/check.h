@@ -36,6 +36,7 @@ struct CheckRequest {
   // Progress of inference (InferOptions::onOperator); the spec LGraph names the node.
   std::function<void(size_t done, size_t total, const LGraph& spec, int specNode)> onOperator;
   std::vector<std::string> options;  // "KEY=VALUE" (--option): set over the relation file's `option` statements
+  size_t jobs = 1;                   // threads (--jobs): the same verdict, relations and report for every value
 };
 
 // Everything inference needs, read and checked. It owns the check's

@@ -25,9 +25,10 @@ int check(const std::vector<std::string>& positional, const std::vector<std::str
           const std::string& relation, const std::string& jsonOut, bool allRelations,
           const std::optional<tangle::replay::ReplayOptions>& replay, const std::vector<std::string>& lemmaFiles,
           bool trustUnvalidated, const std::string& htmlOut, bool quiet, bool forceProgress,
-          const std::vector<std::string>& options) {
+          const std::vector<std::string>& options, size_t jobs) {
   tangle::CheckRequest req;
   req.options = options;
+  req.jobs = jobs;
   req.lemmaPaths = lemmaFiles;
   req.trustUnvalidated = trustUnvalidated;
   req.implPaths = impl;
@@ -148,6 +149,10 @@ int main(int argc, char** argv) {
                      "use file lemmas that cannot be validated (about opaque ops); prints a warning");
   std::vector<std::string> options;
   checkCmd->add_option("--option", options, "KEY=VALUE: set an option over the relation file's (e.g. reuse=0)");
+  size_t jobs = 1;
+  checkCmd->add_option("--jobs,-j", jobs, "threads (the same verdict, relations and report for any N)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   auto* lemmasCmd = app.add_subcommand("lemmas", "list the lemma library");
   lemmasCmd->add_option("--lemmas", lemmaFiles, "also list / validate the lemmas of these lemma files");
   bool validate = false;
@@ -203,7 +208,7 @@ int main(int argc, char** argv) {
     if (*sweepCmd) return tangle::cli::forwardToPython(argv[0], "sweep", sweepCmd->remaining());
     if (*checkCmd) return check(positional, impl, relation, jsonOut, allRelations,
                                     replay ? std::optional(replayOpts) : std::nullopt, lemmaFiles, trustUnvalidated,
-                                    htmlOut, quiet, forceProgress, options);
+                                    htmlOut, quiet, forceProgress, options, jobs);
     if (*equivCmd) return tangle::cli::forwardToPython(argv[0], "equiv", equivCmd->remaining());
     if (*proposeCmd && proposeLocalize) return tangle::cli::localize(proposeFiles[0], proposeFiles[1]);
     if (*proposeCmd) return tangle::cli::propose(proposeFiles[0], proposeFiles[1], proposeOut, proposeExtra);
