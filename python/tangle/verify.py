@@ -559,7 +559,7 @@ def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relatio
 def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relation=None, spec=None,
            keep: bool = False, json_out=None, attn: str = "sdpa", options=None, tangle=None,
            log=None, plan=None, shape: str = "tiny", setup=None, backward: bool = False, sp: bool = False,
-           backend: str | None = None, html_out=None) -> VerifyResult:
+           backend: str | None = None, html_out=None, jobs: int = 1) -> VerifyResult:
     """Captures `target` (hf:llama, hf:qwen2, megatron:gpt, torchtitan:llama3, or MODULE:FUNCTION) with `tp`
     ranks, writes the relation, runs `tangle check` and returns the parsed result. `plan`: overrides of an hf: model's TP plan
     ({module pattern: style} or ["PATTERN=STYLE", ...]). `shape`: "tiny" (random weights) or a released
@@ -570,7 +570,8 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
     VerifyError; nothing is left in `out` then. `log`: progress lines (default: stderr). `backward`: an hf:
     target's training step (the loss and every parameter gradient, tangle.hf_train), not its forward.
     `sp`, `backend` (torchtitan:llama3): sequence parallel; torchtitan's spmd backend (spmd_types, its
-    default, or partial_dtensor). `html_out`: also write the HTML report there."""
+    default, or partial_dtensor). `html_out`: also write the HTML report there. `jobs`: threads of the check
+    (`tangle check --jobs`; the same report for any value)."""
     log = log or progress.Progress()
     t = parse_target(target)
     if tp is None or int(tp) < 1 or (t.family and int(tp) < 2):
@@ -644,6 +645,7 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
         progress.status(log, "checking ...")
         try:
             result = _check(rel, os.path.join(final, "report.json"), tangle, result_cls=VerifyResult,
+                            extra_args=["--jobs", str(int(jobs))] if int(jobs) > 1 else (),
                             html_out=html_out, log=log,
                             target=target, ranks=tp, layers=layers, out_dir=final if (out or keep) else None,
                             spec=os.path.join(final, "spec.py"),
@@ -715,6 +717,7 @@ def main(argv=None) -> int:
     ap.add_argument("--backend", default=None, help="torchtitan's spmd backend: spmd_types (default) or "
                                                     "partial_dtensor (torchtitan: targets)")
     ap.add_argument("--tangle", help="the tangle binary (default: $TANGLE_BIN, else build/bin/tangle)")
+    ap.add_argument("--jobs", "-j", type=int, default=1, help="threads of the check (tangle check --jobs)")
     ap.add_argument("--quiet", "-q", action="store_true",
                     help="no progress on stderr (log lines; on a terminal, a status line redrawn in place)")
     log = None
@@ -724,7 +727,8 @@ def main(argv=None) -> int:
         r = verify(a.target, tp=a.ranks, layers=a.layers, out=a.out, relation=a.relation, spec=a.spec,
                    keep=a.keep, json_out=a.json_out, attn=a.attn, options=a.option, tangle=a.tangle,
                    log=log, plan=a.plan, shape=a.shape,
-                   setup=a.setup, backward=a.backward, sp=a.sp, backend=a.backend, html_out=a.html_out)
+                   setup=a.setup, backward=a.backward, sp=a.sp, backend=a.backend, html_out=a.html_out,
+                   jobs=a.jobs)
     except VerifyError as e:
         if log:
             log.clear()

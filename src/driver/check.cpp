@@ -2,12 +2,18 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
+#include <thread>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
 
 #include "import/import.h"
 #include "infer/symbol_facts.h"
 #include "lower/inplace.h"
 #include "lemmas/lemma_file.h"
 #include "lemmas/lemmas.h"
+#include "support/parallel.h"
 #include "validate/lemma_file_check.h"
 
 namespace tangle {
@@ -17,6 +23,26 @@ namespace {
 double secondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
+
+// Developer aid: TANGLE_TRACE_PHASES=1 prints each stage's wall seconds (profiling --jobs).
+// Wall, process CPU and this thread's CPU: under load only the CPU figures mean much.
+double cpuSeconds(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+struct PhaseTimer {
+  const char* name;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  double cpu0 = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID), thread0 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+  ~PhaseTimer() {
+    static const bool on = std::getenv("TANGLE_TRACE_PHASES") != nullptr;
+    if (on)
+      std::fprintf(stderr, "phase %s: %.3f s wall, %.3f s CPU (%.3f s on the calling thread)\n", name,
+                   secondsSince(start), cpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0,
+                   cpuSeconds(CLOCK_THREAD_CPUTIME_ID) - thread0);
+  }
+};
 
 // The graphs to check: the request's paths, else the relation file's.
 // Missing ones are InputErrors at the relation file.
@@ -56,14 +82,22 @@ void loadLemmaFiles(const CheckRequest& req, const RelationFile& rel, PreparedCh
   pc.fileRules = file.rules();
 }
 
-// Imports the spec and the implementation graphs (timed).
-void importGraphs(PreparedCheck& pc) {
+// Imports the spec, then the implementation graphs (timed), `jobs` ranks at a
+// time. A graph's import touches nothing shared but the symbolic-size tables,
+// whose ids (and so the order terms print in) follow the order symbols are
+// first met: when the spec has symbolic sizes, the ranks are imported in order.
+void importGraphs(PreparedCheck& pc, size_t jobs) {
   auto t0 = std::chrono::steady_clock::now();
-  pc.spec = importGraph(pc.info.specPath);
-  for (auto& p : pc.info.implPaths) pc.impl.push_back(importGraph(p));
-  // Eager traces keep in-place grad accumulation and recv_ (lower/inplace.h).
-  functionalizeInplace(pc.spec);
-  for (auto& g : pc.impl) functionalizeInplace(g);
+  auto load = [](Graph& g, const std::string& path) {
+    g = importGraph(path);
+    functionalizeInplace(g);  // eager traces keep in-place grad accumulation and recv_ (lower/inplace.h)
+  };
+  load(pc.spec, pc.info.specPath);
+  bool symbolic = std::any_of(pc.spec.nodes.begin(), pc.spec.nodes.end(), [](const Node& n) {
+    return n.type && std::any_of(n.type->shape.begin(), n.type->shape.end(), [](Dim d) { return isSymbolic(d); });
+  });
+  pc.impl.resize(pc.info.implPaths.size());
+  parallelFor(pc.impl.size(), symbolic ? 1 : jobs, [&](size_t r) { load(pc.impl[r], pc.info.implPaths[r]); });
   pc.info.importSeconds = secondsSince(t0);
 }
 
@@ -91,20 +125,32 @@ void lowerGraphs(PreparedCheck& pc) {
   pc.implL = std::make_unique<LGraph>(lowerImpl(pc.impl, lo, *pc.symbols));
 }
 
+void settleShapes(const PreparedCheck& pc) {
+  checkAnnotatedShapes(*pc.specL, *pc.symbols);
+  checkAnnotatedShapes(*pc.implL, *pc.symbols);
+}
+
 // With every fact known: the input relations' shapes, then every symbolic
-// size in normal form, then the annotated shapes checked under the facts.
-void settleSymbols(PreparedCheck& pc) {
+// size in normal form, then (unless deferred) the annotated shapes checked under the facts.
+void settleSymbols(PreparedCheck& pc, bool checkShapes) {
   addRelationShapeFacts(pc.problem(), *pc.symbols);
   canonicalizeSymbols(*pc.specL, *pc.symbols);
   canonicalizeSymbols(*pc.implL, *pc.symbols);
   pc.info.symbolFacts = pc.symbols->describe();
-  checkAnnotatedShapes(*pc.specL, *pc.symbols);
-  checkAnnotatedShapes(*pc.implL, *pc.symbols);
+  if (checkShapes) settleShapes(pc);
+}
+
+bool hasSymbolicSizes(const LGraph& lg) {
+  for (const LNode& n : lg.nodes)
+    for (const TensorType& t : n.data.types)
+      if (std::any_of(t.shape.begin(), t.shape.end(), [](Dim d) { return isSymbolic(d); })) return true;
+  return false;
 }
 
 // Inference with the built-in lemmas and the lemma files'.
 InferResult infer(const PreparedCheck& pc, const CheckRequest& req) {
   InferOptions opts = pc.options;
+  opts.jobs = req.jobs;
   if (req.onOperator)
     opts.onOperator = [&](size_t done, size_t total, int node) { req.onOperator(done, total, *pc.specL, node); };
   if (pc.fileRules.empty() && pc.withoutLemmas.empty()) return inferRelations(pc.problem(), lemmas::allLemmas(), opts);
@@ -121,7 +167,10 @@ InferResult infer(const PreparedCheck& pc, const CheckRequest& req) {
 // The order of the steps is the order in which input errors are reported:
 // the relation file and its options first, then lemma files, graphs,
 // the relation file's rank expansion, assumptions, lowering, shapes.
-std::unique_ptr<PreparedCheck> prepareCheck(const CheckRequest& req) {
+namespace {
+
+// prepareCheck; with checkShapes false the caller runs checkAnnotatedShapes.
+std::unique_ptr<PreparedCheck> prepare(const CheckRequest& req, bool checkShapes) {
   auto pc = std::make_unique<PreparedCheck>();
   RelationFile& rel = pc->relation;
   rel = parseRelationFile(req.relationPath);  // the only time it is read
@@ -140,20 +189,67 @@ std::unique_ptr<PreparedCheck> prepareCheck(const CheckRequest& req) {
     if (!known) throw InputError({}, "--without-lemma: no lemma named '" + name + "' (see tangle lemmas)");
   }
   pc->withoutLemmas = req.withoutLemmas;
-  importGraphs(*pc);
+  {
+    PhaseTimer t{"import"};
+    importGraphs(*pc, req.jobs);
+  }
   qualifyAndNoteSymbols(*pc);
   rel = rel.expand(static_cast<int>(pc->impl.size()));
   addAssumptions(rel, pc->spec, pc->impl, *pc->symbols);
-  lowerGraphs(*pc);
-  settleSymbols(*pc);
+  {
+    PhaseTimer t{"lower"};
+    lowerGraphs(*pc);
+  }
+  PhaseTimer t{"settle-symbols"};
+  settleSymbols(*pc, checkShapes);
   return pc;
 }
 
+// With --jobs > 1 and concrete sizes only (the shared symbolic-size context
+// is not thread-safe, and concrete sizes never touch it), the annotated
+// shapes are checked on a second thread while inference runs. A shape error
+// is still the error reported (a sequential run stops there before
+// inference); the inference result is then dropped.
+InferResult inferCheckingShapes(const PreparedCheck& pc, const CheckRequest& req) {
+  std::exception_ptr shapeError, inferError;
+  std::thread shapes([&] {
+    try {
+      settleShapes(pc);
+    } catch (...) {
+      shapeError = std::current_exception();
+    }
+  });
+  InferResult result;
+  try {
+    result = infer(pc, req);
+  } catch (...) {
+    inferError = std::current_exception();
+  }
+  shapes.join();
+  if (shapeError) std::rethrow_exception(shapeError);
+  if (inferError) std::rethrow_exception(inferError);
+  return result;
+}
+
+}  // namespace
+
+std::unique_ptr<PreparedCheck> prepareCheck(const CheckRequest& req) { return prepare(req, true); }
+
 std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
   auto run = std::make_unique<CheckRun>();
-  run->prepared = prepareCheck(req);
+  bool overlapShapes = false;
+  if (req.jobs > 1) {
+    // Whether any size is symbolic is known only once lowered: prepare, then decide.
+    run->prepared = prepare(req, false);
+    const PreparedCheck& p = *run->prepared;
+    overlapShapes = p.symbols->empty() && !hasSymbolicSizes(*p.specL) && !hasSymbolicSizes(*p.implL);
+    if (!overlapShapes) settleShapes(p);
+  } else {
+    run->prepared = prepareCheck(req);
+  }
   const PreparedCheck& pc = *run->prepared;
-  run->result = infer(pc, req);
+  PhaseTimer t{"infer"};
+  run->result = overlapShapes ? inferCheckingShapes(pc, req) : infer(pc, req);
   if (req.replay)
     run->replay = replay::replayCheck(*pc.specL, *pc.implL, pc.relation, run->result, *req.replay, *pc.symbols);
   return run;

@@ -39,6 +39,7 @@ struct CheckRequest {
   // Lemmas (built-in or from a lemma file) left out of this check (--without-lemma): to
   // reproduce a gap, e.g. for lemma synthesis. An unknown name is an InputError.
   std::vector<std::string> withoutLemmas;
+  size_t jobs = 1;                   // threads (--jobs): the same verdict, relations and report for every value
 };
 
 // Everything inference needs, read and checked. It owns the check's

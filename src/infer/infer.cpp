@@ -11,6 +11,7 @@
 
 #include "infer/operator_search.h"
 #include "infer/reuse.h"
+#include "infer/reuse_pipeline.h"
 
 namespace tangle {
 
@@ -76,8 +77,11 @@ const char* specOpName(const InferState& st, int node) {
 // One spec operator: an earlier operator's relations renamed when `reuse`
 // allows it (reuse.cpp), else the steps of operator_search.h, in order.
 // `inlined` receives the spec definitions inlined into the operator's e-graph.
+// With a verifier, every queued gate must have given its expected outcome
+// before a search: else `rollback` is set and nothing is done.
 std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& stats,
-                                 std::unordered_set<int>& inlined, OperatorReuse* reuse) {
+                                 std::unordered_set<int>& inlined, OperatorReuse* reuse, ReuseVerifier* verifier,
+                                 std::optional<ReuseVerifier::Check>& rollback) {
   if (reuse && reuse->tryReuse(st, op, inlined)) {
     ++stats.operatorsReused;
     if (tracing())
@@ -85,6 +89,7 @@ std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& s
                    st.spec.nodes[reuse->lastSource()].name.c_str());
     return std::nullopt;
   }
+  if (verifier && (rollback = verifier->drain())) return std::nullopt;
   st.marks.nextOperator();
   OperatorSearch s(op, st.symbols);
   std::optional<Failure> failure = seed(st, s);
@@ -101,6 +106,20 @@ std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& s
   return failure;
 }
 
+// Undoes the operators order[from, to), all reuses (reuse_pipeline.h): their
+// relations, deferred state, entries of R and counters.
+void rollBack(InferState& st, const std::vector<SpecOp>& order, size_t from, size_t to, InferResult& res) {
+  for (size_t i = from; i < to; ++i) {
+    int n = order[i].node;
+    st.rels[n].clear();
+    st.deferredDepth[n] = 0;
+    st.deferredOrigin[n] = -1;
+  }
+  res.all.resize(from);
+  res.stats.operatorsReused -= to - from;
+  res.stats.opsProcessed = from;
+}
+
 Failure outOfTime(const SpecOp& op) {
   Failure f;
   f.node = op.reported;
@@ -110,23 +129,54 @@ Failure outOfTime(const SpecOp& op) {
   return f;
 }
 
-// Walks the operators; R grows in st.rels and res.all.
+// Walks the operators; R grows in st.rels and res.all. With a verifier, the
+// walk rolls back to an operator whose predicted gate was wrong (reuse_pipeline.h).
 void walk(InferState& st, const std::vector<SpecOp>& order, Clock::time_point start, InferResult& res,
-          std::unordered_set<int>& inlined) {
+          std::unordered_set<int>& inlined, ReuseVerifier* verifier) {
   std::optional<OperatorReuse> reuse;
-  if (st.opts.reuse) reuse.emplace();
-  for (const SpecOp& op : order) {
+  if (st.opts.reuse) reuse.emplace(verifier);
+  size_t i = 0;
+  auto rollBackTo = [&](const ReuseVerifier::Check& bad) {
+    rollBack(st, order, bad.position, i, res);
+    reuse->stopPredicting(bad.shapeHash, bad.footprint);
+    verifier->reset();
+    i = bad.position;
+  };
+  for (;;) {
+    if (i == order.size()) {
+      auto bad = verifier ? verifier->drain() : std::nullopt;
+      if (!bad) break;
+      rollBackTo(*bad);
+      continue;
+    }
+    const SpecOp& op = order[i];
+    if (verifier)
+      if (auto bad = verifier->failure()) {
+        rollBackTo(*bad);
+        continue;
+      }
     if (st.opts.onOperator) st.opts.onOperator(res.stats.opsProcessed, order.size(), op.node);
     if (since(start) > st.opts.totalSeconds) {
+      if (auto bad = verifier ? verifier->drain() : std::nullopt) {
+        rollBackTo(*bad);
+        continue;
+      }
       res.failure = outOfTime(op);
-      return;
+      break;
     }
     size_t reusedBefore = res.stats.operatorsReused;
-    auto failure = processOp(st, op, res.stats, inlined, reuse ? &*reuse : nullptr);
+    if (reuse) reuse->at(i);
+    std::optional<ReuseVerifier::Check> bad;
+    auto failure = processOp(st, op, res.stats, inlined, reuse ? &*reuse : nullptr, verifier, bad);
+    if (bad) {
+      rollBackTo(*bad);
+      continue;
+    }
     ++res.stats.opsProcessed;
-    if (failure) {
+    ++i;
+    if (failure) {  // a search's: the queue was drained before it
       res.failure = std::move(failure);
-      return;
+      break;
     }
     res.all.push_back(relationsOf(st, op.node));
     if (res.stats.operatorsReused != reusedBefore) res.all.back().reusedFrom = reuse->lastSource();
@@ -161,7 +211,7 @@ const char* toString(Verdict v) {
 namespace {
 
 InferResult inferOnce(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& opts,
-                      Clock::time_point start) {
+                                     Clock::time_point start) {
   InferState st(p, lemmas, opts);
   InferResult res;
   loadInputRelations(st);
@@ -171,7 +221,10 @@ InferResult inferOnce(const Problem& p, const std::vector<eg::Rule>& lemmas, con
   res.stats.specOps = countOps(st.spec);
   res.stats.implOps = countOps(st.impl);
   std::unordered_set<int> inlined;  // of the last operator's e-graph (see checkExpectations)
-  walk(st, order, start, res, inlined);
+  std::optional<ReuseVerifier> verifier;
+  if (opts.jobs > 1 && opts.reuse) verifier.emplace(st);
+  walk(st, order, start, res, inlined, verifier ? &*verifier : nullptr);
+  verifier.reset();  // joins its thread: nothing reads st after this
   finish(st, targets, inlined, res);
   res.verdict = verdictOf(res);
   return res;

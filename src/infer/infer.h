@@ -44,6 +44,9 @@ struct InferOptions {
   // repeats up to renaming (repeated layers; src/infer/reuse.cpp) instead of
   // searching. `option reuse = 0` turns it off.
   bool reuse = true;
+  // Threads (--jobs): above 1, reuse's soundness gate runs on a second
+  // thread behind the walk (reuse_pipeline.h). The result is the same.
+  size_t jobs = 1;
 };
 
 // Parses `option key = value` entries into options; unknown keys are InputErrors.

@@ -46,12 +46,17 @@
 #include <cstring>
 
 #include "infer/leaf_names.h"
+#include "infer/reuse_pipeline.h"
 
 namespace tangle {
 
 namespace {
 
 constexpr size_t kMaxTries = 4;  // earlier candidates tried per operator, most recent first
+// With a verifier: the gate runs on the walk's thread until it gave the same
+// outcome this many times in a row for a (shape, candidate); a wrong
+// prediction costs a sequential rerun.
+constexpr int kPredictAfter = 3;
 
 void mix(uint64_t& h, uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
 
@@ -155,16 +160,34 @@ void OperatorReuse::record(const InferState& st, const OperatorSearch& s) {
 
 bool OperatorReuse::tryReuse(InferState& st, const SpecOp& op, std::unordered_set<int>& inlined) {
   if (st.isTarget[op.node]) return false;
-  auto it = byShape_.find(specShapeHash(st, op));
+  uint64_t hash = specShapeHash(st, op);
+  auto it = byShape_.find(hash);
   if (it == byShape_.end()) return false;
   const std::vector<size_t>& candidates = it->second;
   for (size_t tried = 0; tried < candidates.size() && tried < kMaxTries; ++tried) {
-    const Footprint& f = footprints_[candidates[candidates.size() - 1 - tried]];
+    size_t index = candidates[candidates.size() - 1 - tried];
+    const Footprint& f = footprints_[index];
     Renaming phi;
-    if (!buildRenaming(st, f, op, phi) || !preservesFootprint(st, f, op, phi)) continue;
+    if (!buildRenaming(st, f, op, phi)) continue;
+    // The gate; with a verifier, its outcome is predicted from the last
+    // time it ran on this candidate for an operator of the same shape, and
+    // the prediction is checked behind the walk (reuse_pipeline.h).
+    std::optional<bool> predicted;
+    GateSeen* seen = verifier_ ? &gateSeen_[{hash, index}] : nullptr;
+    if (seen && seen->streak >= kPredictAfter) predicted = seen->passed;
+    if (!predicted) {
+      bool passed = preservesFootprint(st, f, op, phi);
+      if (seen) *seen = GateSeen{passed, seen->passed == passed ? seen->streak + 1 : 1};
+      if (!passed) continue;
+    } else if (!*predicted) {
+      verifier_->enqueue({&f, op, std::move(phi), false, position_, hash, index});
+      continue;
+    }
     std::vector<eg::Term> renamed(f.result.size());
     bool ok = true;
     for (size_t i = 0; i < f.result.size() && ok; ++i) ok = renameTerm(st, phi, f.result[i], renamed[i]);
+    // The gate refuses a phi without these; a queued gate has not run yet.
+    for (size_t i = 0; i < f.inlined.size() && ok; ++i) ok = phi.specOf(f.inlined[i]) != nullptr;
     if (!ok) continue;
     st.rels[op.node] = std::move(renamed);
     if (f.deferred) {  // the same carry decision: the reads' chain depths were checked equal
@@ -175,9 +198,12 @@ bool OperatorReuse::tryReuse(InferState& st, const SpecOp& op, std::unordered_se
     inlined.clear();
     for (int s : f.inlined) inlined.insert(*phi.specOf(s));
     lastSource_ = f.op.node;
+    if (predicted) verifier_->enqueue({&f, op, std::move(phi), true, position_, hash, index});
     return true;
   }
   return false;
 }
+
+void OperatorReuse::stopPredicting(uint64_t shapeHash, size_t footprint) { gateSeen_[{shapeHash, footprint}].streak = 0; }
 
 }  // namespace tangle

@@ -14,8 +14,10 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "infer/operator_search.h"
@@ -57,8 +59,13 @@ bool renameTerm(const InferState& st, const Renaming& phi, const eg::Term& in, e
 bool sameTermUnder(const InferState& st, Renaming& phi, const eg::Term& a, const eg::Term& b, bool bind);
 bool sameRelExprUnder(const InferState& st, Renaming& phi, const RelExpr& a, const RelExpr& b, bool bind);
 
+class ReuseVerifier;
+
 class OperatorReuse {
  public:
+  // With a verifier (--jobs > 1), tryReuse queues the soundness gate on it
+  // instead of running it (reuse_pipeline.h).
+  explicit OperatorReuse(ReuseVerifier* verifier = nullptr) : verifier_(verifier) {}
   // After a successful search of s.op (before the next operator's marks).
   void record(const InferState& st, const OperatorSearch& s);
   // Gives op the relations of an earlier isomorphic operator. True if it did
@@ -67,9 +74,25 @@ class OperatorReuse {
   bool tryReuse(InferState& st, const SpecOp& op, std::unordered_set<int>& inlined);
   // The earlier operator the last successful tryReuse used (for traces).
   int lastSource() const { return lastSource_; }
+  // With a verifier: the walk position of the next tryReuse (for its queued
+  // gates), and, after a wrong prediction, run that gate on the walk's thread again.
+  void at(size_t position) { position_ = position; }
+  void stopPredicting(uint64_t shapeHash, size_t footprint);
 
  private:
-  std::vector<Footprint> footprints_;
+  std::deque<Footprint> footprints_;  // a deque: queued checks point into it
+  ReuseVerifier* verifier_ = nullptr;
+  size_t position_ = 0;
+  struct PairHash {
+    size_t operator()(const std::pair<uint64_t, size_t>& p) const noexcept { return p.first ^ (p.second * 0x9e3779b97f4a7c15ULL); }
+  };
+  // With a verifier: the gate's last outcome on the walk's thread and how many
+  // times in a row it was that, per (spec-side shape hash, footprint).
+  struct GateSeen {
+    bool passed = false;
+    int streak = 0;
+  };
+  std::unordered_map<std::pair<uint64_t, size_t>, GateSeen, PairHash> gateSeen_;
   std::unordered_map<uint64_t, std::vector<size_t>> byShape_;  // spec-side hash -> footprints
   int lastSource_ = -1;
 };

@@ -674,12 +674,19 @@ void checkSymbolicSlice(const LGraph& lg, const LNode& n, const sym::Context& ct
   }
 }
 
+// One e-graph serves a batch of nodes: building one per node was most of the
+// cost on large graphs. Sharing is exact: addDefinition only adds (no merges),
+// so a node's root data is inferred from its operands' annotations alone.
 void checkAnnotatedShapes(const LGraph& lg, const sym::Context& symbols) {
+  constexpr size_t kBatch = 256;  // bounds the shared e-graph's size
+  std::optional<eg::EGraph> shared;
+  size_t used = 0;
   for (size_t i = 0; i < lg.nodes.size(); ++i) {
     const LNode& n = lg.nodes[i];
     if (n.aliasOf >= 0 || n.isInput || n.def.nodes.empty() || n.data.types.empty()) continue;
     checkSymbolicSlice(lg, n, symbols);
-    eg::EGraph g(ops::inferData, &symbols);
+    if (!shared || used++ % kBatch == 0) shared.emplace(ops::inferData, &symbols);
+    eg::EGraph& g = *shared;
     auto root = addDefinition(g, lg, static_cast<int>(i));
     if (!root) continue;  // not inferable here (opaque parts, untyped operands): nothing to compare
     const eg::ClassData& got = g.data(*root);

@@ -5,6 +5,7 @@ TP=2) through the CLI and through the API, and a user module written into a temp
 column-parallel linear over gathered tokens, and its twin that forgets to gather the tokens).
 """
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -253,6 +254,23 @@ def test_user_code_refines(user_good, user_dir):
     assert "S.x" not in rel and "D*.w" not in rel and "S.output" not in rel, rel
     assert [e["holds"] for e in user_good.expectations] == [True, True]
     assert (user_dir / "good" / "report.json").exists() and user_good.out_dir == str(user_dir / "good")
+
+
+def test_verify_jobs_2_gives_the_same_report(user_buggy, user_dir):
+    r1, j1 = user_buggy
+    r2 = _tangle_verify(["tp_colpar_user:build_buggy", "--ranks", "2", "--jobs", "2", "--json",
+                         str(user_dir / "bug_j2.json")], cwd=user_dir)
+    with open(user_dir / "bug_j2.json") as f:
+        j2 = json.load(f)
+    def same(text):  # timings and the temporary capture folders aside
+        text = re.sub(r"stats: [0-9.e+-]+ s \(import [0-9.e+-]+ s\)", "stats:", text)
+        return re.sub(r"tangle-verify-[A-Za-z0-9_]+", "tangle-verify-TMP", text)
+    assert r2.returncode == r1.returncode == 1, r2.stdout + r2.stderr
+    assert same(r2.stdout) == same(r1.stdout)
+    j1, j2 = dict(j1, stats=dict(j1["stats"])), dict(j2, stats=dict(j2["stats"]))
+    for j in (j1, j2):
+        del j["stats"]["seconds"], j["stats"]["import_seconds"]
+    assert same(json.dumps(j2, sort_keys=True)) == same(json.dumps(j1, sort_keys=True))
 
 
 def test_user_code_missing_collective_names_the_parameter(user_buggy):

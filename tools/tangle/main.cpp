@@ -26,10 +26,11 @@ int check(const std::vector<std::string>& positional, const std::vector<std::str
           const std::string& relation, const std::string& jsonOut, bool allRelations,
           const std::optional<tangle::replay::ReplayOptions>& replay, const std::vector<std::string>& lemmaFiles,
           bool trustUnvalidated, const std::string& htmlOut, bool quiet, bool forceProgress,
-          const std::vector<std::string>& options, const std::vector<std::string>& withoutLemmas) {
+          const std::vector<std::string>& options, const std::vector<std::string>& withoutLemmas, size_t jobs) {
   tangle::CheckRequest req;
   req.options = options;
   req.withoutLemmas = withoutLemmas;
+  req.jobs = jobs;
   req.lemmaPaths = lemmaFiles;
   req.trustUnvalidated = trustUnvalidated;
   req.implPaths = impl;
@@ -152,6 +153,10 @@ int main(int argc, char** argv) {
   checkCmd->add_option("--option", options, "KEY=VALUE: set an option over the relation file's (e.g. reuse=0)");
   std::vector<std::string> withoutLemmas;
   checkCmd->add_option("--without-lemma", withoutLemmas, "leave this lemma out (reproduce a gap); repeatable");
+  size_t jobs = 1;
+  checkCmd->add_option("--jobs,-j", jobs, "threads (the same verdict, relations and report for any N)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   auto* lemmasCmd = app.add_subcommand("lemmas", "list the lemma library");
   lemmasCmd->add_option("--lemmas", lemmaFiles, "also list / validate the lemmas of these lemma files");
   bool validate = false;
@@ -209,7 +214,7 @@ int main(int argc, char** argv) {
     if (*sweepCmd) return tangle::cli::forwardToPython(argv[0], "sweep", sweepCmd->remaining());
     if (*checkCmd) return check(positional, impl, relation, jsonOut, allRelations,
                                     replay ? std::optional(replayOpts) : std::nullopt, lemmaFiles, trustUnvalidated,
-                                    htmlOut, quiet, forceProgress, options, withoutLemmas);
+                                    htmlOut, quiet, forceProgress, options, withoutLemmas, jobs);
     if (*equivCmd) return tangle::cli::forwardToPython(argv[0], "equiv", equivCmd->remaining());
     if (*proposeCmd && proposeLocalize) return tangle::cli::localize(proposeFiles[0], proposeFiles[1]);
     if (*proposeCmd) return tangle::cli::propose(proposeFiles[0], proposeFiles[1], proposeOut, proposeExtra);
