@@ -258,5 +258,24 @@ TEST(Replay, ViolationWithoutSameShapedCandidateSaysSo) {
   EXPECT_TRUE(r.counterexamples.empty());
 }
 
+// Labels reach the table they index only through other integer tensors (a
+// transpose, a copy, an offset): they are drawn over the whole table, so every
+// rank's shard of a vocabulary is hit, not just its first rows.
+TEST(Inputs, IndicesReachingTheTableThroughIntegerOpsCoverIt) {
+  const char* body =
+      "t: \"i64[40, 2]\" = torch.ops.aten.transpose.int(ids, 0, 1)\n"
+      "c: \"i64[40, 2]\" = torch.ops.aten.clone.default(t)\n"
+      "o: \"i64[40, 2]\" = torch.ops.aten.sub.Tensor(c, 0)\n"
+      "e: \"f32[40, 2, 2]\" = torch.ops.aten.embedding.default(w, o)\nreturn (e,)";
+  Case s("w: \"f32[30, 2]\", ids: \"i64[2, 40]\"", body, "w: \"f32[30, 2]\", ids: \"i64[2, 40]\"", body,
+         "S.w = D*.w\nS.ids = D*.ids\n");
+  InputValues v = drawInputs(s.specL, s.implL, s.rel, 5);
+  ASSERT_FALSE(v.error) << *v.error;
+  const auto& ids = s.specInput(v, "S.ids");
+  EXPECT_GE(*std::max_element(ids.data.begin(), ids.data.end()), 20);  // 80 draws from [0, 30)
+  EXPECT_LT(*std::max_element(ids.data.begin(), ids.data.end()), 30);
+  EXPECT_GE(*std::min_element(ids.data.begin(), ids.data.end()), 0);
+}
+
 }  // namespace
 }  // namespace tangle::replay
