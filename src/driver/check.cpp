@@ -143,8 +143,11 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
   run->prepared = prepareCheck(req);
   const PreparedCheck& pc = *run->prepared;
   run->result = infer(pc, req);
-  if (req.replay)
+  if (req.replay) {
+    auto t0 = std::chrono::steady_clock::now();
     run->replay = replay::replayCheck(*pc.specL, *pc.implL, pc.relation, run->result, *req.replay, *pc.symbols);
+    run->replay->seconds = secondsSince(t0);
+  }
   return run;
 }
 
