@@ -293,7 +293,16 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
       m.dims = dims;
       m.roles = std::move(*solved);
       int64_t total = elementsOf(spec, m) + elementsOf(impl, m);
-      if (total > maxElements) continue;
+      if (total > maxElements) {
+        // The smallest instance the roles allow is still too large: equal sizes chained by coincidences.
+        int64_t largest = 0;
+        for (auto& [v, r] : m.roles) largest = std::max(largest, r);
+        if (roleReason.empty())
+          roleReason = fmt::format("with one size per role above {}: the smallest instance found ({}) has {} "
+                                   "elements, over the limit of {} (a reduced size reaches {})",
+                                   t, describeMap(m), total, maxElements, largest);
+        continue;
+      }
       auto rc = mapCheck(spec, impl, relation, result, m);
       if (auto why = validate(*rc, specTyped, implTyped)) {
         if (roleReason.empty()) roleReason = fmt::format("with one size per role above {}: {}", t, *why);
