@@ -250,8 +250,11 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
   const PreparedCheck& pc = *run->prepared;
   PhaseTimer t{"infer"};
   run->result = overlapShapes ? inferCheckingShapes(pc, req) : infer(pc, req);
-  if (req.replay)
+  if (req.replay) {
+    auto t0 = std::chrono::steady_clock::now();
     run->replay = replay::replayCheck(*pc.specL, *pc.implL, pc.relation, run->result, *req.replay, *pc.symbols);
+    run->replay->seconds = secondsSince(t0);
+  }
   return run;
 }
 

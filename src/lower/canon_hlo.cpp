@@ -281,7 +281,8 @@ struct Hlo {
     static const std::pair<const char*, const char*> kUnary[] = {{"exponential", "exp"}, {"logistic", "sigmoid"},
                                                                  {"negate", "neg"},      {"tanh", "tanh"},
                                                                  {"rsqrt", "rsqrt"},     {"sqrt", "sqrt"},
-                                                                 {"log", "log"}};
+                                                                 {"log", "log"},         {"cosine", "cos"},
+                                                                 {"sine", "sin"}};
     for (auto& [h, c] : kBinary)
       if (op == h) return elementwise(c, 2);
     for (auto& [h, c] : kUnary)

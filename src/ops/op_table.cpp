@@ -92,6 +92,9 @@ const OpDef kOps[] = {
   {"tril",       "diagonal:int",                           false, inferTril,       k::tril,       nullptr,            s::dim,         ""},  // x: zero above the diagonal
   // mixture-of-experts routing
   {"topk",       "dim:int k:int largest:bool",             false, inferTopk,       k::topk,       nullptr,            s::topk,        ""},  // x -> (values, indices), sorted
+  // rotary tables computed in the program (XLA HLO cosine / sine of the positions)
+  {"cos",        "",                                       false, inferUnary,      k::unary<+[](double x) { return std::cos(x); }>, nullptr, nullptr, "aten.cos"},
+  {"sin",        "",                                       false, inferUnary,      k::unary<+[](double x) { return std::sin(x); }>, nullptr, nullptr, "aten.sin"},
 };
 // clang-format on
 }  // namespace

@@ -48,6 +48,33 @@ std::optional<int64_t> indexBound(const LGraph& lg, int node) {
   return bound;
 }
 
+// An integer input that reaches its indexing use only through other integer
+// tensors (labels: transposed, copied, masked with index_put, shifted by the
+// rank's vocabulary start) is bounded by that use, so its values cover the
+// whole indexed domain (every rank's shard of a vocabulary) and not just the
+// first few rows. Walks forward over integer-valued users, a few steps deep.
+std::optional<int64_t> chainedIndexBound(const LGraph& lg, int node) {
+  std::optional<int64_t> bound;
+  std::vector<int> frontier{node};
+  std::vector<char> seen(lg.nodes.size(), 0);
+  seen[static_cast<size_t>(node)] = 1;
+  for (int depth = 0; depth < 12 && !frontier.empty(); ++depth) {
+    std::vector<int> next;
+    for (int n : frontier) {
+      if (auto b = indexBound(lg, n)) bound = bound ? std::min(*bound, *b) : *b;
+      for (int u : lg.users[static_cast<size_t>(n)]) {
+        u = lg.resolve(u);
+        const TensorType* t = lg.node(u).data.tensor();
+        if (seen[static_cast<size_t>(u)] || !t || !isIntegral(t->dtype)) continue;
+        seen[static_cast<size_t>(u)] = 1;
+        next.push_back(u);
+      }
+    }
+    frontier = std::move(next);
+  }
+  return bound;
+}
+
 interp::Tensor randomTensor(const interp::Shape& shape, DType dtype, std::optional<int64_t> bound,
                             std::mt19937_64& rng) {
   interp::Tensor t = interp::Tensor::filled(shape, 0);
@@ -230,7 +257,7 @@ InputValues drawInputs(const LGraph& spec, const LGraph& impl, const RelationFil
     auto shape = concreteShape(n);
     if (!shape) return nullptr;
     auto [it, _] =
-        out.spec.emplace(id, interp::Value::of(randomTensor(*shape, n.data.tensor()->dtype, indexBound(spec, id), rng)));
+        out.spec.emplace(id, interp::Value::of(randomTensor(*shape, n.data.tensor()->dtype, chainedIndexBound(spec, id), rng)));
     return it->second.tensor();
   };
   auto constantOf = [](const LNode& n, double v) {

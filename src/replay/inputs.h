@@ -37,7 +37,8 @@ std::optional<interp::Shape> concreteShape(const LNode& n);
 
 // Random spec values: floats uniform in [-1, 1], bools 0/1, integers in
 // [0, k) where k is the smallest dim they index (index_rows/gather_rows
-// users) or 4. Then derives the implementation inputs (see above).
+// users, directly or through a chain of integer tensors: labels cover the
+// whole vocabulary) or 4. Then derives the implementation inputs (see above).
 // `relation` must be expanded to explicit ranks.
 InputValues drawInputs(const LGraph& spec, const LGraph& impl, const RelationFile& relation, uint64_t seed);
 

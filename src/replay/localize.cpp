@@ -300,9 +300,70 @@ class Localizer {
       // gather or scatter may not read the part of this tensor that is wrong.
       for (int u : impl_.users[static_cast<size_t>(id)])
         below = below || (good[static_cast<size_t>(u)] && impl_.node(u).graph == impl_.node(id).graph && readsWhole(u));
+      below = below || coveredByParts(id, good) || everyUserGood(id, good);
       good[static_cast<size_t>(id)] = agrees || below;
       if (v.status == Status::Wrong && below) verdicts_[static_cast<size_t>(id)].status = Status::Absorbed;
     }
+  }
+
+  // Every operator that reads the tensor, on its own rank, agrees (or is
+  // absorbed): a part none of them reads (the k columns vLLM's slice_scatter
+  // overwrites) cannot make anything wrong.
+  bool everyUserGood(int id, const std::vector<char>& good) {
+    const auto& us = impl_.users[static_cast<size_t>(id)];
+    return !us.empty() && std::all_of(us.begin(), us.end(), [&](int u) {
+      return good[static_cast<size_t>(u)] && impl_.node(u).graph == impl_.node(id).graph;
+    });
+  }
+
+  // Same-rank users that each read a part of the tensor (slices along one
+  // dim, the items of a split) vouch for it together when the parts that
+  // agree cover it: vLLM writes q and k back into the fused qkv tensor
+  // (slice_scatter) and reads q, k and v through three splits.
+  bool coveredByParts(int id, const std::vector<char>& good) {
+    const TensorType* t = impl_.node(id).data.tensor();
+    if (!t) return false;
+    const ops::Syms& s = ops::syms();
+    const int rank = static_cast<int>(t->shape.size());
+    std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> parts;  // dim -> [start, end) read and agreeing
+    auto single = [&](int u) -> const CanonTerm::Node* {
+      const auto& def = impl_.node(u).def.nodes;
+      if (def.size() != 1 || def[0].children.empty()) return nullptr;
+      const CanonTerm::Ref& r = def[0].children[0];
+      if (r.kind != CanonTerm::Ref::Kind::Operand || impl_.resolve(static_cast<int>(r.operand)) != id) return nullptr;
+      return &def[0];
+    };
+    auto axis = [&](int64_t d) { return d < 0 ? d + rank : d; };
+    for (int u : impl_.users[static_cast<size_t>(id)]) {
+      if (impl_.node(u).graph != impl_.node(id).graph) continue;
+      const CanonTerm::Node* tn = single(u);
+      if (!tn) continue;
+      const eg::AttrList& a = tn->attrs;
+      if (tn->op == s.slice && good[static_cast<size_t>(u)] && a.size() == 4 && a[3].i == 1) {
+        int64_t d = axis(a[0].i);
+        if (d >= 0 && d < rank) parts[d].push_back({a[1].i, std::min<int64_t>(a[2].i, t->shape[d])});
+      } else if (tn->op == s.split && a.size() == 2 && a[1].kind == eg::Attr::Kind::IntList) {
+        int64_t d = axis(a[0].i);
+        if (d < 0 || d >= rank) continue;
+        std::vector<int64_t> starts{0};
+        for (int64_t k : a[1].list) starts.push_back(starts.back() + k);
+        for (int g : impl_.users[static_cast<size_t>(u)]) {
+          const auto& gd = impl_.node(g).def.nodes;
+          if (!good[static_cast<size_t>(g)] || gd.size() != 1 || gd[0].op != s.getitem) continue;
+          const eg::AttrList& ga = gd[0].attrs;
+          if (ga.size() == 1 && ga[0].i >= 0 && ga[0].i + 1 < static_cast<int64_t>(starts.size()))
+            parts[d].push_back({starts[static_cast<size_t>(ga[0].i)], starts[static_cast<size_t>(ga[0].i) + 1]});
+        }
+      }
+    }
+    for (auto& [d, iv] : parts) {
+      std::sort(iv.begin(), iv.end());
+      int64_t reach = 0;
+      for (auto [b, e] : iv)
+        if (b <= reach) reach = std::max(reach, e);
+      if (reach >= t->shape[static_cast<size_t>(d)]) return true;
+    }
+    return false;
   }
 
   // An operator that reads only part of an operand (a slice, a split, a

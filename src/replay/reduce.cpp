@@ -28,6 +28,13 @@ double SizeMap::scalar(double v) const {
   auto a = static_cast<int64_t>(std::abs(v));
   if (!byRole() && !std::binary_search(dims.begin(), dims.end(), a)) return v;
   if (byRole() && !roles.count(a)) {
+    // A small multiple of a large role (rank 2's vocabulary start 2 x the shard): the same multiple
+    // of its reduced size; the largest such role wins (the shard, not the token count).
+    for (auto it = roles.rbegin(); it != roles.rend(); ++it)
+      if (it->first >= 64 && a % it->first == 0 && a / it->first <= 64) {
+        int64_t r = (a / it->first) * it->second;
+        return static_cast<double>(v < 0 ? -r : r);
+      }
     // Just off a large role (a vocabulary bound moved by a few tokens): keep the
     // offset from its reduced size, so the edit stays visible at reduced sizes.
     auto it = roles.lower_bound(a);
@@ -49,6 +56,14 @@ namespace {
 // By role: a known op's size attributes only (a dim index or a tuple index
 // equal to a role stays); an opaque op's integers all (they may be sizes).
 void mapAttrs(eg::Symbol op, eg::AttrList& attrs, const SizeMap& m) {
+  if (m.byRole() && op == ops::syms().slice && attrs.size() == 4) {
+    bool ints = std::all_of(attrs.begin(), attrs.end(), [](const eg::Attr& x) { return x.kind == eg::Attr::Kind::Int; });
+    if (auto w = ints ? sliceWindow(attrs[1].i, attrs[2].i, attrs[3].i) : std::nullopt) {
+      attrs[1].i = w->first * m.size(w->second);  // window k of the reduced length
+      attrs[2].i = attrs[1].i + m.size(w->second);
+      return;
+    }
+  }
   for (size_t k = 0; k < attrs.size(); ++k) {
     eg::Attr& x = attrs[k];
     if (m.byRole() && ops::find(op) && !isSizeAttr(op, k)) continue;
@@ -105,7 +120,28 @@ void mapRelations(std::vector<TensorRelations>& rs, const SizeMap& m) {
     for (auto& e : r.exprs) mapTerm(e, m);
 }
 
+// A relation's slice window [k*m, (k+1)*m): window k of the reduced length (as mapAttrs).
+bool mapSliceWindow(RelExpr& e, const SizeMap& m) {
+  if (!m.byRole() || e.kind != RelExpr::Kind::Call || e.op != "slice") return false;
+  RelExpr *start = nullptr, *end = nullptr;
+  for (auto& [k, a] : e.kwargs) {
+    if (k == "step" && (a.kind != RelExpr::Kind::Int || a.i != 1)) return false;
+    if (k == "start") start = &a;
+    if (k == "end") end = &a;
+  }
+  if (!start || !end || start->kind != RelExpr::Kind::Int || end->kind != RelExpr::Kind::Int) return false;
+  auto w = sliceWindow(start->i, end->i, 1);
+  if (!w) return false;
+  start->i = w->first * m.size(w->second);
+  end->i = start->i + m.size(w->second);
+  return true;
+}
+
 void mapExpr(RelExpr& e, const SizeMap& m) {
+  if (mapSliceWindow(e, m)) {
+    for (auto& a : e.args) mapExpr(a, m);
+    return;
+  }
   if (e.kind == RelExpr::Kind::Int) e.i = m.size(e.i);
   for (int64_t& v : e.ints) v = m.size(v);
   for (auto& a : e.args) mapExpr(a, m);
@@ -257,7 +293,16 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
       m.dims = dims;
       m.roles = std::move(*solved);
       int64_t total = elementsOf(spec, m) + elementsOf(impl, m);
-      if (total > maxElements) continue;
+      if (total > maxElements) {
+        // The smallest instance the roles allow is still too large: equal sizes chained by coincidences.
+        int64_t largest = 0;
+        for (auto& [v, r] : m.roles) largest = std::max(largest, r);
+        if (roleReason.empty())
+          roleReason = fmt::format("with one size per role above {}: the smallest instance found ({}) has {} "
+                                   "elements, over the limit of {} (a reduced size reaches {})",
+                                   t, describeMap(m), total, maxElements, largest);
+        continue;
+      }
       auto rc = mapCheck(spec, impl, relation, result, m);
       if (auto why = validate(*rc, specTyped, implTyped)) {
         if (roleReason.empty()) roleReason = fmt::format("with one size per role above {}: {}", t, *why);

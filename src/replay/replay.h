@@ -68,6 +68,7 @@ struct ReplayReport {
   int64_t inputElements = 0;
   std::vector<uint64_t> seeds;
   std::optional<Localization> localization;
+  double seconds = 0;                  // wall time of the replay alone (reduction, runs, localization)
   std::string reducedSizes;            // when replayed at reduced sizes: which ("768 -> 12, ...")  // violation: the first wrong implementation operator (first seed)
 
   std::string text() const;            // the section printed after the report

@@ -23,8 +23,16 @@ bool isSizeAttr(eg::Symbol op, size_t pos) {
 }
 
 namespace {
-
 constexpr int64_t kHuge = int64_t(1) << 40;  // "to the end" slice bounds and the like are not sizes
+}  // namespace
+
+std::optional<std::pair<int64_t, int64_t>> sliceWindow(int64_t start, int64_t end, int64_t step) {
+  if (step != 1 || start < 0 || end <= start || end >= kHuge || start % (end - start) != 0) return std::nullopt;
+  return std::make_pair(start / (end - start), end - start);
+}
+
+namespace {
+
 
 struct Collector {
   SizeRoles& r;
@@ -66,6 +74,13 @@ struct Collector {
     int64_t s = a[1].i, e = a[2].i;
     if (!d || s < 0 || e < s || a[3].i != 1) return;
     int64_t n = in[*d], m = out[*d];
+    if (auto w = sliceWindow(s, e, a[3].i); w && w->second == m && e <= n) {
+      // Window k of length m: (k + 1) x m within the dim (equal when it runs to the end).
+      SizeSum last{{w->first + 1, {m}}};
+      if (e == n) eq({{1, {n}}}, last);
+      else le(last, {{1, {n}}});
+      return;
+    }
     if (e >= n) {
       eq({{1, {m}}}, {{1, {n}}, {-1, {s}}});
       if (e != n && e < kHuge) le({{1, {n}}}, {{1, {e}}});
@@ -149,8 +164,11 @@ struct Collector {
     const ops::Syms& s = ops::syms();
     eg::AttrList a = eg::attrs(n.attrs);
     std::vector<Dim> mentioned;  // the node's size attributes and its operands' dims
+    bool window = n.op == s.slice && a.size() == 4 && a[1].kind == eg::Attr::Kind::Int &&
+                  a[2].kind == eg::Attr::Kind::Int && a[3].kind == eg::Attr::Kind::Int &&
+                  sliceWindow(a[1].i, a[2].i, a[3].i);
     for (size_t k = 0; k < a.size(); ++k) {
-      if (!isSizeAttr(n.op, k)) continue;
+      if (!isSizeAttr(n.op, k) || (window && (k == 1 || k == 2))) continue;
       if (a[k].kind == eg::Attr::Kind::Int) note(a[k].i), mentioned.push_back(a[k].i);
       if (a[k].kind == eg::Attr::Kind::IntList)
         for (int64_t v : a[k].list) note(v), mentioned.push_back(v);

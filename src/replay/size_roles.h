@@ -54,6 +54,12 @@ SizeRoles collectSizeRoles(const LGraph& spec, const LGraph& impl, const Relatio
 // and expand shapes, split sizes, ...), not a dim index or a flag. Opaque ops: false.
 bool isSizeAttr(eg::Symbol op, size_t pos);
 
+// A slice window whose start is a whole number k of its own length m
+// ([k*m, (k+1)*m), step 1): at reduced sizes it stays window k of the reduced
+// length, so its bounds are no sizes of their own (the end 768 of a sequence
+// shard [384, 768) is not the hidden size 768). Returns {k, m}.
+std::optional<std::pair<int64_t, int64_t>> sliceWindow(int64_t start, int64_t end, int64_t step);
+
 // The smallest assignment Z3 finds (role -> reduced size, each in [2, role]),
 // with the `apart` pairs different when `keepApart`; nullopt when none.
 std::optional<std::map<int64_t, int64_t>> solveSizeRoles(const SizeRoles& r, bool keepApart);

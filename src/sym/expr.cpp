@@ -329,6 +329,16 @@ std::optional<int64_t> toDim(ExprId e) {
 
 ExprId fromDim(int64_t d) { return d >= 0 ? constant(d) : static_cast<ExprId>(-1 - d); }
 
-std::string dimToString(int64_t d) { return d >= 0 ? std::to_string(d) : toString(fromDim(d)); }
+std::string dimToString(int64_t d) {
+  if (d >= 0) return std::to_string(d);
+  // A negative integer that names no expression (a pad list's -1) prints as itself, not as
+  // an out-of-range expression (which crashed printing an opaque constant_pad_nd).
+  {
+    Tables& t = tables();
+    std::lock_guard lock(t.mu);
+    if (fromDim(d) >= t.polys.size()) return std::to_string(d);
+  }
+  return toString(fromDim(d));
+}
 
 }  // namespace tangle::sym

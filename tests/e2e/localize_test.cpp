@@ -127,5 +127,17 @@ TEST(ReducedReplay, AFlattenedProductOfTwoLargeSizesKeepsItsProduct) {
   EXPECT_EQ(a * a, b) << sizes;
 }
 
+TEST(Localize, AnIntermediateWhosePartsAreOverwrittenIsNotBlamed) {
+  // slice_scatter's result matches no spec tensor and its overwritten columns are never read
+  // (vLLM writes rotated q/k back into the fused qkv tensor the same way): before, it was named
+  // on rank 0 although only rank 1's last add is wrong.
+  Located l = check(localizePath("unread_part/check.rel"));
+  ASSERT_EQ(l.run.exitCode, 1) << l.run.out << l.run.err;
+  const auto& loc = l.replay["localization"];
+  ASSERT_TRUE(loc["found"].get<bool>()) << l.run.out;
+  EXPECT_EQ(loc["first"]["tensor"], "D1.add") << l.run.out;
+  EXPECT_EQ(loc["first"]["rank"], 1);
+}
+
 }  // namespace
 }  // namespace tangle::e2e

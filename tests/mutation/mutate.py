@@ -19,12 +19,14 @@ nodes would be equivalent by construction and are not generated):
               `aten.cat.default([x, x, ...], 0)` (the rank's own shard
               repeated group-size times instead of all shards). Shapes are kept.
               Also: reduce op 'sum' -> 'max' on all_reduce/reduce_scatter.
+              vLLM's `vllm.all_reduce.default(x, group)` (no wait node)
+              becomes `aten.clone.default(x)`.
               (Not 'max' -> 'sum' on the cross-entropy max: any value common
               to all ranks cancels there, so that edit is equivalent.)
   slice       aten.slice.Tensor(x, d, start, end) with finite bounds: both
               bounds shifted by +8 and by -8 rows (length kept), when in range;
               with a symbolic start s (a Sym node): the window [s, e) becomes
-              [0, s).
+              [0, s). aten.slice_scatter: the window written moved by +-8.
   dim         transpose.int: second dim moved to another dim (or the identity
               transpose for 2-D); permute: first two entries swapped;
               cat: dim changed; _softmax: dim -1 <-> -2. The mutated node's
@@ -38,7 +40,8 @@ nodes would be equivalent by construction and are not generated):
               (both ranks then use the same shard offsets / vocab ranges).
   scalar      a numeric literal changed (int +1, float x2, 0.0 -> 0.5): second
               argument of aten.add/sub/mul/div/rsub, `alpha =`, the eps of
-              layer norms, the p of native_dropout, the value of masked_fill.
+              layer norms, the p of native_dropout, the value of masked_fill;
+              vLLM kernels: `epsilon =` x2, rotary `is_neox` flipped.
   compare     the bound of aten.lt/le.Scalar raised by 16, of ge/gt.Scalar
               lowered by 16 (the vocab range masks: valid tokens get masked).
 
@@ -401,6 +404,10 @@ class Generator:
     # -- kinds
 
     def collective(self, w: Node):
+        if w.op == "vllm.all_reduce.default" and w.args:  # vLLM's own all-reduce: no wait node
+            x = w.positional()[0]
+            self.edit_node("collective", w, f"torch.ops.aten.clone.default({x})", f"drop vllm all_reduce {w.name}")
+            return
         if w.op != "_c10d_functional.wait_tensor.default" or not w.args:
             return
         c = self.dump.nodes.get(w.args[0])
@@ -426,6 +433,9 @@ class Generator:
             self.edit_node("collective", w, rhs, f"all_gather {c.name} -> own shard x{g}")
 
     def slice(self, node: Node):
+        if node.op == "aten.slice_scatter.default":
+            self.slice_scatter(node)
+            return
         if node.op != "aten.slice.Tensor":
             return
         pos = node.positional()
@@ -446,6 +456,22 @@ class Generator:
                 shifted = dataclasses.replace(node, args=node.args[:2] + [str(start + delta)] + node.args[3:])
                 rhs = replace_arg(shifted, 3, str(end + delta))
                 self.edit_node("slice", node, rhs, f"slice [{start}:{end}] -> [{start + delta}:{end + delta}]")
+
+    def slice_scatter(self, node: Node):
+        """slice_scatter(x, src, dim, start, end): the window written moved by 8 (length kept)."""
+        pos = node.positional()
+        if len(pos) < 5 or not all(re.match(r"^-?\d+$", p) for p in pos[2:5]):
+            return
+        d, start, end = int(pos[2]), int(pos[3]), int(pos[4])
+        t = parse_type(self.dump.type_of(pos[0]))
+        if not t or start < 0 or end >= INT64_MAX:
+            return
+        size = t[1][d]
+        for delta in (8, -8):
+            if 0 <= start + delta and end + delta <= size:
+                rhs = replace_arg(dataclasses.replace(node, args=node.args[:3] + [str(start + delta)] + node.args[4:]),
+                                  4, str(end + delta))
+                self.edit_node("slice", node, rhs, f"slice_scatter [{start}:{end}] -> [{start + delta}:{end + delta}]")
 
     def dim(self, node: Node):
         pos = node.positional()
@@ -497,11 +523,16 @@ class Generator:
         if idx is not None and NUM_RE.match(node.args[idx]):
             old = node.args[idx]
             self.edit_node("scalar", node, replace_arg(node, idx, bump(old)), f"{node.op.split('.')[1]} arg {old} -> {bump(old)}")
-        for key in ("alpha", "eps"):
+        for key in ("alpha", "eps", "epsilon"):  # epsilon: vLLM's rms_norm kernels (auto_functionalized)
             v = node.kwarg(key)
             if v is not None and NUM_RE.match(v):
                 i = node.args.index(f"{key} = {v}")
                 self.edit_node("scalar", node, replace_arg(node, i, f"{key} = {bump(v)}"), f"{key} {v} -> {bump(v)}")
+        v = node.kwarg("is_neox")  # vLLM's rotary kernel: NeoX (rotate halves) <-> GPT-J (interleaved) style
+        if v in ("True", "False"):
+            i = node.args.index(f"is_neox = {v}")
+            flip = "False" if v == "True" else "True"
+            self.edit_node("scalar", node, replace_arg(node, i, f"is_neox = {flip}"), f"is_neox {v} -> {flip}")
 
     def compare(self, node: Node):
         m = re.match(r"^aten\.(lt|le|ge|gt)\.Scalar$", node.op)

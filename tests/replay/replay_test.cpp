@@ -8,7 +8,9 @@
 #include "import/fx_importer.h"
 #include "replay/inputs.h"
 #include "replay/lgraph_eval.h"
+#include "replay/reduce.h"
 #include "replay/replay.h"
+#include "replay/size_roles.h"
 #include "replay/term_eval.h"
 
 namespace tangle::replay {
@@ -256,6 +258,45 @@ TEST(Replay, ViolationWithoutSameShapedCandidateSaysSo) {
             "replay: S.mm has shape [4, 6]; no same-shaped implementation tensor exists among the candidates");
   EXPECT_NE(r.text().find("candidates of other shapes: D0.mm [2, 3], D1.mm [2, 3]"), std::string::npos) << r.text();
   EXPECT_TRUE(r.counterexamples.empty());
+}
+
+// Labels reach the table they index only through other integer tensors (a
+// transpose, a copy, an offset): they are drawn over the whole table, so every
+// rank's shard of a vocabulary is hit, not just its first rows.
+TEST(Inputs, IndicesReachingTheTableThroughIntegerOpsCoverIt) {
+  const char* body =
+      "t: \"i64[40, 2]\" = torch.ops.aten.transpose.int(ids, 0, 1)\n"
+      "c: \"i64[40, 2]\" = torch.ops.aten.clone.default(t)\n"
+      "o: \"i64[40, 2]\" = torch.ops.aten.sub.Tensor(c, 0)\n"
+      "e: \"f32[40, 2, 2]\" = torch.ops.aten.embedding.default(w, o)\nreturn (e,)";
+  Case s("w: \"f32[30, 2]\", ids: \"i64[2, 40]\"", body, "w: \"f32[30, 2]\", ids: \"i64[2, 40]\"", body,
+         "S.w = D*.w\nS.ids = D*.ids\n");
+  InputValues v = drawInputs(s.specL, s.implL, s.rel, 5);
+  ASSERT_FALSE(v.error) << *v.error;
+  const auto& ids = s.specInput(v, "S.ids");
+  EXPECT_GE(*std::max_element(ids.data.begin(), ids.data.end()), 20);  // 80 draws from [0, 30)
+  EXPECT_LT(*std::max_element(ids.data.begin(), ids.data.end()), 30);
+  EXPECT_GE(*std::min_element(ids.data.begin(), ids.data.end()), 0);
+}
+
+// Slice windows keep their index at reduced sizes; their bounds are no size roles.
+TEST(SizeRoles, SliceWindowIsAWholeNumberOfItsLength) {
+  EXPECT_EQ(detail::sliceWindow(384, 768, 1), std::make_pair(int64_t(1), int64_t(384)));
+  EXPECT_EQ(detail::sliceWindow(0, 1024, 1), std::make_pair(int64_t(0), int64_t(1024)));
+  EXPECT_FALSE(detail::sliceWindow(8, 776, 1));               // shifted by 8: its bounds stay sizes
+  EXPECT_FALSE(detail::sliceWindow(0, int64_t(1) << 50, 1));  // "to the end"
+  EXPECT_FALSE(detail::sliceWindow(0, 768, 2));
+}
+
+// Rank 2's vocabulary start (2 x the shard) scales with the shard, not with a token count that divides it.
+TEST(SizeRoles, ScalarMultipleOfALargeRoleKeepsTheMultiple) {
+  detail::SizeMap m;
+  m.roles = {{98304, 28}, {24576, 7}, {12288, 48}};
+  EXPECT_EQ(m.scalar(49152), 14);
+  EXPECT_EQ(m.scalar(-73728), -21);
+  EXPECT_EQ(m.scalar(24576), 7);
+  EXPECT_EQ(m.scalar(0.5), 0.5);
+  EXPECT_EQ(m.scalar(100), 100);  // no large role divides it
 }
 
 }  // namespace
