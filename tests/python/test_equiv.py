@@ -7,7 +7,7 @@ fused qkv_proj / gate_up_proj), the decoder layer up to the q/k/v projections (e
 vLLM's IR rms_norm, the fused projection and its split) and from the attention output on (vLLM's
 fused_add_rms_norm, the merged gate_up + SiluAndMul, final norm, logits) proved equal, and planted
 bugs reported at the right operator; the whole model (rotary by src/lemmas/rotary.cpp, attention,
-logits) proved for both families; each planted bug a violation at the right HF line, and localized
+logits) proved for both families (Llama with 2 decoder layers); each planted bug a violation at the right HF line, and localized
 (from values) at the right pair of HF / vLLM source lines. See README "Two frameworks, one model".
 """
 import os
@@ -29,9 +29,9 @@ needs_vllm = pytest.mark.skipif(equiv.vllm_python() is None,
                                        "~/.cache/tangle/vllm-venv); HF vs vLLM tests skipped")
 
 
-def _capture(tmp_path_factory, family, bug=None):
+def _capture(tmp_path_factory, family, bug=None, layers=1):
     out = str(tmp_path_factory.mktemp(f"{family}-{bug or 'clean'}"))
-    equiv.capture(family, out, layers=1, bug=bug)
+    equiv.capture(family, out, layers=layers, bug=bug)
     return out
 
 
@@ -58,7 +58,8 @@ def qwen2_rms_eps(qwen2_variants):
 
 @pytest.fixture(scope="session")
 def llama(tmp_path_factory):
-    return _capture(tmp_path_factory, "llama")
+    """Llama with 2 decoder layers (Qwen2 has 1): the same capture, the second layer proved after the first."""
+    return _capture(tmp_path_factory, "llama", layers=2)
 
 
 def _propose(out, *extra):
@@ -189,7 +190,9 @@ def test_equiv_command_shows_the_relation_and_runs_the_checker(qwen2, tmp_path):
 
 @needs_vllm
 def test_llama_is_proved_end_to_end(llama):
-    rel, _ = _propose(llama)
+    # both decoder layers are in the graphs and their weights in the proposed relation
+    rel, text = _propose(llama)
+    assert "layers.1.self_attn.qkv_proj" in text and "layers.1.mlp.down_proj" in text, text
     code, report = _check(rel)
     assert code == 0 and report.startswith("verdict: refines"), report
 
