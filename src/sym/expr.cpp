@@ -329,6 +329,16 @@ std::optional<int64_t> toDim(ExprId e) {
 
 ExprId fromDim(int64_t d) { return d >= 0 ? constant(d) : static_cast<ExprId>(-1 - d); }
 
-std::string dimToString(int64_t d) { return d >= 0 ? std::to_string(d) : toString(fromDim(d)); }
+// A negative int that names no expression (an opaque op's -1 in a list) prints as the integer.
+std::string dimToString(int64_t d) {
+  if (d >= 0) return std::to_string(d);
+  ExprId e = fromDim(d);
+  {
+    Tables& t = tables();
+    std::lock_guard lock(t.mu);
+    if (e >= t.polys.size()) return std::to_string(d);
+  }
+  return toString(e);
+}
 
 }  // namespace tangle::sym
