@@ -70,6 +70,10 @@ Result rsqrt(const eg::AttrList&, const Inputs&);
 Result sqrt(const eg::AttrList&, const Inputs&);
 Result powScalar(const eg::AttrList&, const Inputs&);
 Result tril(const eg::AttrList&, const Inputs&);  // tril.cpp
+// the mask construction (mask_ops.cpp)
+Result arange(const eg::AttrList&, const Inputs&);
+Result cumsum(const eg::AttrList&, const Inputs&);
+Result indexNd(const eg::AttrList&, const Inputs&);
 Result cast(const eg::AttrList&, const Inputs&);
 // products (linalg.cpp)
 Result mm(const eg::AttrList&, const Inputs&);

@@ -14,6 +14,7 @@
 
 #include "lower/canon_hlo.h"
 #include "lower/canon_grad.h"
+#include "lower/canon_mask.h"
 #include "lower/canon_optim.h"
 #include "lower/canon_model.h"
 #include "ops/ops.h"
@@ -880,6 +881,8 @@ void Canon::run() {
   out = CanonTerm{};
   if (canonicalizeHloOp(g, id, out)) return;
   if (canonicalizeModelOp(g, id, base, overload, out)) return;
+  out = CanonTerm{};
+  if (canonicalizeMaskOp(g, id, base, overload, out)) return;
   out = CanonTerm{};
   if (canonicalizeGradOp(g, id, base, overload, out)) return;
   out = CanonTerm{};

@@ -41,6 +41,9 @@ Data inferSplit(const eg::EGraph&, const eg::ENode&);
 Data inferConst(const eg::EGraph&, const eg::ENode&);
 Data inferUnary(const eg::EGraph&, const eg::ENode&);
 Data inferTril(const eg::EGraph&, const eg::ENode&);  // infer_tril.cpp
+Data inferArange(const eg::EGraph&, const eg::ENode&);   // infer_mask.cpp
+Data inferCumsum(const eg::EGraph&, const eg::ENode&);
+Data inferIndexNd(const eg::EGraph&, const eg::ENode&);
 Data inferCast(const eg::EGraph&, const eg::ENode&);
 Data inferBinary(const eg::EGraph&, const eg::ENode&);
 

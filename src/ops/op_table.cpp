@@ -92,6 +92,10 @@ const OpDef kOps[] = {
   {"tril",       "diagonal:int",                           false, inferTril,       k::tril,       nullptr,            s::dim,         ""},  // x: zero above the diagonal
   // mixture-of-experts routing
   {"topk",       "dim:int k:int largest:bool",             false, inferTopk,       k::topk,       nullptr,            s::topk,        ""},  // x -> (values, indices), sorted
+  // HF's attention-mask construction (lowered in src/lower/canon_mask.cpp)
+  {"arange",     "start:dim end:dim step:int",             false, inferArange,     k::arange,     nullptr,            s::arange,      ""},  // () -> i64 [n]
+  {"cumsum",     "dim:int",                                false, inferCumsum,     k::cumsum,     nullptr,            s::dim,         ""},  // bool/int -> i64
+  {"index_nd",   "",                                       false, inferIndexNd,    k::indexNd,    nullptr,            nullptr,        ""},  // x[i_0, .., i_k-1], broadcast indices
   // rotary tables computed in the program (XLA HLO cosine / sine of the positions)
   {"cos",        "",                                       false, inferUnary,      k::unary<+[](double x) { return std::cos(x); }>, nullptr, nullptr, "aten.cos"},
   {"sin",        "",                                       false, inferUnary,      k::unary<+[](double x) { return std::sin(x); }>, nullptr, nullptr, "aten.sin"},

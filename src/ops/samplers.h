@@ -29,5 +29,6 @@ Out layer(AttrSampling&, size_t, const eg::AttrList&);
 Out classes(AttrSampling&, size_t, const eg::AttrList&);  // one_hot: 1..8
 Out sdpa(AttrSampling&, size_t, const eg::AttrList&);          // causal, scale
 Out topk(AttrSampling&, size_t, const eg::AttrList&);          // k, dim, largest
+Out arange(AttrSampling&, size_t, const eg::AttrList&);        // start, end, step (samplers_mask.cpp)
 
 }  // namespace tangle::ops::samplers

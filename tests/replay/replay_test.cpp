@@ -77,7 +77,7 @@ TEST(LGraphEval, AllReduceReadsTheOtherRanksInputs) {
 TEST(LGraphEval, OpWithoutSemanticsIsNamedWithItsLocation) {
   sym::Context symbols;
   Graph g = fx("x: \"f32[3]\"",
-               "c: \"f32[3]\" = torch.ops.aten.cumsum.default(x, 0)\n"
+               "c: \"f32[3]\" = torch.ops.aten.logcumsumexp.default(x, 0)\n"
                "n: \"f32[3]\" = torch.ops.aten.neg.default(c)\n"
                "return (n,)",
                "spec.py");
@@ -86,7 +86,7 @@ TEST(LGraphEval, OpWithoutSemanticsIsNamedWithItsLocation) {
   ev.set(id(lg, "S.x"), val({3}, {1, 2, 3}));
   EXPECT_EQ(ev.value(id(lg, "S.n")), nullptr);
   ASSERT_TRUE(ev.failure());
-  EXPECT_EQ(ev.failure()->op, "aten.cumsum.default");
+  EXPECT_EQ(ev.failure()->op, "aten.logcumsumexp.default");
   EXPECT_EQ(ev.failure()->where, "spec.py:5");
 }
 
@@ -231,14 +231,14 @@ TEST(Replay, LargeGraphsWithoutASmallerInstanceAreSkipped) {
 }
 
 TEST(Replay, OpWithoutSemanticsMakesReplayNotPossible) {
-  Case s("x: \"f32[3]\"", "c: \"f32[3]\" = torch.ops.aten.cumsum.default(x, 0)\nreturn (c,)", "x: \"f32[3]\"",
-         "c: \"f32[3]\" = torch.ops.aten.cumsum.default(x, 0)\nreturn (c,)", "S.x = D*.x\n");
+  Case s("x: \"f32[3]\"", "c: \"f32[3]\" = torch.ops.aten.logcumsumexp.default(x, 0)\nreturn (c,)", "x: \"f32[3]\"",
+         "c: \"f32[3]\" = torch.ops.aten.logcumsumexp.default(x, 0)\nreturn (c,)", "S.x = D*.x\n");
   auto rel = parseRelationText("S.c = D0.c\n", "r.rel");
   InferResult res;
   res.outputs.push_back({id(s.specL, "S.c"), "S.c", {termOf(rel.relations[0].rhs, s.specL, s.implL)}, false});
   ReplayReport r = replayCheck(s.specL, s.implL, s.rel, res, {}, s.symbols);
   EXPECT_EQ(r.status, ReplayStatus::NotPossible);
-  EXPECT_EQ(r.summary.rfind("replay not possible: aten.cumsum.default at spec.py:5", 0), 0u) << r.summary;
+  EXPECT_EQ(r.summary.rfind("replay not possible: aten.logcumsumexp.default at spec.py:5", 0), 0u) << r.summary;
   EXPECT_FALSE(r.exitCode());
 }
 

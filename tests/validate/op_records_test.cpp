@@ -107,7 +107,7 @@ TEST(OpRecords, KernelShapesMatchTypeRulesOnRandomInstances) {
   // generator rarely builds (lookups by index, rotary caches, GQA heads,
   // layer-norm statistics); lemma validation exercises them with builders.
   const std::set<std::string> structured = {"index_rows", "gather_rows", "rotary", "attention", "apex_layer_norm_bwd",
-                                            "getitem", "one_hot", "sdpa", "sdpa_backward"};
+                                            "getitem", "one_hot", "sdpa", "sdpa_backward", "index_nd"};
   std::mt19937_64 rng(20261122);
   for (const ops::OpDef* op : ops::allOps()) {
     if (!op->eval) continue;
