@@ -223,20 +223,7 @@ bool sliceBackward(const Graph& g, const Node& n, CanonTerm& out) {
 // zeros(size) / ones(size): the constant 0 or 1 (a 0-d tensor), else expanded to
 // size. The backward of `x[mask] = 0` writes such a zero into the gradient; a
 // causal mask is tril(ones(n, n)) (its bool dtype is left to the consumer).
-bool filled(const Node& n, double value, CanonTerm& out) {
-  const Value* sv = argAt(n, 0, "size");
-  auto list = sv ? std::get_if<ValueList>(&sv->v) : nullptr;
-  if (!list) return false;
-  std::vector<int64_t> sizes;
-  for (const Value& v : *list) {
-    auto p = std::get_if<int64_t>(&v.v);
-    if (!p || *p < 0) return false;
-    sizes.push_back(*p);
-  }
-  if (sizes.empty()) emit(out, "const", {Attr::real(value)}, {});
-  else emit(out, "expand", {Attr::ints(sizes)}, {scalar(value)});
-  return true;
-}
+bool filled(const Node& n, double value, CanonTerm& out) { return canon::filledTo(argAt(n, 0, "size"), value, out); }
 
 // scalar_tensor(v): the constant v (a causal mask's fill values 0 and -inf).
 bool scalarTensor(const Node& n, CanonTerm& out) {
@@ -376,5 +363,23 @@ std::optional<CanonTerm> canonicalizeGradTuple(const Graph& g, NodeId tuple, int
   if (!xt) return std::nullopt;
   return nllForward(g, n, k, *xt);
 }
+
+namespace canon {
+
+bool filledTo(const Value* sizes, double value, CanonTerm& out) {
+  auto list = sizes ? std::get_if<ValueList>(&sizes->v) : nullptr;
+  if (!list) return false;
+  std::vector<int64_t> dims;
+  for (const Value& v : *list) {
+    auto p = std::get_if<int64_t>(&v.v);
+    if (!p || *p < 0) return false;
+    dims.push_back(*p);
+  }
+  if (dims.empty()) emit(out, "const", {eg::Attr::real(value)}, {});
+  else emit(out, "expand", {eg::Attr::ints(dims)}, {scalar(value)});
+  return true;
+}
+
+}  // namespace canon
 
 }  // namespace tangle

@@ -53,20 +53,7 @@ bool cumsum(const Graph& g, const Node& n, CanonTerm& out) {
 }
 
 // new_ones(x, size): the constant 1 expanded to size (x's values do not matter).
-bool newOnes(const Node& n, CanonTerm& out) {
-  const Value* sv = argAt(n, 1, "size");
-  auto list = sv ? std::get_if<ValueList>(&sv->v) : nullptr;
-  if (!list) return false;
-  std::vector<int64_t> sizes;
-  for (const Value& v : *list) {
-    auto p = std::get_if<int64_t>(&v.v);
-    if (!p || *p < 0) return false;
-    sizes.push_back(*p);
-  }
-  if (sizes.empty()) emit(out, "const", {Attr::real(1)}, {});
-  else emit(out, "expand", {Attr::ints(sizes)}, {scalar(1)});
-  return true;
-}
+bool newOnes(const Node& n, CanonTerm& out) { return canon::filledTo(argAt(n, 1, "size"), 1, out); }
 
 // x[i_0, ..., i_{k-1}]: every index a tensor of integers (no None, no bool mask).
 bool indexNd(const Graph& g, const Node& n, CanonTerm& out) {
