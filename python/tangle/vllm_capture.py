@@ -96,6 +96,26 @@ def _plant(bug, model):
         layer.forward = fwd
 
 
+def _rotary_in_graph(model):
+    """Makes vLLM's rotary modules build their cos/sin cache inside the traced forward, with vLLM's own
+    ``_compute_cos_sin_cache``, from an ``inv_freq`` buffer that vLLM's ``_compute_inv_freq`` fills (so the
+    tables are computed terms the checker can prove, and only inv_freq is an input to relate). Returns
+    the undo function (vLLM shares rotary modules across models: get_rope caches them)."""
+    ropes = {id(m): m for m in model.modules() if hasattr(m, "_compute_cos_sin_cache") and hasattr(m, "cos_sin_cache")}
+    undo = []
+    for rope in ropes.values():
+        rope.register_buffer("inv_freq", rope._compute_inv_freq(rope.base), persistent=False)
+        rope._compute_inv_freq = lambda base, rope=rope: rope.inv_freq
+        # as __init__ and _match_cos_sin_cache_dtype do: the cache in the query's dtype
+        rope._match_cos_sin_cache_dtype = lambda q, rope=rope: rope._compute_cos_sin_cache().to(q.dtype)
+
+        def restore(rope=rope):
+            del rope._compute_inv_freq, rope._match_cos_sin_cache_dtype
+            del rope._buffers["inv_freq"]
+        undo.append(restore)
+    return lambda: [u() for u in undo]
+
+
 def _source_line(node) -> str:
     """The model source line a node comes from ("file:line in fn: code"), or ""."""
     trace = node.meta.get("stack_trace") or ""
@@ -228,10 +248,11 @@ def capture(family, out, layers=1, tokens=8, bug=None, seed=0):
                 mod.cpu_linear = torch.nn.functional.linear
         undo = _plant(bug, model) if bug else None
         ids = torch.randint(0, cfg.vocab_size, (tokens,), generator=torch.Generator().manual_seed(seed + 1))
-        pos = torch.arange(tokens)
-        try:
-            a = _capture(lambda ids, pos: model.compute_logits(model(ids, pos)), (ids, pos), out, "vllm")
+        restore = _rotary_in_graph(model)
+        try:  # one prefill sequence: positions 0..T-1, computed in the graph (not an input)
+            a = _capture(lambda ids: model.compute_logits(model(ids, torch.arange(ids.shape[0]))), (ids,), out, "vllm")
         finally:
+            restore()
             if undo:
                 undo()
     b = _capture(lambda ids: hf(ids, use_cache=False).logits, (ids[None],), out, "hf")
