@@ -95,18 +95,21 @@ std::optional<Id> rowsOfRange(EGraph& g, const Match& m) {
               {x});
 }
 
-// op(slice[d](a), b) = slice[D](op(a, b)) when b broadcasts along D (it has
-// no dim D or size 1 there): each kept element of a meets the same b.
+// op(slice[d](a), b) = slice[d](op(a, b)) when b broadcasts along d by not
+// having that dim (b of a lower rank, not 0-d): each kept element of a meets
+// the same b.
 Apply sliceThroughBroadcast(eg::Symbol sym, bool sliceOnLeft) {
   return [sym, sliceOnLeft](EGraph& g, const Match& m) -> std::optional<Id> {
     Id a = m.subst.cls("a"), b = m.subst.cls("b");
     const TensorType *at = typeOf(g, a), *bt = typeOf(g, b), *out = typeOf(g, m.eclass);
     const Attr& da = m.subst.attr("d");
-    if (!at || !bt || !out || da.kind != Attr::Kind::Int || at->dtype != bt->dtype) return std::nullopt;
+    // b a 0-d scalar is left to the scalar rules (here it made HF's position arithmetic explode)
+    if (!at || !bt || !out || da.kind != Attr::Kind::Int || at->dtype != bt->dtype || bt->rank() == 0)
+      return std::nullopt;
     int64_t R = out->rank(), d = da.i < 0 ? da.i + at->rank() : da.i;
     if (at->rank() != R || d < 0 || d >= R) return std::nullopt;  // a sets the result's rank
     int64_t db = d - (R - bt->rank());
-    if (db >= 0 && !(bt->shape[db] == 1)) return std::nullopt;
+    if (db >= 0) return std::nullopt;  // a unit dim of b there would do too, but then slices of unit dims multiply
     auto whole = sliceOnLeft ? make(g, sym, {}, {a, b}) : make(g, sym, {}, {b, a});
     if (!whole) return std::nullopt;
     return make(g, op().slice, {Attr::integer(d), m.subst.attr("s"), m.subst.attr("e"), m.subst.attr("st")}, {*whole});
@@ -225,10 +228,10 @@ void addArangeLemmas(std::vector<Lemma>& out) {
                           n + "(reshape[[1]*k ++ shape(b)](b), a) = " + n + "(b, a) when a's rank is at least the reshape's",
                           "(" + n + " ?y ?a)", dropBroadcastUnitLead(sym, true)));
     out.push_back(applier(n + "-slice-broadcast-lhs",
-                          n + "(slice[d](a), b) = slice[d](" + n + "(a, b)) when b broadcasts along d",
+                          n + "(slice[d](a), b) = slice[d](" + n + "(a, b)) when b, of a lower rank, has no dim d",
                           "(" + n + " (slice[?d, ?s, ?e, ?st] ?a) ?b)", sliceThroughBroadcast(sym, true)));
     out.push_back(applier(n + "-slice-broadcast-rhs",
-                          n + "(b, slice[d](a)) = slice[d](" + n + "(b, a)) when b broadcasts along d",
+                          n + "(b, slice[d](a)) = slice[d](" + n + "(b, a)) when b, of a lower rank, has no dim d",
                           "(" + n + " ?b (slice[?d, ?s, ?e, ?st] ?a))", sliceThroughBroadcast(sym, false)));
   }
 }

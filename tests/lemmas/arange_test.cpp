@@ -88,7 +88,7 @@ TEST_F(Arange, SliceMovesOutOfABroadcastProduct) {
   // rows 0..7 of an outer product t[:, None] * f are the product of rows 0..7 of t.
   leaf("t", {64, 1});
   leaf("f", {4});
-  leaf("g", {1, 4});
+  leaf("g", {4});
   eg::Id a = term("(mul (slice[0, 0, 8, 1] ?t) ?f)");
   eg::Id b = term("(sub ?g (slice[0, 0, 8, 1] ?t))");
   run({"mul-slice-broadcast-lhs", "sub-slice-broadcast-rhs"});
@@ -99,7 +99,10 @@ TEST_F(Arange, SliceMovesOutOfABroadcastProduct) {
 TEST_F(Arange, SliceStaysWhenTheOtherOperandVariesAlongIt) {
   leaf("t", {64, 4});
   leaf("u", {8, 4});
+  leaf("w", {1, 4});
+  leaf("c", {64, 4});
   term("(mul (slice[0, 0, 8, 1] ?t) ?u)");  // u is not broadcast along dim 0
+  term("(mul (slice[0, 0, 8, 1] ?c) ?w)");  // w broadcasts by a unit dim: left alone (slices of unit dims multiply)
   auto r = run({"mul-slice-broadcast-lhs"});
   EXPECT_EQ(r.firings["mul-slice-broadcast-lhs"], 0u);
 }
