@@ -165,6 +165,16 @@ def _values_writer(path, record):
         for n in gm.graph.nodes:
             if n.op == "placeholder" or any(a.name in data for a in n.all_input_nodes):
                 data.add(n.name)
+        # For the divergence report, "data dependent" means depending on the token ids or a parameter: a
+        # table computed from buffers alone (rotary) is the same on every input, judged by what reads it.
+        phs = record["placeholders"]
+        raw = record.get("raw_sources", [])
+        buffers = {n for n, src in zip(phs, raw) if "_buffers[" in src} if len(raw) == len(phs) else set()
+        varying = set()
+        for n in gm.graph.nodes:
+            if n.op == "placeholder" and n.name not in buffers or any(a.name in varying for a in n.all_input_nodes):
+                varying.add(n.name)
+        record["varying"] = varying
         record["data"] = data
         record["kind"] = {n.name: n.op for n in gm.graph.nodes}
         record["inputs"] = {n.name: [a.name for a in n.all_input_nodes] for n in gm.graph.nodes}
@@ -216,7 +226,7 @@ def _capture(fn, args, out, stem):
             for n, q in zip(names, fqns)]), f, indent=1)
     with open(os.path.join(out, stem + ".values.json"), "w") as f:
         json.dump(dict(graph=stem + ".py", frontier=record["frontier"], tensors={
-            n: dict(shape=list(v.shape), kind=record["kind"].get(n, "call_function"), data_dependent=n in record["data"],
+            n: dict(shape=list(v.shape), kind=record["kind"].get(n, "call_function"), data_dependent=n in record["varying"],
                     feeds_data=n in record["feeds"], inputs=record["inputs"].get(n, []),
                     source=record["source"].get(n, ""),
                     data=[float(x) for x in v.detach().double().flatten().tolist()])

@@ -257,7 +257,7 @@ def test_clean_model_has_no_value_divergence(qwen2):
     ("rms-eps", "torch.rsqrt(variance + self.variance_epsilon)"),  # the input RMSNorm
     ("qkv-order", "k_embed = (k * cos)"),                            # k (really v) first used in rotary
     ("rope-gptj", "q_embed = (q * cos)"),                            # the rotary of q
-    ("rope-theta", "freqs = position_ids"),                          # the rotary table's frequencies
+    ("rope-theta", "q_embed = (q * cos)"),                           # the rotary of q (its table is wrong)
     ("scale", "attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling"),
     ("no-residual", "hidden_states = residual + hidden_states"),
 ])
