@@ -315,6 +315,20 @@ const std::map<std::string, Builder>& builders() {
       {"mul-drop-unit-lead", binaryDropUnitLead("mul")},
       {"div-drop-unit-lead", binaryDropUnitLead("div")},
       {"expand-unit-lead", expandOfUnitLead},
+      {"arange-subrange", arangeSubrange},
+      {"add-arange-scalar", arangeShifted("add", false)},
+      {"add-scalar-arange", arangeShifted("add", true)},
+      {"sub-arange-scalar", arangeShifted("sub", false)},
+      {"mul-one-rhs", timesOne(false)},
+      {"mul-one-lhs", timesOne(true)},
+      {"add-broadcast-unit-lead-rhs", broadcastUnitLead("add", false)},
+      {"add-broadcast-unit-lead-lhs", broadcastUnitLead("add", true)},
+      {"sub-broadcast-unit-lead-rhs", broadcastUnitLead("sub", false)},
+      {"sub-broadcast-unit-lead-lhs", broadcastUnitLead("sub", true)},
+      {"mul-broadcast-unit-lead-rhs", broadcastUnitLead("mul", false)},
+      {"mul-broadcast-unit-lead-lhs", broadcastUnitLead("mul", true)},
+      {"div-broadcast-unit-lead-rhs", broadcastUnitLead("div", false)},
+      {"div-broadcast-unit-lead-lhs", broadcastUnitLead("div", true)},
   };
   return m;
 }
