@@ -75,6 +75,8 @@ def capture(fn, args, path, dynamic=None, params_path=None):
     from torch._dynamo.backends.common import aot_autograd
 
     torch._dynamo.reset()
+    # nonzero / boolean indexing: traced with an unbacked size (u0) instead of a graph break
+    torch._dynamo.config.capture_dynamic_output_shape_ops = True
     for index, dims in (dynamic or {}).items():
         for d in dims:
             torch._dynamo.mark_dynamic(args[index], d)

@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "import/import.h"
+#include "infer/merged_sizes.h"
 #include "infer/symbol_facts.h"
 #include "lower/inplace.h"
 #include "lemmas/lemma_file.h"
@@ -250,6 +251,15 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
   const PreparedCheck& pc = *run->prepared;
   PhaseTimer t{"infer"};
   run->result = overlapShapes ? inferCheckingShapes(pc, req) : infer(pc, req);
+  // Unbacked sizes that a search proved equal (infer/merged_sizes.h): learnt,
+  // then searched again under them. Each round adds a fact or stops.
+  for (int round = 0; round < 16; ++round) {
+    if (learnMergedSizes(run->result, *pc.specL, *pc.symbols).empty()) break;
+    canonicalizeSymbols(*pc.specL, *pc.symbols);
+    canonicalizeSymbols(*pc.implL, *pc.symbols);
+    run->prepared->info.symbolFacts = pc.symbols->describe();
+    run->result = infer(pc, req);
+  }
   if (req.replay) {
     auto t0 = std::chrono::steady_clock::now();
     run->replay = replay::replayCheck(*pc.specL, *pc.implL, pc.relation, run->result, *req.replay, *pc.symbols);

@@ -86,6 +86,24 @@ struct EGraph::Impl {
   std::vector<Symbol> dirtyOps;
 
   std::vector<std::string> conflicts;
+  std::vector<std::pair<int64_t, int64_t>> mergedSizes;
+
+  // Two clashing types of one value whose shapes differ only where a dim is
+  // symbolic: the value has one shape, so those dims are equal (see mergedSizes()).
+  void noteMergedSizes(const ClassData& a, const ClassData& b) {
+    if (a.tuple != b.tuple || a.types.size() != b.types.size()) return;
+    std::vector<std::pair<int64_t, int64_t>> found;
+    for (size_t i = 0; i < a.types.size(); ++i) {
+      const auto &x = a.types[i].shape, &y = b.types[i].shape;
+      if (x.size() != y.size()) return;
+      for (size_t d = 0; d < x.size(); ++d) {
+        if (x[d] == y[d]) continue;
+        if (x[d] >= 0 && y[d] >= 0) return;  // two different concrete sizes: no fact, a plain conflict
+        found.emplace_back(x[d], y[d]);
+      }
+    }
+    mergedSizes.insert(mergedSizes.end(), found.begin(), found.end());
+  }
 
   Id findConst(Id id) const {
     while (uf[id] != id) id = uf[id];
@@ -202,6 +220,7 @@ struct EGraph::Impl {
     ClassData joined = classes[a].data;
     bool clash = false;
     joinData(joined, classes[b].data, clash);
+    if (clash) noteMergedSizes(classes[a].data, classes[b].data);
     if (clash)
       conflicts.push_back("merged e-classes with contradictory data: " + describe(a) + " vs " + describe(b) +
                           " (kept the first)");
@@ -371,6 +390,7 @@ Id EGraph::leaf(std::string_view name, Owner owner, const ClassData& data) {
     ClassData before = m.classes[c].data;
     bool clash = false;
     if (m.joinData(m.classes[c].data, data, clash)) m.analysis.push_back(c);
+    if (clash) m.noteMergedSizes(before, data);
     if (clash)
       m.conflicts.push_back("leaf \"" + std::string(name) + "\" given " + dataToString(data) + " but e" +
                             std::to_string(c) + " already has " + dataToString(before) + " (kept)");
@@ -438,6 +458,7 @@ size_t EGraph::numClasses() const { return impl_->liveClasses; }
 size_t EGraph::numIds() const { return impl_->uf.size(); }
 
 const std::vector<std::string>& EGraph::conflicts() const { return impl_->conflicts; }
+const std::vector<std::pair<int64_t, int64_t>>& EGraph::mergedSizes() const { return impl_->mergedSizes; }
 
 void EGraph::checkInvariants() const {
   const Impl& m = *impl_;

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "egraph/attrs.h"
@@ -108,6 +109,11 @@ class EGraph {
   // Shape/type conflicts seen when merging two classes whose data disagree:
   // a sign of a wrong lemma or an inconsistent relation. Never silently dropped.
   const std::vector<std::string>& conflicts() const;
+  // The dims (Dim pairs) that those conflicts show equal: the merged classes'
+  // types differ only in dims of which one side is symbolic, and one value has
+  // one shape. Recorded, never assumed here (the context is const); the
+  // driver may learn them and search again (driver/check.cpp).
+  const std::vector<std::pair<int64_t, int64_t>>& mergedSizes() const;
 
   // Debug: checks every invariant (hashcons canonical, congruence, parents). Throws std::logic_error.
   void checkInvariants() const;

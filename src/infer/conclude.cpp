@@ -109,6 +109,7 @@ void recordStats(const InferState& st, const OperatorSearch& s, InferStats& stat
   stats.enodesTotal += s.g.numNodes();
   stats.exploredImplNodes += s.explored.size();
   for (auto& c : s.g.conflicts()) stats.conflicts.push_back(st.spec.nodes[s.op.node].name + ": " + c);
+  for (auto [a, b] : s.g.mergedSizes()) stats.mergedSizes.push_back({a, b, s.op.node});
 }
 
 // No clean expression (nor a carried one): the violation, or inconclusive past a limit.

@@ -98,6 +98,13 @@ struct InferStats {
   bool reuseRerun = false;      // the verdict was not `refines` after reuse: recomputed without it
   std::map<std::string, size_t> firings;
   std::vector<std::string> conflicts;
+  // Dims that merges showed equal (EGraph::mergedSizes), with the spec
+  // operator whose search merged them; the driver learns those of unbacked symbols.
+  struct MergedSize {
+    int64_t a = 0, b = 0;
+    int specNode = -1;
+  };
+  std::vector<MergedSize> mergedSizes;
 };
 
 struct InferResult {

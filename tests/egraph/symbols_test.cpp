@@ -74,3 +74,26 @@ TEST(EGraphSymbols, ContextsInTwoThreadsDoNotShareFacts) {
 }
 
 }  // namespace
+
+// A merge of two values whose shapes differ only in symbolic dims records
+// those dims as equal (for the driver to learn); it never assumes them, and
+// two different concrete sizes record nothing.
+TEST(EGraphSymbols, MergedValuesRecordTheirSymbolicSizesWithoutAssumingThem) {
+  sym::Context ctx;
+  Dim s = dimOf("S.u0"), d = dimOf("D0.u0"), d1 = dimOf("D1.u0");
+  EGraph g(nullptr, &ctx);
+  Id a = g.leaf("a", tensorData({s, 4}));
+  Id b = g.leaf("b", tensorData({d, 4}));
+  Id c = g.leaf("c", tensorData({d1, 4}));  // never merged with a or b
+  Id e = g.leaf("e", tensorData({5, 4}));
+  Id f = g.leaf("f", tensorData({6, 4}));
+  g.merge(a, b);
+  g.merge(e, f);
+  g.rebuild();
+  ASSERT_EQ(g.mergedSizes().size(), 1u);
+  auto [x, y] = g.mergedSizes()[0];
+  EXPECT_TRUE((x == s && y == d) || (x == d && y == s));
+  EXPECT_FALSE(ctx.proveEqual(sym::fromDim(s), sym::fromDim(d)));  // recorded, not assumed
+  EXPECT_FALSE(ctx.proveEqual(sym::fromDim(s), sym::fromDim(d1)));
+  EXPECT_NE(g.find(a), g.find(c));
+}

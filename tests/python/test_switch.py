@@ -1,0 +1,119 @@
+"""A Megatron-style top-1 switch MLP under TP (switch_model.py; issue 11, known failing class 3).
+
+Routing goes through `nonzero` / integer indexing / `index_put` (and a boolean mask form), so each
+expert's token count is an unbacked symbol of each graph (S.u0, D0.u0, D1.u0). Every graph is captured
+once in one spawned process (fake process groups); the relations are written from the model's
+relation(world_size) the way `tangle verify MODULE:build` writes them.
+"""
+import importlib
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+from tangle.binary import find_binary, locate_binary  # noqa: E402
+
+TANGLE = find_binary()
+RANKS = 2
+VARIANTS = {"spec": ["build", "build_no_all_reduce"], "spec_mask": ["build_mask"]}
+
+
+def _capture_all(out):
+    sys.path[:0] = [os.path.join(ROOT, "python"), HERE]
+    import torch.distributed as dist
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    import switch_model as m
+    from tangle import capture
+    for spec, builds in VARIANTS.items():
+        spec_dir = os.path.join(out, spec)
+        os.makedirs(spec_dir, exist_ok=True)
+        fn, args = getattr(m, spec)()
+        capture.capture(fn, args, os.path.join(spec_dir, "spec.py"), None, os.path.join(spec_dir, "spec.params.json"))
+        for build in builds:
+            d = os.path.join(out, build)
+            os.makedirs(d, exist_ok=True)
+            for name in ("spec.py", "spec.params.json"):
+                shutil.copy(os.path.join(spec_dir, name), d)
+            for r in range(RANKS):
+                dist.init_process_group("fake", store=FakeStore(), rank=r, world_size=RANKS)
+                try:
+                    fn, args = getattr(m, build)(r, RANKS)
+                    capture.capture(fn, args, os.path.join(d, f"impl.r{r}.py"), None,
+                                    os.path.join(d, f"impl.r{r}.params.json"))
+                finally:
+                    dist.destroy_process_group()
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory):
+    pytest.importorskip("torch", reason="PyTorch is not installed (scripts/install-deps.sh installs torch==2.13.0)")
+    if TANGLE is None:
+        pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
+    out = str(tmp_path_factory.mktemp("switch"))
+    p = multiprocessing.get_context("spawn").Process(target=_capture_all, args=(out,))
+    p.start()
+    p.join(900)
+    assert p.exitcode == 0, f"capture failed (exit code {p.exitcode})"
+    verify = importlib.import_module("tangle.verify")  # the module (tangle.verify is also the function)
+    sys.path.insert(0, HERE)
+    relation = importlib.import_module("switch_model").relation(RANKS)
+    for builds in VARIANTS.values():
+        for build in builds:
+            d = os.path.join(out, build)
+            spec = os.path.join(d, "spec.py")
+            impls = [os.path.join(d, f"impl.r{r}.py") for r in range(RANKS)]
+            text = verify._user_relation(relation, RANKS, verify._load_params(spec),
+                                         [verify._load_params(p) for p in impls], verify._node_names(spec),
+                                         [verify._node_names(p) for p in impls], {})
+            with open(os.path.join(d, "check.rel"), "w") as f:
+                f.write(text)
+    return out
+
+
+def _check(captured, build, *extra):
+    rel = os.path.join(captured, build, "check.rel")
+    return subprocess.run([str(TANGLE), "check", rel, *extra], capture_output=True, text=True, timeout=300)
+
+
+def _facts(out):
+    """The `symbolic sizes: assuming` lines."""
+    lines = out.splitlines()
+    if "symbolic sizes: assuming" not in lines:
+        return []
+    rest = lines[lines.index("symbolic sizes: assuming") + 1:]
+    return [line.strip() for line in rest[:next((i for i, l in enumerate(rest) if not l.startswith("  ")), len(rest))]]
+
+
+@pytest.mark.parametrize("build", ["build", "build_mask"])
+def test_switch_mlp_under_tp_refines(captured, build):
+    text = open(os.path.join(captured, build, "impl.r0.py")).read()
+    assert "aten.index_put" in text and ("aten.nonzero" in text or "b8[8]" in text)
+    r = _check(captured, build)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0] == "verdict: refines", r.stdout
+    assert "warning: type conflict" not in r.stdout, r.stdout
+    facts = _facts(r.stdout)
+    # each expert's count: the ranks' are equal because the all_reduce needs it, the spec's
+    # because a search merged the nonzero of inputs it proved equal (never by name)
+    for e in range(4):
+        assert any(f.startswith(f"S.u{e} = ") and "(proved: the search of" in f for f in facts), r.stdout
+        assert any(f.startswith(f"D1.u{e} = D0.u{e}") and "all_reduce" in f for f in facts), r.stdout
+
+
+def test_missing_all_reduce_is_a_violation_on_the_expert_path(captured):
+    r = _check(captured, "build_no_all_reduce")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "verdict: violation" in r.stdout
+    failing = next(line for line in r.stdout.splitlines() if line.startswith("failing operator:"))
+    assert "aten.index_put" in failing or "aten.mm" in failing, r.stdout
+    assert "arange" not in failing
+    source = r.stdout.splitlines()[r.stdout.splitlines().index(failing) + 1]
+    assert "out[where, :] = y" in source or "w2[e].t()" in source, r.stdout
