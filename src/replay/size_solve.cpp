@@ -31,7 +31,8 @@ std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64
   std::map<int64_t, z3::expr> x;
   for (int64_t v : r.roles) {
     z3::expr e = c.int_const(("n" + std::to_string(v)).c_str());
-    s.add(e >= 2 && e <= c.int_val(std::min(v, bound)));
+    if (v < 0) s.add(e >= 1 && e <= c.int_val(r.boundValue.at(v)));  // a slice bound: any position
+    else s.add(e >= 2 && e <= c.int_val(std::min(v, bound)));
     x.emplace(v, e);
   }
   auto sum = [&](const SizeSum& terms) {
@@ -57,6 +58,8 @@ std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64
   z3::model m = s.get_model();
   Assignment a;
   for (auto& [v, e] : x) a[v] = m.eval(e, true).get_numeral_int64();
+  if (std::getenv("TANGLE_TRACE_SIZES"))
+    for (auto& [v, k] : a) std::fprintf(stderr, "  size %lld -> %lld\n", static_cast<long long>(v), static_cast<long long>(k));
   return a;
 }
 
