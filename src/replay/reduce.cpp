@@ -319,6 +319,11 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
         // The smallest instance the roles allow is still too large: equal sizes chained by coincidences.
         int64_t largest = 0;
         for (auto& [v, r] : m.roles) largest = std::max(largest, r);
+        bool pinned = std::all_of(m.roles.begin(), m.roles.end(), [](auto& x) { return x.first == x.second; });
+        if (roleReason.empty() && pinned)
+          roleReason = fmt::format("with one size per role above {}: no smaller instance, the shape constraints "
+                                   "pin every size at its real value ({} elements, over the limit of {})",
+                                   t, total, maxElements);
         if (roleReason.empty())
           roleReason = fmt::format("with one size per role above {}: the smallest instance found ({}) has {} "
                                    "elements, over the limit of {} (a reduced size reaches {})",

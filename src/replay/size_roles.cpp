@@ -99,7 +99,14 @@ struct Collector {
     if (n > r.threshold) windows[{s, e}].insert(n);
   }
   // A window (start, end) seen over dims of several sizes maps to one reduced window: its bounds agree.
+  // The bounds of one dim keep their order and stay inside it, so a shifted window stays shifted.
   void tieWindows() {
+    std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> byDim;  // n -> (bound, key), by bound
+    for (auto& [nv, key] : r.boundKey) byDim[nv.first].push_back({nv.second, key});
+    for (auto& [n, bs] : byDim) {
+      for (size_t k = 0; k + 1 < bs.size(); ++k) le({{1, {bs[k].second}}, {1, {}}}, {{1, {bs[k + 1].second}}});
+      if (bs.back().first < n) le({{1, {bs.back().second}}, {1, {}}}, {{1, {n}}});
+    }
     for (auto& [w, dims] : windows) {
       r.windowDim[w] = *dims.begin();
       for (int64_t n : dims)
