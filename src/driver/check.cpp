@@ -262,8 +262,10 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
   }
   if (req.replay) {
     auto t0 = std::chrono::steady_clock::now();
+    double cpu0 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
     run->replay = replay::replayCheck(*pc.specL, *pc.implL, pc.relation, run->result, *req.replay, *pc.symbols);
     run->replay->seconds = secondsSince(t0);
+    run->replay->cpuSeconds = cpuSeconds(CLOCK_THREAD_CPUTIME_ID) - cpu0;
   }
   return run;
 }

@@ -179,6 +179,23 @@ struct Hlo {
     return true;
   }
 
+  // gather of whole rows by scalar indices (an embedding lookup): index_rows(w, idx) = w[idx].
+  // Any other gather stays opaque.
+  bool gather() {
+    const TensorType &w = typeOfArg(0), &idx = typeOfArg(1);
+    const Value* ivd = n.kwarg("index_vector_dim");
+    auto vd = ivd ? std::get_if<int64_t>(&ivd->v) : nullptr;
+    auto sizes = ints("slice_sizes", false), offsets = ints("offset_dims", false);
+    if (!vd || *vd != idx.rank() || w.rank() < 1 || ints("collapsed_slice_dims", false) != std::vector<int64_t>{0} ||
+        ints("start_index_map", false) != std::vector<int64_t>{0} || sizes.size() != w.shape.size() || sizes[0] != 1 ||
+        offsets.size() + 1 != w.shape.size())
+      return false;
+    for (size_t d = 1; d < sizes.size(); ++d)
+      if (sizes[d] != w.shape[d] || offsets[d - 1] != idx.rank() + static_cast<int64_t>(d) - 1) return false;
+    emit(out, "index_rows", {}, {operand(arg(0)), operand(arg(1))});
+    return true;
+  }
+
   bool transpose() {
     permute(operand(arg(0)), ints("dimensions"));
     if (out.nodes.empty()) out.aliasOf = arg(0);  // the identity permutation
@@ -306,6 +323,7 @@ struct Hlo {
     if (op == "broadcast") return broadcast();
     if (op == "slice") return slice();
     if (op == "transpose") return transpose();
+    if (op == "gather") return gather();
     if (op == "concatenate") return concatenate();
     if (op == "reduce") return reduce();
     if (op == "compare") return compare();

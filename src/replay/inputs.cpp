@@ -326,8 +326,9 @@ InputValues drawInputs(const LGraph& spec, const LGraph& impl, const RelationFil
     auto v = evalTerm(term, implLeaves, &why);
     const interp::Tensor* d = v ? v->tensor() : nullptr;
     bool holds = d && d->shape == s.shape;
+    const double tol = tolerance(s);  // once: per element it made this quadratic in the tensor's size
     for (size_t e = 0; holds && e < s.data.size(); ++e)
-      holds = std::abs(s.data[e] - d->data[e]) <= tolerance(s);
+      holds = std::abs(s.data[e] - d->data[e]) <= tol;
     if (!holds) {
       out.error = "input relation '" + r->lhs.toString() + " = " + r->rhs.toString() + "' (" + r->loc.file + ":" +
                   std::to_string(r->loc.line) + ") cannot hold together with the others on random values" +

@@ -58,9 +58,10 @@ namespace {
 void mapAttrs(eg::Symbol op, eg::AttrList& attrs, const SizeMap& m) {
   if (m.byRole() && op == ops::syms().slice && attrs.size() == 4) {
     bool ints = std::all_of(attrs.begin(), attrs.end(), [](const eg::Attr& x) { return x.kind == eg::Attr::Kind::Int; });
-    if (auto w = ints ? sliceWindow(attrs[1].i, attrs[2].i, attrs[3].i) : std::nullopt) {
-      attrs[1].i = w->first * m.size(w->second);  // window k of the reduced length
-      attrs[2].i = attrs[1].i + m.size(w->second);
+    auto w = ints && attrs[3].i == 1 ? m.windows.find({attrs[1].i, attrs[2].i}) : m.windows.end();
+    if (w != m.windows.end()) {
+      attrs[1].i = w->second.first;
+      attrs[2].i = w->second.second;
       return;
     }
   }
@@ -130,10 +131,10 @@ bool mapSliceWindow(RelExpr& e, const SizeMap& m) {
     if (k == "end") end = &a;
   }
   if (!start || !end || start->kind != RelExpr::Kind::Int || end->kind != RelExpr::Kind::Int) return false;
-  auto w = sliceWindow(start->i, end->i, 1);
-  if (!w) return false;
-  start->i = w->first * m.size(w->second);
-  end->i = start->i + m.size(w->second);
+  auto w = m.windows.find({start->i, end->i});
+  if (w == m.windows.end()) return false;
+  start->i = w->second.first;
+  end->i = w->second.second;
   return true;
 }
 
@@ -252,6 +253,25 @@ int64_t elementsOf(const LGraph& lg, const SizeMap& m) {
   return n;
 }
 
+// Each slice window's reduced bounds: its bound variables' values (0 and the dim itself are themselves).
+std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> reducedWindows(const SizeRoles& r,
+                                                                                  const std::map<int64_t, int64_t>& a) {
+  std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> out;
+  auto value = [&](int64_t v) {
+    auto it = a.find(v);
+    return it == a.end() ? v : it->second;
+  };
+  for (auto [w, n] : r.windowDim) {
+    auto bound = [&](int64_t v) {
+      if (v == 0 || v == n) return value(v);
+      auto k = r.boundKey.find({n, v});
+      return k == r.boundKey.end() ? v : value(k->second);
+    };
+    out[w] = {bound(w.first), bound(w.second)};
+  }
+  return out;
+}
+
 std::vector<int64_t> dimsOf(const std::vector<const LGraph*>& graphs) {
   std::set<int64_t> s;
   for (const LGraph* lg : graphs)
@@ -281,22 +301,29 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
   Reduction out;
   std::vector<int64_t> dims = dimsOf({&spec, &impl});
   const std::vector<char> specTyped = typedDefinitions(spec), implTyped = typedDefinitions(impl);
-  // One size per role first: sizes above 4 (batch and head counts included),
-  // then only those above 16; roles kept apart when possible.
+  // One size per role first: every size above 1 (a kv-head count 4 that is also the GQA group must
+  // be free to shrink), then above 4 and above 16; roles kept apart when possible.
   std::string roleReason;
-  for (int64_t t : {4, 16}) {
+  for (int64_t t : {1, 4, 16}) {
     SizeRoles roles = collectSizeRoles(spec, impl, relation, t);
     for (bool apart : {true, false}) {
       auto solved = solveSizeRoles(roles, apart);
       if (!solved) continue;
       SizeMap m;
       m.dims = dims;
+      m.windows = reducedWindows(roles, *solved);
+      for (auto it = solved->begin(); it != solved->end();) it = it->first < 0 ? solved->erase(it) : std::next(it);
       m.roles = std::move(*solved);
       int64_t total = elementsOf(spec, m) + elementsOf(impl, m);
       if (total > maxElements) {
         // The smallest instance the roles allow is still too large: equal sizes chained by coincidences.
         int64_t largest = 0;
         for (auto& [v, r] : m.roles) largest = std::max(largest, r);
+        bool pinned = std::all_of(m.roles.begin(), m.roles.end(), [](auto& x) { return x.first == x.second; });
+        if (roleReason.empty() && pinned)
+          roleReason = fmt::format("with one size per role above {}: no smaller instance, the shape constraints "
+                                   "pin every size at its real value ({} elements, over the limit of {})",
+                                   t, total, maxElements);
         if (roleReason.empty())
           roleReason = fmt::format("with one size per role above {}: the smallest instance found ({}) has {} "
                                    "elements, over the limit of {} (a reduced size reaches {})",
@@ -328,7 +355,7 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
   }
   for (int64_t t : thresholds)
     for (int64_t g : divisors) {
-      SizeMap m{g, t, dims, {}};
+      SizeMap m{g, t, dims, {}, {}};
       bool changes = std::any_of(dims.begin(), dims.end(), [&](int64_t d) { return m.size(d) != d; });
       // A size must stay above 0 and the scaled ones distinguishable from the kept ones' range.
       bool positive = std::all_of(dims.begin(), dims.end(), [&](int64_t d) { return d == 0 || m.size(d) > 0; });
@@ -356,7 +383,7 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
   std::string firstReason;
   const size_t kTries = 40;  // each try type-checks both graphs
   for (size_t k = 0; k < candidates.size() && k < kTries; ++k) {
-    SizeMap m{candidates[k].g, candidates[k].t, dims, {}};
+    SizeMap m{candidates[k].g, candidates[k].t, dims, {}, {}};
     auto rc = mapCheck(spec, impl, relation, result, m);
     if (auto why = validate(*rc, specTyped, implTyped)) {
       if (firstReason.empty())

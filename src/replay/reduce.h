@@ -41,6 +41,8 @@ struct SizeMap {
   // instead of the divisor; only size attributes and the scalars an integer
   // tensor is compared with or offset by are mapped.
   std::map<int64_t, int64_t> roles;
+  // By role: each slice window (start, end) of step 1 -> its reduced bounds (size_roles.h).
+  std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> windows;
   bool byRole() const { return !roles.empty(); }
   // The role's size; else v / divisor when |v| > threshold and divisible, else v.
   int64_t size(int64_t v) const;

@@ -324,7 +324,7 @@ std::string ReplayReport::text() const {
     out += fmt::format("  seeds {}; {} input elements{}\n", fmt::join(seeds, ", "), inputElements,
                        relationsChecked ? fmt::format("; {} relations checked", relationsChecked) : "");
   if (localization) out += localization->text();
-  if (seconds > 0) out += fmt::format("  replay time: {:.3f} s\n", seconds);
+  if (seconds > 0) out += fmt::format("  replay time: {:.3f} s ({:.3f} s CPU)\n", seconds, cpuSeconds);
   return out;
 }
 

@@ -69,6 +69,7 @@ struct ReplayReport {
   std::vector<uint64_t> seeds;
   std::optional<Localization> localization;
   double seconds = 0;                  // wall time of the replay alone (reduction, runs, localization)
+  double cpuSeconds = 0;               // its CPU time (this thread): what load does not inflate
   std::string reducedSizes;            // when replayed at reduced sizes: which ("768 -> 12, ...")  // violation: the first wrong implementation operator (first seed)
 
   std::string text() const;            // the section printed after the report

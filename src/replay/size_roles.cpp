@@ -38,6 +38,7 @@ struct Collector {
   SizeRoles& r;
   std::set<int64_t> roles;
   std::set<std::pair<int64_t, int64_t>> apart;
+  std::map<std::pair<int64_t, int64_t>, std::set<int64_t>> windows;  // (start, end) -> sizes of the dims sliced
 
   void note(int64_t v) {
     if (v > r.threshold && v < kHuge) roles.insert(v);
@@ -65,6 +66,15 @@ struct Collector {
     return static_cast<size_t>(d);
   }
 
+  // A bound of a slice of a dim of size n: 0 and n are themselves, others a variable of their own.
+  SizeSum bound(int64_t n, int64_t v) {
+    if (v == 0) return {};
+    if (v == n || n <= r.threshold) return {{1, {v}}};
+    auto [it, fresh] = r.boundKey.try_emplace({n, v}, -1 - static_cast<int64_t>(r.boundKey.size()));
+    if (fresh) r.boundValue[it->second] = v;
+    roles.insert(it->second);
+    return {{1, {it->second}}};
+  }
   // end - start = out, end within the input (a bound past it means "to the end").
   void slice(const eg::AttrList& a, const std::vector<Dim>& in, const std::vector<Dim>& out) {
     if (a.size() != 4 || in.size() != out.size()) return;
@@ -74,19 +84,36 @@ struct Collector {
     int64_t s = a[1].i, e = a[2].i;
     if (!d || s < 0 || e < s || a[3].i != 1) return;
     int64_t n = in[*d], m = out[*d];
-    if (auto w = sliceWindow(s, e, a[3].i); w && w->second == m && e <= n) {
-      // Window k of length m: (k + 1) x m within the dim (equal when it runs to the end).
-      SizeSum last{{w->first + 1, {m}}};
-      if (e == n) eq({{1, {n}}}, last);
-      else le(last, {{1, {n}}});
-      return;
-    }
+    SizeSum start = bound(n, s), len{{1, {m}}};
     if (e >= n) {
-      eq({{1, {m}}}, {{1, {n}}, {-1, {s}}});
-      if (e != n && e < kHuge) le({{1, {n}}}, {{1, {e}}});
+      SizeSum rest{{1, {n}}};
+      for (const SizeMono& x : start) rest.push_back({-x.coeff, x.sizes});
+      eq(len, rest);  // to the end; an end past it stays past it (or "to the end" when huge)
+      if (e != n && e < kHuge) le({{1, {n}}}, bound(n, e));
     } else {
-      eq({{1, {m}}}, {{1, {e}}, {-1, {s}}});
-      le({{1, {e}}}, {{1, {n}}});
+      SizeSum span = bound(n, e);
+      for (const SizeMono& x : start) span.push_back({-x.coeff, x.sizes});
+      eq(len, span);
+      le(bound(n, e), {{1, {n}}});
+    }
+    if (n > r.threshold) windows[{s, e}].insert(n);
+  }
+  // A window (start, end) seen over dims of several sizes maps to one reduced window: its bounds agree.
+  // The bounds of one dim keep their order and stay inside it, so a shifted window stays shifted.
+  void tieWindows() {
+    std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> byDim;  // n -> (bound, key), by bound
+    for (auto& [nv, key] : r.boundKey) byDim[nv.first].push_back({nv.second, key});
+    for (auto& [n, bs] : byDim) {
+      for (size_t k = 0; k + 1 < bs.size(); ++k) le({{1, {bs[k].second}}, {1, {}}}, {{1, {bs[k + 1].second}}});
+      if (bs.back().first < n) le({{1, {bs.back().second}}, {1, {}}}, {{1, {n}}});
+    }
+    for (auto& [w, dims] : windows) {
+      r.windowDim[w] = *dims.begin();
+      for (int64_t n : dims)
+        if (n != *dims.begin()) {
+          eq(bound(n, w.first), bound(*dims.begin(), w.first));
+          eq(bound(n, w.second), bound(*dims.begin(), w.second));
+        }
     }
   }
   void concat(const eg::EGraph& g, const eg::ENode& n, const std::vector<Dim>& out) {
@@ -165,8 +192,7 @@ struct Collector {
     eg::AttrList a = eg::attrs(n.attrs);
     std::vector<Dim> mentioned;  // the node's size attributes and its operands' dims
     bool window = n.op == s.slice && a.size() == 4 && a[1].kind == eg::Attr::Kind::Int &&
-                  a[2].kind == eg::Attr::Kind::Int && a[3].kind == eg::Attr::Kind::Int &&
-                  sliceWindow(a[1].i, a[2].i, a[3].i);
+                  a[2].kind == eg::Attr::Kind::Int && a[3].kind == eg::Attr::Kind::Int && a[3].i == 1;
     for (size_t k = 0; k < a.size(); ++k) {
       if (!isSizeAttr(n.op, k) || (window && (k == 1 || k == 2))) continue;
       if (a[k].kind == eg::Attr::Kind::Int) note(a[k].i), mentioned.push_back(a[k].i);
@@ -227,7 +253,7 @@ struct Collector {
 SizeRoles collectSizeRoles(const LGraph& spec, const LGraph& impl, const RelationFile& rel, int64_t threshold) {
   SizeRoles r;
   r.threshold = threshold;
-  Collector c{r, {}, {}};
+  Collector c{r, {}, {}, {}};
   c.graph(spec);
   c.graph(impl);
   for (const RelationEntry& e : rel.relations) c.relExpr(e.rhs, spec, impl);
@@ -235,6 +261,7 @@ SizeRoles collectSizeRoles(const LGraph& spec, const LGraph& impl, const Relatio
     c.relExpr(e.lhs, spec, impl);
     c.relExpr(e.rhs, spec, impl);
   }
+  c.tieWindows();
   r.roles.assign(c.roles.begin(), c.roles.end());
   r.apart.assign(c.apart.begin(), c.apart.end());
   return r;

@@ -45,6 +45,13 @@ struct SizeRoles {
   // Two different roles in one tensor shape: kept different when possible,
   // so that a transposition or a wrong dim stays visible at reduced sizes.
   std::vector<std::pair<int64_t, int64_t>> apart;
+  // Slice bounds (step 1) are variables of their own, one per (sliced dim, bound value), keyed by
+  // negative numbers in `roles` and the facts: a bound equal to a dim or a multiple of the length by
+  // chance (window 5 of 512 = q + k in a fused qkv) ties nothing. Shared by all slices of one dim
+  // size, so the windows of a tiling stay a tiling; a bound equal to the dim is the dim itself.
+  std::map<int64_t, int64_t> boundValue;                   // key -> its real value
+  std::map<std::pair<int64_t, int64_t>, int64_t> boundKey;  // (dim size, bound) -> key
+  std::map<std::pair<int64_t, int64_t>, int64_t> windowDim;  // (start, end) -> the dim size it slices
   bool isRole(int64_t v) const;
 };
 

@@ -104,7 +104,7 @@ TEST(ReducedReplay, ACounterexampleAndTheShiftedSliceAtReducedSizes) {
 }
 
 TEST(ReducedReplay, NoSmallerInstanceIsRefusedWithTheReason) {
-  // Every size is 4: no size role, no divisor; and the graphs are too large to run.
+  // Every size is 2 (the smallest a role may take): no smaller instance; and the graphs are too large to run.
   Located l = check(localizePath("small_sizes/check.rel"));
   ASSERT_EQ(l.run.exitCode, 0) << l.run.out << l.run.err;
   EXPECT_EQ(l.replay["status"], "skipped");

@@ -225,7 +225,7 @@ TEST(Replay, LargeGraphsWithoutASmallerInstanceAreSkipped) {
   o.maxInputElements = 20;
   ReplayReport r = replayCheck(s.specL, s.implL, s.rel, res, o, s.symbols);
   EXPECT_EQ(r.status, ReplayStatus::Skipped);
-  // Every size is at most 4, below any reduction threshold: no size role, nothing to divide.
+  // 4 = 2 x 2 (the shard) and 3 pinned by the matmul: no smaller instance.
   EXPECT_EQ(r.summary.rfind("replay skipped: graphs too large (", 0), 0u) << r.summary;
   EXPECT_NE(r.summary.find("no smaller instance"), std::string::npos) << r.summary;
 }
