@@ -315,6 +315,7 @@ const std::map<std::string, Builder>& builders() {
       {"mul-drop-unit-lead", binaryDropUnitLead("mul")},
       {"div-drop-unit-lead", binaryDropUnitLead("div")},
       {"expand-unit-lead", expandOfUnitLead},
+      {"sum-pairs-into-adds", sumNextToAdds},
   };
   return m;
 }

@@ -88,6 +88,7 @@ std::optional<eg::Id> sumWithZeros(Gen& gen);
 Builder binaryOfUnitLead(const std::string& op);  // builders_equiv.cpp
 Builder binaryDropUnitLead(const std::string& op);  // builders_rotary.cpp
 std::optional<eg::Id> expandOfUnitLead(Gen& gen);  // builders_rotary.cpp
+std::optional<eg::Id> sumNextToAdds(Gen& gen);  // builders_accum.cpp
 // Builders by lemma name (nullptr: use the generic one).
 const Builder* builderFor(const std::string& lemma);
 
