@@ -350,6 +350,7 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addEquivLemmas(t);
     detail::addRotaryLemmas(t);
     detail::addArangeLemmas(t);
+    detail::addAccumLemmas(t);
     std::unordered_map<std::string, int> seen;
     for (const Lemma& l : t)
       if (seen[l.rule.name]++) throw std::logic_error("duplicate lemma name " + l.rule.name);

@@ -118,5 +118,6 @@ void addSignLemmas(std::vector<Lemma>& out);  // sign.cpp
 void addEquivLemmas(std::vector<Lemma>& out);
 void addRotaryLemmas(std::vector<Lemma>& out);  // rotary.cpp
 void addArangeLemmas(std::vector<Lemma>& out);  // arange.cpp
+void addAccumLemmas(std::vector<Lemma>& out);  // accum.cpp
 
 }  // namespace tangle::lemmas::detail

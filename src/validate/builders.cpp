@@ -329,6 +329,7 @@ const std::map<std::string, Builder>& builders() {
       {"mul-broadcast-unit-lead-lhs", broadcastUnitLead("mul", true)},
       {"div-broadcast-unit-lead-rhs", broadcastUnitLead("div", false)},
       {"div-broadcast-unit-lead-lhs", broadcastUnitLead("div", true)},
+      {"sum-pairs-into-adds", sumNextToAdds},
   };
   return m;
 }

@@ -92,6 +92,7 @@ Builder arangeShifted(const std::string& op, bool constOnLeft);  // builders_ara
 Builder timesOne(bool constOnLeft);  // builders_arange.cpp
 Builder broadcastUnitLead(const std::string& op, bool onLeft);  // builders_arange.cpp
 std::optional<eg::Id> expandOfUnitLead(Gen& gen);  // builders_rotary.cpp
+std::optional<eg::Id> sumNextToAdds(Gen& gen);  // builders_accum.cpp
 // Builders by lemma name (nullptr: use the generic one).
 const Builder* builderFor(const std::string& lemma);
 

@@ -25,6 +25,7 @@ CASES = {
     "ddp_no_reduce": "dp_model:spec:build_no_reduce:2",
     "ddp_no_div": "dp_model:spec:build_no_div:2",
     "accum": "dp_model:spec:build_accum:2:relation_accum",
+    "accum_unscaled": "dp_model:spec:build_accum_unscaled:2:relation_accum",
     "fsdp_even": "fsdp_model:spec_even:build_even:2",
     "fsdp_even_no_rs": "fsdp_model:spec_even:build_even_no_rs:2",
     "fsdp_even_swapped": "fsdp_model:spec_even:build_even_swapped:2",
@@ -67,15 +68,20 @@ def test_ddp_wrong_reduction_is_a_violation(captured, case):
     assert r.failure is not None and "S.view (aten.view.default)" in r.checker_report, r.report
 
 
-# Not yet: the spec's gradient is then a 4-term sum over (rank, micro-batch) while each rank returns
-# its two micro-batch gradients added (add, not a clean sum). Flattening sum(add(a0, b0), add(a1, b1))
-# into sum(a0, b0, a1, b1) made it refine, but also made a rank's own addition part of a clean sum
-# elsewhere (test_hf's row-parallel output never reduced was then blamed one operator late), so the
-# lemma is not in the library.
-@pytest.mark.xfail(strict=True, reason="micro-batch gradients added on a rank are not a clean sum")
+# The spec's gradient is a 4-term sum over (rank, micro-batch) while each rank returns its two
+# micro-batch gradients added: `sum-pairs-into-adds` regroups the spec's terms into the adds the
+# ranks computed (never the other way: an add is not flattened into a clean sum).
 def test_accumulation_refines(captured):
     r = check(captured, "accum")
     assert r.verdict == "refines", r.report
+    assert len(r.expectations) == 8 and all(e["holds"] for e in r.expectations)  # 4 gradients x 2 ranks
+
+
+def test_accumulation_without_loss_scaling_is_a_violation_at_the_seed(captured):
+    r = check(captured, "accum_unscaled")
+    assert r.verdict == "violation", r.report
+    # without the 1/2 each rank's backward seed is twice the spec's share, never made whole again
+    assert r.failure is not None and r.failure.op == "aten.expand.default", r.report
 
 
 def test_fsdp_flat_buffers_refine(captured):
