@@ -349,6 +349,7 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addSignLemmas(t);
     detail::addEquivLemmas(t);
     detail::addRotaryLemmas(t);
+    detail::addPadSliceLemmas(t);
     std::unordered_map<std::string, int> seen;
     for (const Lemma& l : t)
       if (seen[l.rule.name]++) throw std::logic_error("duplicate lemma name " + l.rule.name);

@@ -315,6 +315,12 @@ const std::map<std::string, Builder>& builders() {
       {"mul-drop-unit-lead", binaryDropUnitLead("mul")},
       {"div-drop-unit-lead", binaryDropUnitLead("div")},
       {"expand-unit-lead", expandOfUnitLead},
+      {"reshape-slice", reshapeOfSlice},
+      {"splat-reshape", splatRearranged(0)},
+      {"splat-transpose", splatRearranged(1)},
+      {"splat-permute", splatRearranged(2)},
+      {"splat-slice", splatRearranged(3)},
+      {"splat-concat", splatRearranged(4)},
   };
   return m;
 }
