@@ -43,7 +43,10 @@ std::optional<Id> reshapeOfSlice(EGraph& g, const Match& m) {
     std::vector<int64_t> whole = out;
     whole[dd] = in[d] * T / To;
     if (whole == in && s == 0 && e == in[d]) return std::nullopt;
-    auto r = make(g, op().reshape, {Attr::ints(whole)}, {m.subst.cls("x")});
+    // Constrained: reshape[O'](x) must exist already (a rank's own head view);
+    // creating it for every slice under a reshape blows sequence-parallel
+    // e-graphs up.
+    auto r = g.lookup(eg::ENode{op().reshape, eg::internAttrs({Attr::ints(whole)}), {m.subst.cls("x")}});
     return r ? makeSlice(g, *r, static_cast<int64_t>(dd), s * T / To, e * T / To) : std::nullopt;
   }
   return std::nullopt;
@@ -81,7 +84,7 @@ void addPadSliceLemmas(std::vector<Lemma>& out) {
                           scalarC));
   }
   out.push_back(applier("reshape-slice",
-                        "reshape[O](slice[d, s, e](x)) = slice[d', s', e'](reshape[O'](x)) when the slice is a "
+                        "constrained: reshape[O](slice[d, s, e](x)) = slice[d', s', e'](reshape[O'](x)) when the slice is a "
                         "contiguous block of the output along d' (equal leading products, aligned bounds)",
                         "(reshape[?o] (slice[?d, ?s, ?e, 1] ?x))", reshapeOfSlice));
 }

@@ -87,7 +87,12 @@ std::optional<eg::Id> reshapeOfSlice(Gen& gen) {
   Shape x = form == 0 ? Shape{a, n * u, b} : form == 1 ? Shape{a, n, u} : Shape{1, n, u, b};
   int64_t s = form == 0 ? u * i : i, e = form == 0 ? u * j : j;
   Shape o = form == 0 ? Shape{a, j - i, u, b} : form == 1 ? Shape{a, (j - i) * u} : Shape{j - i, u, b};
-  auto sliced = gen.node("slice", {Attr::integer(1), Attr::dim(s), Attr::dim(e), Attr::integer(1)}, {gen.leaf(x)});
+  eg::Id leaf = gen.leaf(x);
+  // The lemma is constrained: the reshape of the whole x exists (a rank's own head view).
+  Shape whole = o;
+  whole[form == 2 ? 0 : 1] = form == 0 ? n : form == 1 ? n * u : n;
+  if (!gen.node("reshape", {Attr::ints(whole)}, {leaf})) return std::nullopt;
+  auto sliced = gen.node("slice", {Attr::integer(1), Attr::dim(s), Attr::dim(e), Attr::integer(1)}, {leaf});
   if (!sliced) return std::nullopt;
   return gen.node("reshape", {Attr::ints(o)}, {*sliced});
 }
