@@ -293,7 +293,17 @@ struct EGraph::Impl {
       NodeId p = state[c].parentNodes[i];
       if (dead[p]) continue;
       Id pc = findMut(nodeClass[p]);
-      if (!classes[pc].data.types.empty()) continue;
+      if (!classes[pc].data.types.empty()) {
+        // A known constant reaches typed parents too (a transpose of a class
+        // merged with zeros later is zeros): only the constant is taken.
+        if (!classes[c].data.constant || classes[pc].data.constant) continue;
+        std::optional<ClassData> d = dataFn(g, nodes[p]);
+        if (d && d->constant) {
+          classes[pc].data.constant = d->constant;
+          analysis.push_back(pc);
+        }
+        continue;
+      }
       std::optional<ClassData> d = dataFn(g, nodes[p]);
       bool clash = false;  // cannot clash: the types were unknown
       if (d && !d->types.empty() && joinData(classes[pc].data, *d, clash)) analysis.push_back(pc);

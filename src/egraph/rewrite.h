@@ -30,6 +30,9 @@ struct Rule {
   // Constrained lemma (Entangle §4.3.2): the RHS's strict sub-nodes must
   // already exist as e-nodes; only used with `rhs`.
   bool constrained = false;
+  // Also applied to a class known to be a splat of one constant (the runner
+  // skips every other rule there: see rewrite.cpp).
+  bool onConstants = false;
 };
 
 struct RunLimits {

@@ -11,6 +11,7 @@ namespace tangle {
 
 bool inRel(const InferState& st, int d) {
   if (st.marks.isRelated(d)) return true;
+  if (d < static_cast<int>(st.implZero.size()) && st.implZero[d]) return true;  // a known value: zeros
   const LNode& n = st.impl.nodes[d];
   if (n.isInput) return st.implConsts.count(d) > 0;
   // computed from nothing (arange, zeros, a constant backward seed): related to everything
@@ -83,7 +84,7 @@ void addBatch(InferState& st, OperatorSearch& s, const std::vector<int>& batch) 
     s.explored.push_back(u);
     // A rearrangement of related tensors is itself related (observation (i));
     // a tuple is related so that its getitem users are explored with it.
-    if (isCleanDef(st.impl.nodes[u]) || st.impl.nodes[u].tuple()) addToRel(st, s, u);
+    if (isCleanDef(st.impl.nodes[u]) || st.impl.nodes[u].tuple() || st.implZero[u]) addToRel(st, s, u);
   }
 }
 
@@ -200,6 +201,16 @@ std::vector<int> nextBatch(InferState& st, OperatorSearch& s, bool withSources) 
       }
     }
   s.frontier.clear();
+  // Zero padding: what a rank computes from inputs declared zero as a whole
+  // (its all-reduce term, its attention over pad heads) is zero whatever the
+  // spec operator; it joins every operator's first batch so that sums and
+  // products over it can drop it (zeros.cpp's markImplZeros).
+  if (s.explored.empty())
+    for (int d : st.implZeroNodes)
+      if (!st.marks.isExplored(d)) {
+        st.marks.markExplored(d);
+        batch.push_back(d);
+      }
   if (withSources)
     for (int d : st.implSources)
       if (!st.marks.isExplored(d)) {

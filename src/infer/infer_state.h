@@ -63,6 +63,10 @@ struct InferState {
   std::vector<char> implInputFree;
   // `zero` statements: impl input -> the regions of it that hold zero padding.
   std::unordered_map<int, std::vector<const RelExpr*>> implZeros;
+  // Impl nodes zero by their definitions over inputs declared zero as a whole
+  // (a rank holding padding only): a hint for the exploration (zeros.cpp).
+  std::vector<char> implZero;
+  std::vector<int> implZeroNodes;  // the computed ones
 
   // R: clean relations found per spec node.
   std::vector<std::vector<eg::Term>> rels;
@@ -97,6 +101,7 @@ void collectSpecTensors(const InferState& st, const RelExpr& e, std::vector<int>
 eg::Id constNode(eg::EGraph& g, double v);
 // zeros.cpp: impl input d's `zero` regions merged with zeros (when d has any).
 void mergeZeroFacts(const InferState& st, eg::EGraph& g, int d);
+void markImplZeros(InferState& st);
 eg::Id addSpecTensor(const InferState& st, eg::EGraph& g, std::unordered_set<int>& inlined, int s,
                      std::vector<int>& relTensors, int inlineDepth = 0);
 eg::Id addTerm(const InferState& st, eg::EGraph& g, const eg::Term& t);

@@ -51,6 +51,7 @@ void loadInputRelations(InferState& st) {
     else st.implConsts[implNode(st, c.tensor, c.loc)] = c.value;
   }
   for (auto& z : st.rel.zeros) loadZeroRegion(st, z);
+  markImplZeros(st);
   for (auto& r : st.rel.relations) {
     int s = specNode(st, r.lhs, r.loc);
     eg::EGraph scratch(ops::inferData, st.symbols);

@@ -71,3 +71,64 @@ void mergeZeroFacts(const InferState& st, eg::EGraph& g, int d) {
 }
 
 }  // namespace tangle
+
+namespace tangle {
+
+namespace {
+
+// Whether CanonTerm node i of `def` is zero given which operands are.
+bool termZero(const CanonTerm& def, size_t i, const std::vector<char>& zero) {
+  const CanonTerm::Node& n = def.nodes[i];
+  auto childZero = [&](const CanonTerm::Ref& r) {
+    switch (r.kind) {
+      case CanonTerm::Ref::Kind::Operand: return zero[r.operand] != 0;
+      case CanonTerm::Ref::Kind::Local: return termZero(def, r.local, zero);
+      case CanonTerm::Ref::Kind::Scalar: return r.scalar == 0;
+    }
+    return false;
+  };
+  const ops::Syms& y = ops::syms();
+  if (n.op == y.constant) {
+    auto v = eg::attrNumber(n.attrs, 0);
+    return v && *v == 0;
+  }
+  if (n.children.empty()) return false;
+  auto any = std::any_of(n.children.begin(), n.children.end(), childZero);
+  auto all = std::all_of(n.children.begin(), n.children.end(), childZero);
+  if (n.op == y.mm || n.op == y.bmm || n.op == y.matmul || n.op == y.mul) return any;
+  if (n.op == y.div) return childZero(n.children[0]);
+  const ops::OpDef* info = ops::find(n.op);
+  if (n.op == y.sum || n.op == y.add || n.op == y.sub || n.op == y.neg || (info && info->gather)) return all;
+  return false;
+}
+
+}  // namespace
+
+// A hint for the exploration only (explore.cpp): the lemmas still have to
+// prove the value zero in each e-graph, so a wrong guess costs search, never
+// soundness. Inputs declared zero as a whole, then what the graphs compute
+// from them: products with a zero factor, rearrangements and sums of zeros.
+void markImplZeros(InferState& st) {
+  const LGraph& impl = st.impl;
+  st.implZero.assign(impl.nodes.size(), 0);
+  bool any = false;
+  for (auto& [d, regions] : st.implZeros)
+    for (const RelExpr* r : regions)
+      if (r->kind == RelExpr::Kind::Tensor) st.implZero[d] = any = true;
+  if (!any) return;
+  for (bool grew = true; grew;) {  // operands usually come first: a pass or two
+    grew = false;
+    for (size_t d = 0; d < impl.nodes.size(); ++d) {
+      const LNode& n = impl.nodes[d];
+      if (st.implZero[d] || n.isInput) continue;
+      bool z = n.aliasOf >= 0 ? st.implZero[n.aliasOf] != 0
+                              : !n.def.nodes.empty() && termZero(n.def, n.def.nodes.size() - 1, st.implZero);
+      if (z) st.implZero[d] = grew = true;
+    }
+  }
+  for (size_t d = 0; d < impl.nodes.size(); ++d)
+    if (st.implZero[d] && !impl.nodes[d].isInput && impl.nodes[d].aliasOf < 0)
+      st.implZeroNodes.push_back(static_cast<int>(d));
+}
+
+}  // namespace tangle

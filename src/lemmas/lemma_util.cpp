@@ -351,6 +351,7 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addRotaryLemmas(t);
     detail::addArangeLemmas(t);
     detail::addAccumLemmas(t);
+    detail::addPadSliceLemmas(t);
     std::unordered_map<std::string, int> seen;
     for (const Lemma& l : t)
       if (seen[l.rule.name]++) throw std::logic_error("duplicate lemma name " + l.rule.name);

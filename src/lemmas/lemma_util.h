@@ -119,5 +119,6 @@ void addEquivLemmas(std::vector<Lemma>& out);
 void addRotaryLemmas(std::vector<Lemma>& out);  // rotary.cpp
 void addArangeLemmas(std::vector<Lemma>& out);  // arange.cpp
 void addAccumLemmas(std::vector<Lemma>& out);  // accum.cpp
+void addPadSliceLemmas(std::vector<Lemma>& out);  // pad_slices.cpp
 
 }  // namespace tangle::lemmas::detail

@@ -67,9 +67,35 @@ Apply contractedWithZeros(eg::Symbol sym, bool lhs, int64_t kd, int64_t od) {
   };
 }
 
+// expand[shape](c) for a class known to be a splat of the constant c that
+// has no such node yet: zeros of one shape, however computed, become one
+// class (else each rearrangement of zeros is a class of its own, and sums
+// over them grow without end).
+std::optional<Id> canonicalSplat(EGraph& g, const Match& m) {
+  const eg::ClassData& d = g.data(m.eclass);
+  const TensorType* t = d.tensor();
+  if (!d.constant || !t || t->shape.empty()) return std::nullopt;
+  std::vector<int64_t> shape;
+  for (Dim x : t->shape) {
+    if (isSymbolic(x)) return std::nullopt;
+    shape.push_back(x);
+  }
+  for (const eg::ENode& n : g.eclass(m.eclass).nodes)
+    if (n.op == op().expand) return std::nullopt;
+  return make(g, op().expand, {Attr::ints(shape)}, {makeConstant(g, *d.constant)});
+}
+
 }  // namespace
 
 void addZeroLemmas(std::vector<Lemma>& out) {
+  for (const char* r : {"reshape[?a]", "transpose[?a, ?b]", "permute[?a]", "slice[?a, ?b, ?c, ?d]", "concat[?a]"}) {
+    std::string name = r;
+    name = "splat-" + name.substr(0, name.find('['));
+    std::string lhs = std::string("(") + r + (name == "splat-concat" ? " ?xs...)" : " ?x)");
+    Lemma l = applier(name, "a rearrangement of a splat of c (zeros) = expand[shape](c)", lhs, canonicalSplat);
+    l.rule.onConstants = true;
+    out.push_back(std::move(l));
+  }
   out.push_back(applier("mm-zeros", "mm(a, b) = 0 when a or b is all zeros (zero padding)", "(mm ?a ?b)",
                         productOfZeros({"a", "b"})));
   out.push_back(applier("bmm-zeros", "bmm(a, b) = 0 when a or b is all zeros (zero padding)", "(bmm ?a ?b)",

@@ -330,6 +330,12 @@ const std::map<std::string, Builder>& builders() {
       {"div-broadcast-unit-lead-rhs", broadcastUnitLead("div", false)},
       {"div-broadcast-unit-lead-lhs", broadcastUnitLead("div", true)},
       {"sum-pairs-into-adds", sumNextToAdds},
+      {"reshape-slice", reshapeOfSlice},
+      {"splat-reshape", splatRearranged(0)},
+      {"splat-transpose", splatRearranged(1)},
+      {"splat-permute", splatRearranged(2)},
+      {"splat-slice", splatRearranged(3)},
+      {"splat-concat", splatRearranged(4)},
   };
   return m;
 }

@@ -74,3 +74,49 @@ std::optional<eg::Id> sumWithZeros(Gen& gen) {
 }
 
 }  // namespace tangle::validate
+
+namespace tangle::validate {
+
+// reshape[O](slice[1, u*i, u*j](x)) with a block-aligned O: x: [A, n*u, B]
+// split into heads ([A, j-i, u, B]), or x: [A, n, u] merged ([A, (j-i)*u]),
+// or x: [1, n, c, B] with its leading 1 dropped ([j-i, c, B]).
+std::optional<eg::Id> reshapeOfSlice(Gen& gen) {
+  int64_t a = gen.uniform(1, 3), b = gen.uniform(1, 3), u = gen.uniform(1, 3), n = gen.uniform(2, 4);
+  int64_t i = gen.uniform(0, n - 1), j = gen.uniform(i + 1, n);
+  int64_t form = gen.uniform(0, 2);
+  Shape x = form == 0 ? Shape{a, n * u, b} : form == 1 ? Shape{a, n, u} : Shape{1, n, u, b};
+  int64_t s = form == 0 ? u * i : i, e = form == 0 ? u * j : j;
+  Shape o = form == 0 ? Shape{a, j - i, u, b} : form == 1 ? Shape{a, (j - i) * u} : Shape{j - i, u, b};
+  eg::Id leaf = gen.leaf(x);
+  // The lemma is constrained: the reshape of the whole x exists (a rank's own head view).
+  Shape whole = o;
+  whole[form == 2 ? 0 : 1] = form == 0 ? n : form == 1 ? n * u : n;
+  if (!gen.node("reshape", {Attr::ints(whole)}, {leaf})) return std::nullopt;
+  auto sliced = gen.node("slice", {Attr::integer(1), Attr::dim(s), Attr::dim(e), Attr::integer(1)}, {leaf});
+  if (!sliced) return std::nullopt;
+  return gen.node("reshape", {Attr::ints(o)}, {*sliced});
+}
+
+}  // namespace tangle::validate
+
+namespace tangle::validate {
+
+// A rearrangement (0 reshape, 1 transpose, 2 permute, 3 slice, 4 concat) of
+// expand[S](c), c 0 or not (what the splat-* lemmas canonicalize).
+Builder splatRearranged(int kind) {
+  return [kind](Gen& gen) -> std::optional<eg::Id> {
+    int64_t a = gen.uniform(1, 3), b = gen.uniform(2, 3), c = gen.uniform(1, 3);
+    eg::Id value = gen.constant(gen.chance(0.7) ? 0.0 : 1.5);
+    auto splat = gen.node("expand", {Attr::ints({a, b, c})}, {value});
+    if (!splat) return std::nullopt;
+    switch (kind) {
+      case 0: return gen.node("reshape", {Attr::ints({a * b * c})}, {*splat});
+      case 1: return gen.node("transpose", {Attr::integer(0), Attr::integer(2)}, {*splat});
+      case 2: return gen.node("permute", {Attr::ints({2, 0, 1})}, {*splat});
+      case 3: return gen.node("slice", {Attr::integer(1), Attr::dim(1), Attr::dim(b), Attr::integer(1)}, {*splat});
+      default: return gen.node("concat", {Attr::integer(1)}, {*splat, *splat});
+    }
+  };
+}
+
+}  // namespace tangle::validate

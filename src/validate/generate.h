@@ -84,6 +84,8 @@ std::optional<eg::Id> sdpaOfSubgroups(Gen& gen);
 // The zero-padding lemmas' instances (builders_zeros.cpp); which: 0 an all-zero
 // operand, 1 the rhs / 2 the lhs split along the contracted dim with zero pieces.
 Builder productWithZeros(bool batched, int which);
+std::optional<eg::Id> reshapeOfSlice(Gen& gen);  // builders_zeros.cpp
+Builder splatRearranged(int kind);               // builders_zeros.cpp
 std::optional<eg::Id> sumWithZeros(Gen& gen);
 Builder binaryOfUnitLead(const std::string& op);  // builders_equiv.cpp
 Builder binaryDropUnitLead(const std::string& op);  // builders_rotary.cpp
