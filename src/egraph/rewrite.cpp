@@ -50,12 +50,15 @@ class Limits {
 // Applies one match of `rule`; true if the e-graph changed through the merge.
 bool applyMatch(EGraph& g, const Rule& rule, Match& m) {
   if (rule.guard && !rule.guard(g, m.subst)) return false;
-  // A class known to be a splat of one constant (zero padding) needs no other
-  // forms: a rule would only add equal nodes to it, and over zeros of many
-  // shapes the rearrangement rules enumerate every permutation, slice,
-  // reshape and concat between them. (Skipping a rule is always sound.)
+  // A class known to be a splat of zeros (zero padding) needs no other forms:
+  // a rule would only add equal nodes to it, and over zeros of many shapes the
+  // rearrangement rules enumerate every permutation, slice, reshape and concat
+  // between them. (Skipping a rule is always sound.) Other splats keep their
+  // rules: a backward seed of ones scaled per micro-batch is rebuilt from its
+  // parts by them.
   const ClassData& d = g.data(m.eclass);
-  if (!rule.onConstants && d.constant && d.tensor() && !d.tensor()->shape.empty()) return false;
+  if (!rule.onConstants && d.constant && *d.constant == 0.0 && d.tensor() && !d.tensor()->shape.empty())
+    return false;
   std::optional<Id> rhs;
   if (rule.rhs) rhs = rule.rhs->instantiate(g, m.subst, rule.constrained);
   else if (rule.apply) rhs = rule.apply(g, m);

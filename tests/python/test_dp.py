@@ -6,17 +6,17 @@ The models are in dp_model.py (DDP, accumulation), fsdp_model.py and adamw_model
 docstrings say exactly what is traced.
 """
 import os
-import subprocess
 import sys
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path[:0] = [os.path.join(ROOT, "python"), HERE]
 
 import tangle  # noqa: E402
 from tangle.binary import find_binary, locate_binary  # noqa: E402
+from dp_capture import capture_in_child  # noqa: E402
 
 TANGLE = find_binary()
 
@@ -40,13 +40,7 @@ def captured(tmp_path_factory):
     pytest.importorskip("torch", reason="PyTorch is not installed (scripts/install-deps.sh installs torch==2.13.0)")
     if TANGLE is None:
         pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
-    root = tmp_path_factory.mktemp("dp")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"), HERE]))
-    r = subprocess.run([sys.executable, os.path.join(HERE, "dp_capture.py"), str(root),
-                        *[f"{k}={v}" for k, v in CASES.items()]], capture_output=True, text=True, env=env,
-                       timeout=900)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return root
+    return capture_in_child(tmp_path_factory.mktemp("dp"), CASES)
 
 
 def check(captured, name):
@@ -96,10 +90,8 @@ def test_fsdp_wrong_reduce_scatter_is_a_violation(captured, case):
     assert r.verdict == "violation", r.report
 
 
-# Not yet: with a dim 0 that does not divide by the ranks (3 rows padded to 4), the padded gradient's
-# rows straddle the reshape into [ranks, -1] chunks, and relating that reshape needs reshape-into-rows
-# reasoning the lemmas do not do yet.
-@pytest.mark.xfail(strict=True, reason="FSDP with padded (uneven) shards is not related yet")
+# A dim 0 that does not divide by the ranks (3 rows padded to 4): the padded gradient's rows straddle
+# the reshape into [ranks, -1] chunks; the Z3-proved `reshape-slice` relates that reshape.
 def test_fsdp_padded_shards_refine(captured):
     r = check(captured, "fsdp_uneven")
     assert r.verdict == "refines", r.report
