@@ -7,10 +7,26 @@ destroyed in turn). Each case's folder then holds what ``tangle verify MODULE:bu
 (spec.py, impl.r{rank}.py, placeholder maps, check.rel from the module's ``relation``).
 
     python dp_capture.py OUT_ROOT NAME=MODULE:SPEC:BUILD:RANKS[:RELATION] ...
+
+Tests call ``capture_in_child(root, {NAME: "MODULE:SPEC:BUILD:RANKS[:RELATION]", ...})``.
 """
 import importlib
 import os
+import subprocess
 import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+
+def capture_in_child(root, cases, timeout=900):
+    """Captures every case under ROOT/NAME in one child process (torch imported once); returns ROOT."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"), HERE]))
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), str(root),
+                        *[f"{k}={v}" for k, v in cases.items()]], capture_output=True, text=True, env=env,
+                       timeout=timeout)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return root
 
 
 def capture_case(out, module, spec_name, build_name, ranks, relation_name="relation"):

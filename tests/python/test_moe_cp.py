@@ -5,48 +5,24 @@ twins share their spec and torch is imported once; the relations are written fro
 relation(world_size) the way `tangle verify MODULE:build` writes them, then `tangle check` runs.
 """
 import importlib
-import multiprocessing
 import os
-import shutil
 import sys
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path[:0] = [os.path.join(ROOT, "python"), HERE]
 
 from tangle.binary import find_binary, locate_binary  # noqa: E402
+from dp_capture import capture_in_child  # noqa: E402
 
 TANGLE = find_binary()
 RANKS = 2
-VARIANTS = {"moe_model": ["build", "build_wrong_ranks", "build_no_combine_weights"],
-            "cp_model": ["build", "build_rope_from_zero"]}
-
-
-def _capture_all(out):
-    sys.path[:0] = [os.path.join(ROOT, "python"), HERE]
-    import torch.distributed as dist
-    from torch.testing._internal.distributed.fake_pg import FakeStore
-
-    from tangle import capture
-    for module, builds in VARIANTS.items():
-        m = importlib.import_module(module)
-        spec_dir = os.path.join(out, module)
-        os.makedirs(spec_dir, exist_ok=True)
-        fn, args = m.spec()
-        capture.capture(fn, args, os.path.join(spec_dir, "spec.py"), None, os.path.join(spec_dir, "spec.params.json"))
-        for build in builds:
-            d = os.path.join(out, f"{module}.{build}")
-            os.makedirs(d, exist_ok=True)
-            for r in range(RANKS):
-                dist.init_process_group("fake", store=FakeStore(), rank=r, world_size=RANKS)
-                try:
-                    fn, args = getattr(m, build)(r, RANKS)
-                    capture.capture(fn, args, os.path.join(d, f"impl.r{r}.py"), None,
-                                    os.path.join(d, f"impl.r{r}.params.json"))
-                finally:
-                    dist.destroy_process_group()
+CASES = {f"{module}.{build}": f"{module}:spec:{build}:{RANKS}"
+         for module, builds in {"moe_model": ["build", "build_wrong_ranks", "build_no_combine_weights"],
+                                "cp_model": ["build", "build_rope_from_zero"]}.items()
+         for build in builds}
 
 
 @pytest.fixture(scope="module")
@@ -54,28 +30,12 @@ def captured(tmp_path_factory):
     pytest.importorskip("torch", reason="PyTorch is not installed (scripts/install-deps.sh installs torch==2.13.0)")
     if TANGLE is None:
         pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
-    out = str(tmp_path_factory.mktemp("moe_cp"))
-    p = multiprocessing.get_context("spawn").Process(target=_capture_all, args=(out,))
-    p.start()
-    p.join(900)
-    assert p.exitcode == 0, f"capture failed (exit code {p.exitcode})"
-    return out
+    return str(capture_in_child(tmp_path_factory.mktemp("moe_cp"), CASES))
 
 
 def _check(captured, module, build):
     verify = importlib.import_module("tangle.verify")  # the module (tangle.verify is also the function)
-    d = os.path.join(captured, f"{module}.{build}")
-    for name in ("spec.py", "spec.params.json"):
-        shutil.copy(os.path.join(captured, module, name), d)
-    spec = os.path.join(d, "spec.py")
-    impls = [os.path.join(d, f"impl.r{r}.py") for r in range(RANKS)]
-    text = verify._user_relation(importlib.import_module(module).relation(RANKS), RANKS, verify._load_params(spec),
-                                 [verify._load_params(p) for p in impls], verify._node_names(spec),
-                                 [verify._node_names(p) for p in impls], {})
-    rel = os.path.join(d, "check.rel")
-    with open(rel, "w") as f:
-        f.write(text)
-    return verify.check(rel, tangle=str(TANGLE))
+    return verify.check(os.path.join(captured, f"{module}.{build}", "check.rel"), tangle=str(TANGLE))
 
 
 def _failing(result):

@@ -12,10 +12,11 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path[:0] = [os.path.join(ROOT, "python"), HERE]
 
 from tangle import padding  # noqa: E402
 from tangle.binary import find_binary, locate_binary  # noqa: E402
+from dp_capture import capture_in_child  # noqa: E402
 
 TANGLE = find_binary()
 
@@ -33,13 +34,7 @@ def captured(tmp_path_factory):
     pytest.importorskip("torch", reason="PyTorch is not installed (scripts/install-deps.sh installs torch==2.13.0)")
     if TANGLE is None:
         pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
-    root = tmp_path_factory.mktemp("pad")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"), HERE]))
-    r = subprocess.run([sys.executable, os.path.join(HERE, "dp_capture.py"), str(root),
-                        *[f"{k}={v}" for k, v in CASES.items()]], capture_output=True, text=True, env=env,
-                       timeout=900)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return root
+    return capture_in_child(tmp_path_factory.mktemp("pad"), CASES)
 
 
 def _check(rel, *extra):

@@ -5,10 +5,7 @@ expert's token count is an unbacked symbol of each graph (S.u0, D0.u0, D1.u0). E
 once in one spawned process (fake process groups); the relations are written from the model's
 relation(world_size) the way `tangle verify MODULE:build` writes them.
 """
-import importlib
-import multiprocessing
 import os
-import shutil
 import subprocess
 import sys
 
@@ -16,40 +13,16 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path[:0] = [os.path.join(ROOT, "python"), HERE]
 
 from tangle.binary import find_binary, locate_binary  # noqa: E402
+from dp_capture import capture_in_child  # noqa: E402
 
 TANGLE = find_binary()
 RANKS = 2
-VARIANTS = {"spec": ["build", "build_no_all_reduce"], "spec_mask": ["build_mask"]}
-
-
-def _capture_all(out):
-    sys.path[:0] = [os.path.join(ROOT, "python"), HERE]
-    import torch.distributed as dist
-    from torch.testing._internal.distributed.fake_pg import FakeStore
-
-    import switch_model as m
-    from tangle import capture
-    for spec, builds in VARIANTS.items():
-        spec_dir = os.path.join(out, spec)
-        os.makedirs(spec_dir, exist_ok=True)
-        fn, args = getattr(m, spec)()
-        capture.capture(fn, args, os.path.join(spec_dir, "spec.py"), None, os.path.join(spec_dir, "spec.params.json"))
-        for build in builds:
-            d = os.path.join(out, build)
-            os.makedirs(d, exist_ok=True)
-            for name in ("spec.py", "spec.params.json"):
-                shutil.copy(os.path.join(spec_dir, name), d)
-            for r in range(RANKS):
-                dist.init_process_group("fake", store=FakeStore(), rank=r, world_size=RANKS)
-                try:
-                    fn, args = getattr(m, build)(r, RANKS)
-                    capture.capture(fn, args, os.path.join(d, f"impl.r{r}.py"), None,
-                                    os.path.join(d, f"impl.r{r}.params.json"))
-                finally:
-                    dist.destroy_process_group()
+CASES = {build: f"switch_model:{spec}:{build}:{RANKS}"
+         for spec, builds in {"spec": ["build", "build_no_all_reduce"], "spec_mask": ["build_mask"]}.items()
+         for build in builds}
 
 
 @pytest.fixture(scope="module")
@@ -57,25 +30,7 @@ def captured(tmp_path_factory):
     pytest.importorskip("torch", reason="PyTorch is not installed (scripts/install-deps.sh installs torch==2.13.0)")
     if TANGLE is None:
         pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
-    out = str(tmp_path_factory.mktemp("switch"))
-    p = multiprocessing.get_context("spawn").Process(target=_capture_all, args=(out,))
-    p.start()
-    p.join(900)
-    assert p.exitcode == 0, f"capture failed (exit code {p.exitcode})"
-    verify = importlib.import_module("tangle.verify")  # the module (tangle.verify is also the function)
-    sys.path.insert(0, HERE)
-    relation = importlib.import_module("switch_model").relation(RANKS)
-    for builds in VARIANTS.values():
-        for build in builds:
-            d = os.path.join(out, build)
-            spec = os.path.join(d, "spec.py")
-            impls = [os.path.join(d, f"impl.r{r}.py") for r in range(RANKS)]
-            text = verify._user_relation(relation, RANKS, verify._load_params(spec),
-                                         [verify._load_params(p) for p in impls], verify._node_names(spec),
-                                         [verify._node_names(p) for p in impls], {})
-            with open(os.path.join(d, "check.rel"), "w") as f:
-                f.write(text)
-    return out
+    return str(capture_in_child(tmp_path_factory.mktemp("switch"), CASES))
 
 
 def _check(captured, build, *extra):
