@@ -31,6 +31,12 @@ void addSelectLemmas(std::vector<Lemma>& out) {
                           if (!parts) return std::nullopt;
                           return makeConcat(g, d, *parts);
                         }));
+  // A table padded past its real rows (a vocabulary padded to a multiple of the
+  // degree) and cut back to them: every id the cut table's lookup accepts is
+  // below e (an id outside a table raises, so the lookup itself requires it),
+  // and those rows are the same in the padded table.
+  out.push_back(rewrite("index_rows-prefix", "index_rows(slice[0, 0, e](w), ids) = index_rows(w, ids), ids in [0, e)",
+                        "(index_rows (slice[0, 0, ?e, 1] ?w) ?ids)", "(index_rows ?w ?ids)"));
 }
 
 }  // namespace tangle::lemmas::detail

@@ -297,6 +297,7 @@ const std::map<std::string, Builder>& builders() {
       {"sdpa_backward-heads", sdpaOfPieces(true, 1)},
       {"one_hot-concat", oneHotOfConcat},
       {"index_rows-concat-ids", indexRowsOfConcat},
+      {"index_rows-prefix", indexRowsOfPrefix},
       {"concat-equal-pieces", concatEqualPieces},
       {"sdpa-heads-subgroup", sdpaOfSubgroups},
       {"mm-zeros", productWithZeros(false, 0)},

@@ -35,4 +35,14 @@ std::optional<eg::Id> indexRowsOfConcat(Gen& gen) {
   return gen.node("index_rows", {}, {w, *cat});
 }
 
+// index_rows(slice[0, 0, e](w), ids), w [rows, D], e <= rows, ids integral in [0, e).
+std::optional<eg::Id> indexRowsOfPrefix(Gen& gen) {
+  int64_t rows = gen.uniform(2, 6), e = gen.uniform(1, rows);
+  eg::Id w = gen.leaf({rows, gen.size()});
+  auto cut = gen.node("slice", {eg::Attr::integer(0), eg::Attr::integer(0), eg::Attr::integer(e), eg::Attr::integer(1)}, {w});
+  if (!cut) return std::nullopt;
+  Shape s = gen.uniform(1, 2) == 1 ? Shape{gen.size()} : Shape{gen.size(), gen.size()};
+  return gen.node("index_rows", {}, {*cut, gen.intLeaf(s, 0, e)});
+}
+
 }  // namespace tangle::validate

@@ -78,6 +78,7 @@ Builder sdpaOfPieces(bool backward, int64_t d);
 // one_hot of a concat of integral pieces (builders_select.cpp).
 std::optional<eg::Id> oneHotOfConcat(Gen& gen);
 std::optional<eg::Id> indexRowsOfConcat(Gen& gen);
+std::optional<eg::Id> indexRowsOfPrefix(Gen& gen);
 // The GQA lemmas' instances (builders_gqa.cpp).
 std::optional<eg::Id> concatEqualPieces(Gen& gen);
 std::optional<eg::Id> sdpaOfSubgroups(Gen& gen);

@@ -72,6 +72,20 @@ TEST_F(Model, VocabParallelEmbeddingSumsMaskedLocalLookups) {
   EXPECT_TRUE(equiv(out, "(sum " + r0 + " " + r1 + ")"));
 }
 
+// A padded vocabulary: the spec's table is the first 10 rows of the ranks' 12.
+TEST_F(Model, LookupInAPrefixOfATableIsALookupInTheTable) {
+  leaf("w", {12, 3});
+  leaf("ids", {2, 5}, DType::I64);
+  eg::Id out = term("(index_rows (slice[0, 0, 10, 1] ?w) ?ids)");
+  eg::Id shifted = term("(index_rows (slice[0, 2, 12, 1] ?w) ?ids)");  // near miss: rows 2.. are not rows 0..
+  eg::Id cols = term("(index_rows (slice[1, 0, 2, 1] ?w) ?ids)");      // near miss: a cut of the columns
+  auto r = run({"index_rows-prefix"});
+  EXPECT_EQ(r.firings["index_rows-prefix"], 1u);
+  EXPECT_TRUE(equiv(out, "(index_rows ?w ?ids)"));
+  EXPECT_FALSE(g.find(shifted) == g.find(out));
+  EXPECT_FALSE(g.find(cols) == g.find(out));
+}
+
 // The embedding gradient (one_hot^T @ g) split by the vocab ranges the ranks' masks name.
 TEST_F(Model, VocabEmbeddingBackwardSplitsByTheMasksRanges) {
   leaf("ids", {1, 5}, DType::I64);

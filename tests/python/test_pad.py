@@ -1,7 +1,7 @@
 """Sizes not divisible by the TP degree, padded with zero heads (issue 11, known failing class 2):
 eager attention with 6 heads over 4 ranks padded to 8 (rank 3 padding only), 5 heads over 4
 (rank 2 one real + one pad head, rank 3 padding only) and the issue's 32 heads over 6 ranks
-padded to 36. The relations, `zero` lines included, are written from the sizes by
+padded to 36; and a vocabulary of 10 over 4 ranks padded to 12 (pad_vocab_model.py). The relations, `zero` lines included, are written from the sizes by
 tangle.padding and declare only regions the captured weights hold as zeros (pad_attn_model.py).
 Every graph is captured once, in one process (dp_capture.py)."""
 import os
@@ -26,6 +26,9 @@ CASES = {
     "h6_random": "pad_attn_model:spec:build_random:4:relation_random",
     "h5": "pad_attn_model:spec_h5:build_h5:4:relation_h5",
     "h32": "pad_attn_model:spec_h32:build_h32:6:relation_h32",
+    "vocab": "pad_vocab_model:spec:build:4:relation",
+    "vocab_random": "pad_vocab_model:spec:build_random:4:relation_random",
+    "vocab_loss_over_pad": "pad_vocab_model:spec:build_loss_over_pad:4:relation",
 }
 
 
@@ -95,3 +98,24 @@ def test_a_zero_region_over_real_heads_is_refused_on_replay(captured, tmp_path):
     (tmp_path / "lie.rel").write_text(text)
     r = _check(tmp_path / "lie.rel", "--replay")
     assert "is not zero on values that satisfy the input relations" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("case", ["vocab", "vocab_random"])
+def test_padded_vocabulary_refines_and_replays(captured, case):
+    """Vocabulary-parallel embedding and lm_head over a vocabulary padded from 10 to 12: the ids
+    never reach a pad row and the pad logits are sliced off, so pad rows need not even be zero."""
+    text = (captured / case / "check.rel").read_text()
+    assert ("\nzero " in text) == (case == "vocab")
+    r = _check(captured / case / "check.rel", "--replay")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0] == "verdict: refines"
+    assert "replay: 2 outputs match" in r.stdout
+
+
+def test_loss_over_padded_logits_is_a_violation(captured):
+    """The loss taken over all 12 gathered logits: the pad columns join the softmax."""
+    r = _check(captured / "vocab_loss_over_pad" / "check.rel", "--replay")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "failing operator: S._log_softmax" in r.stdout
+    assert "counterexample" in r.stdout
+    assert "first wrong implementation operator D0._log_softmax" in r.stdout
