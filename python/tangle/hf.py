@@ -271,11 +271,18 @@ def capture_model(model, ids, graph_path, params_path, info=None, *, forward=Non
         o.update(what="logits", layout=layout)
     params = dict(info or {}, graph=os.path.basename(graph_path), placeholders=result["placeholders"],
                   constants=result["constants"], outputs=result["outputs"],
-                  cpu_seconds=round(time.process_time(), 2))  # of this capture process (bench/scale)
+                  cpu_seconds=round(time.process_time(), 2),  # of this capture process (bench/scale)
+                  peak_rss_mib=peak_rss_mib())
     with open(params_path, "w") as f:
         json.dump(params, f, indent=1)
         f.write("\n")
     return params
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process so far, MiB (Linux reports ru_maxrss in KiB)."""
+    import resource
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def heads_for(tp: int, base: dict = TINY) -> dict:
