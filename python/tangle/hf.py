@@ -271,11 +271,18 @@ def capture_model(model, ids, graph_path, params_path, info=None, *, forward=Non
         o.update(what="logits", layout=layout)
     params = dict(info or {}, graph=os.path.basename(graph_path), placeholders=result["placeholders"],
                   constants=result["constants"], outputs=result["outputs"],
-                  cpu_seconds=round(time.process_time(), 2))  # of this capture process (bench/scale)
+                  cpu_seconds=round(time.process_time(), 2),  # of this capture process (bench/scale)
+                  peak_rss_mib=peak_rss_mib())
     with open(params_path, "w") as f:
         json.dump(params, f, indent=1)
         f.write("\n")
     return params
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process so far, MiB (Linux reports ru_maxrss in KiB)."""
+    import resource
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def heads_for(tp: int, base: dict = TINY) -> dict:
@@ -646,25 +653,33 @@ def _run(jobs, log, target=None, preload=None, spawn=False):
 
 def capture_hf(family: str, tp: int, layers: int, out_dir: str, attn: str = "sdpa",
                options: dict | None = None, log=print, plan: dict | None = None,
-               spec_from: str | None = None, shape: str = "tiny", backward: bool = False) -> HFCapture:
+               spec_from: str | None = None, shape: str = "tiny", backward: bool = False,
+               heads: tuple | None = None) -> HFCapture:
     """Captures the spec and the `tp` ranks of `family` with `layers` layers into out_dir and writes
     the placeholder maps and check.rel. Returns the paths. `plan` overrides rules of the model's TP plan
     (module pattern -> transformers parallel style); unknown patterns or styles are refused (ValueError).
     `spec_from`: a folder with the spec captured before for the same family, layers, attention and heads
     (a plan override changes only the ranks); it is copied instead of captured again. `shape`: a key of
     SHAPES; other than "tiny" the graphs are captured without weights (FakeTensorMode). `backward`: one
-    training step (loss and every parameter gradient, tangle.hf_train) instead of the forward."""
+    training step (loss and every parameter gradient, tangle.hf_train) instead of the forward. `heads`:
+    (attention heads, kv heads) instead of heads_for's choice; the kv heads must divide by tp."""
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r} (known: {', '.join(FAMILIES)})")
     if tp < 2:
         raise ValueError("tp must be at least 2")
-    spec, spec_params, impls, impl_params = graph_paths(out_dir, tp)
     if shape not in SHAPES:
         raise ValueError(f"unknown shape {shape!r} (known: {', '.join(SHAPES)})")
     fake = shape != "tiny"
     base = SHAPES[shape]
-    heads = heads_for(tp, base)
+    if heads:
+        n, kv = heads
+        if kv % tp or n % kv:
+            raise ValueError(f"heads {n}/{kv}: the kv heads must divide by tp={tp} and the heads by the kv heads")
+        heads = dict(num_attention_heads=n, num_key_value_heads=kv)
+    else:
+        heads = heads_for(tp, base)
     overrides = dict(base if fake else {}, **heads)
+    spec, spec_params, impls, impl_params = graph_paths(out_dir, tp)
     if heads:
         log(f"tp={tp}: {overrides['num_attention_heads']} heads / {overrides['num_key_value_heads']} kv heads "
             f"(each rank needs whole kv heads)")

@@ -45,14 +45,16 @@ def _grad_layout(param) -> str:
 
 
 def capture_training(model, ids, target, graph_path, params_path, info=None, *, inputs=None, step=None,
-                     layouts=None, context=None, grad_layout=None):
+                     layouts=None, context=None, grad_layout=None, fake_mode=None):
     """Trace one training step of `model` on (ids, target); write the joint graph to graph_path and its
     placeholder map to params_path. Returns the params dict.
     Other frameworks (tangle.titan, tangle.megatron): `inputs` {name: tensor} replaces (ids, target) and is
     passed in that order to `step(*tensors) -> loss` (default: the HF cross-entropy below); `layouts` is for
     hf._describe (plain-tensor shards); `context()`: a context manager the trace and backward run in;
     `grad_layout(fqn, param) -> str`: a gradient's layout (default: the placement of the `.grad` DTensor,
-    else Replicate)."""
+    else Replicate). `fake_mode`: the FakeTensorMode of weightless parameters, entered for the step and
+    left for its backward (aot_autograd compiles the backward lazily, deep-copying the backward graph with
+    its real constants, which fails inside the mode; the fake tensors still compute in their own mode)."""
     import contextlib
     import torch
     import torch.nn.functional as F
@@ -90,7 +92,9 @@ def capture_training(model, ids, target, graph_path, params_path, info=None, *, 
     model.zero_grad(set_to_none=True)
     compiled = eager_trace.compile(step or hf_step, backend, model)
     with context() if context else contextlib.nullcontext():
-        compiled(*inputs.values()).backward()
+        with fake_mode or contextlib.nullcontext():
+            loss = compiled(*inputs.values())
+        loss.backward()
     if "fw" not in graphs or "bw" not in graphs:
         raise RuntimeError(f"{graph_path}: aot_autograd produced no {'backward' if 'fw' in graphs else 'forward'} graph")
 
@@ -129,7 +133,8 @@ def capture_training(model, ids, target, graph_path, params_path, info=None, *, 
                             shape=list(param.shape)))
     params = dict(info or {}, graph=os.path.basename(graph_path), backward=True, placeholders=phs,
                   constants=constants, outputs=outputs,
-                  cpu_seconds=round(time.process_time(), 2))  # of this capture process (bench/scale)
+                  cpu_seconds=round(time.process_time(), 2),  # of this capture process (bench/scale)
+                  peak_rss_mib=hf.peak_rss_mib())
     with open(params_path, "w") as f:
         json.dump(params, f, indent=1)
         f.write("\n")

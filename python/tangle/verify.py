@@ -494,14 +494,14 @@ def _check_fqns(spec_params_path, impl_params_paths):
 
 
 def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relation_file, attn, options, log,
-             plan=None, shape="tiny", setup=None, backward=False, sp=False, backend=None):
+             plan=None, shape="tiny", setup=None, backward=False, sp=False, backend=None, fake=False):
     """Captures into workdir and writes workdir/check.rel. Returns (spec, impls, user_relation), where
     user_relation is (where the relation text came from, lines added above it) for user targets."""
     from . import capture
     try:
         if target.framework == "megatron":
             out = megatron.capture_megatron(ranks, layers, workdir, setup, options=options or None, log=log,
-                                            backward=backward)
+                                            backward=backward, shape=shape, fake=fake or None)
             _check_fqns(out.spec_params, out.impl_params)
             return out.spec, out.impls, None
         if target.framework == "torchtitan":
@@ -559,7 +559,7 @@ def _capture(target: Target, ranks: int, layers, workdir: str, spec_ref, relatio
 def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relation=None, spec=None,
            keep: bool = False, json_out=None, attn: str = "sdpa", options=None, tangle=None,
            log=None, plan=None, shape: str = "tiny", setup=None, backward: bool = False, sp: bool = False,
-           backend: str | None = None, html_out=None, jobs: int = 1) -> VerifyResult:
+           backend: str | None = None, html_out=None, jobs: int = 1, fake: bool = False) -> VerifyResult:
     """Captures `target` (hf:llama, hf:qwen2, megatron:gpt, torchtitan:llama3, or MODULE:FUNCTION) with `tp`
     ranks, writes the relation, runs `tangle check` and returns the parsed result. `plan`: overrides of an hf: model's TP plan
     ({module pattern: style} or ["PATTERN=STYLE", ...]). `shape`: "tiny" (random weights) or a released
@@ -571,7 +571,8 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
     target's training step (the loss and every parameter gradient, tangle.hf_train), not its forward.
     `sp`, `backend` (torchtitan:llama3): sequence parallel; torchtitan's spmd backend (spmd_types, its
     default, or partial_dtensor). `html_out`: also write the HTML report there. `jobs`: threads of the check
-    (`tangle check --jobs`; the same report for any value)."""
+    (`tangle check --jobs`; the same report for any value). `fake` (megatron:gpt): capture without weights
+    (FakeTensorMode) at any shape; a `shape` other than "tiny" always is (tangle.megatron.SHAPES)."""
     log = log or progress.Progress()
     t = parse_target(target)
     if tp is None or int(tp) < 1 or (t.family and int(tp) < 2):
@@ -593,8 +594,14 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
             raise VerifyError(str(e)) from None
         if shape not in hf.SHAPES:
             raise VerifyError(f"unknown --shape {shape!r} (known: {', '.join(hf.SHAPES)})")
+    elif t.framework == "megatron" and not plan:
+        if shape not in megatron.SHAPES:
+            raise VerifyError(f"unknown --shape {shape!r} for megatron:gpt (known: {', '.join(megatron.SHAPES)})")
     elif plan or shape != "tiny":
-        raise VerifyError(f"{'--plan' if plan else '--shape'} applies to hf: targets only")
+        raise VerifyError(f"{'--plan' if plan else '--shape'} applies to hf: targets only"
+                          + ("" if plan else " and megatron:gpt"))
+    if fake and t.framework != "megatron":
+        raise VerifyError("--fake applies to megatron: targets only (hf: captures without weights at a --shape)")
     if setup and t.framework != "megatron":
         raise VerifyError("--setup applies to megatron: targets only")
     if (sp or backend) and t.framework != "torchtitan":
@@ -633,7 +640,7 @@ def verify(target: str, tp: int = 2, layers: int | None = None, out=None, relati
     final = workdir
     try:
         spec_path, impls, user_relation = _capture(t, tp, layers, workdir, spec, relation, attn, options, log,
-                                                   plan, shape, setup, backward, sp=sp, backend=backend)
+                                                   plan, shape, setup, backward, sp=sp, backend=backend, fake=fake)
         if out:  # move the finished set into place; files of other names already there are kept
             os.makedirs(out, exist_ok=True)
             for name in os.listdir(workdir):
@@ -709,7 +716,10 @@ def main(argv=None) -> int:
                     help="an `option KEY = VALUE` line for check.rel (repeatable)")
     ap.add_argument("--shape", default="tiny",
                     help="an hf: model's dimensions: tiny (random weights, default), or a released model's full "
-                         "shape (llama3-8b, llama3-70b, llama3-405b), captured without weights")
+                         "shape (llama3-8b, llama3-70b, llama3-405b), captured without weights; megatron:gpt: "
+                         "gpt3-6.7b, gpt3-175b")
+    ap.add_argument("--fake", action="store_true",
+                    help="megatron: capture without weights (FakeTensorMode) at any shape")
     ap.add_argument("--plan", action="append", default=[], metavar="PATTERN=STYLE",
                     help="override a rule of an hf: model's TP plan (transformers parallel style), e.g. "
                          "model.layers.*.self_attn.o_proj=colwise (repeatable)")
@@ -728,7 +738,7 @@ def main(argv=None) -> int:
                    keep=a.keep, json_out=a.json_out, attn=a.attn, options=a.option, tangle=a.tangle,
                    log=log, plan=a.plan, shape=a.shape,
                    setup=a.setup, backward=a.backward, sp=a.sp, backend=a.backend, html_out=a.html_out,
-                   jobs=a.jobs)
+                   jobs=a.jobs, fake=a.fake)
     except VerifyError as e:
         if log:
             log.clear()

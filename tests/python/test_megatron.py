@@ -2,7 +2,8 @@
 
 Each capture spawns a process per graph, so every model is captured once per module: 1 layer at TP=2
 (through the Python API), the same with the planted bug of megatron_no_row_reduce.py (through the
-CLI), and TP=4 with gathered logits. The CPU patches Megatron needs are this folder's megatron_cpu.py (`--setup`).
+CLI), TP=4 with gathered logits, the TP=2 model again without weights (FakeTensorMode) and GPT-3 6.7B's
+dimensions without weights. The CPU patches Megatron needs are this folder's megatron_cpu.py (`--setup`).
 """
 import json
 import os
@@ -171,6 +172,38 @@ def test_tp4_gathered_logits_refine(tmp_path):
 def test_heads_for():
     assert megatron.heads_for(2) == {}
     assert megatron.heads_for(4) == dict(num_query_groups=4, num_attention_heads=8)
+
+
+# ---------------------------------------------------------------- without weights (FakeTensorMode)
+
+def test_fake_capture_equals_capture_with_weights(tp2, tmp_path):
+    """--fake: Megatron's own initialization runs on fake tensors; the graphs and the relation are the
+    ones captured with weights (tp2), byte for byte."""
+    out = megatron.capture_megatron(2, 1, str(tmp_path / "fake"), setup="megatron_cpu", fake=True,
+                                    log=lambda msg: None)
+    for name in ("spec.py", "impl.r0.py", "impl.r1.py", "check.rel"):
+        with open(os.path.join(tp2.out_dir, name)) as a, open(os.path.join(out.out_dir, name)) as b:
+            assert a.read() == b.read(), name
+    assert json.load(open(out.spec_params))["weights"] == "fake"
+
+
+def test_full_size_without_weights_refines(tmp_path):
+    """GPT-3 6.7B's dimensions (hidden 4096, ffn 16384, vocabulary 51200), 1 layer, TP=2: ~2.5 GB of fp32
+    weights in the spec alone if they were real, so each capture process's peak RSS shows none was made
+    (what remains is torch's and Megatron's imports, ~0.5 GB)."""
+    _need()
+    r = tangle.verify("megatron:gpt", tp=2, layers=1, out=str(tmp_path / "big"), setup="megatron_cpu",
+                      shape="gpt3-6.7b", log=lambda msg: None)
+    assert r.verdict == "refines", r.report
+    spec, spec_by_fqn = _params(os.path.join(r.out_dir, "spec.params.json"))
+    rank, by_fqn = _params(os.path.join(r.out_dir, "impl.r1.params.json"))
+    fc1 = by_fqn[LAYER + "mlp.linear_fc1.weight"]
+    assert (fc1["placement"], fc1["global_shape"], fc1["local_shape"]) == ("Shard(0)", [16384, 4096], [8192, 4096])
+    assert by_fqn["output_layer.weight"]["local_shape"] == [25600, 4096]
+    assert spec_by_fqn["embedding.word_embeddings.weight"]["global_shape"] == [51200, 4096]
+    for p in (spec, rank):
+        assert p["weights"] == "fake"
+        assert p["peak_rss_mib"] < 1500, p["peak_rss_mib"]
 
 
 # ---------------------------------------------------------------- training step (--backward)

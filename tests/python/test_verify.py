@@ -210,6 +210,8 @@ def test_untested_torch_version_is_one_error(monkeypatch):
     (["hf:llama", "--shape", "llama9-1t"], "unknown --shape 'llama9-1t'"),
     (["hf:llama", "--plan", "lm_head"], "--plan needs MODULE_PATTERN=STYLE"),
     (["some.module:build", "--plan", "lm_head=colwise"], "--plan applies to hf: targets only"),
+    (["megatron:gpt", "--shape", "llama3-8b"], "unknown --shape 'llama3-8b' for megatron:gpt"),
+    (["hf:llama", "--fake"], "--fake applies to megatron: targets only"),
 ])
 def test_bad_hf_options_are_one_line(tmp_path, args, message):
     _need_binary()
