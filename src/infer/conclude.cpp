@@ -58,6 +58,7 @@ TensorRelations relationsOf(const InferState& st, int s) {
   TensorRelations tr;
   tr.node = s;
   tr.tensor = st.spec.nodes[s].name;
+  st.noteSpecRead(s);
   tr.exprs = st.rels[s];
   tr.deferred = st.deferredDepth[s] > 0;
   if (tr.exprs.empty() && !st.inputRels[s].empty()) {

@@ -19,6 +19,7 @@ DeferredChain deferredChain(const InferState& st, const SpecOp& op) {
   chain.origin = op.reported;
   for (int s : op.reads) {
     int r = st.spec.resolve(s);
+    st.noteSpecRead(r);
     if (st.deferredDepth[r] > chain.depth) chain.depth = st.deferredDepth[r];
     if (st.deferredDepth[r] > 0 && (chain.origin == op.reported || st.deferredOrigin[r] < chain.origin))
       chain.origin = st.deferredOrigin[r];

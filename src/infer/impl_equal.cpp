@@ -11,7 +11,8 @@
 
 namespace tangle {
 
-void recordImplEqualities(InferState& st, const eg::EGraph& g) {
+std::vector<std::pair<int, int>> implEqualPairs(const InferState& st, const eg::EGraph& g) {
+  std::vector<std::pair<int, int>> pairs;
   for (eg::Id c : g.classesWithOp(ops::syms().tensor)) {
     std::vector<int> impl;
     for (const eg::ENode& n : g.eclass(c).nodes)
@@ -19,16 +20,25 @@ void recordImplEqualities(InferState& st, const eg::EGraph& g) {
         if (auto d = leaves::leafNode(st.spec, st.impl, n.op, n.attrs)) impl.push_back(*d);
     if (impl.size() < 2) continue;
     for (int a : impl)
-      for (int b : impl) {
-        auto& eq = st.implEqual[a];
-        if (a != b && std::find(eq.begin(), eq.end(), b) == eq.end()) eq.push_back(b);
-      }
+      for (int b : impl)
+        if (a != b) pairs.emplace_back(a, b);
+  }
+  return pairs;
+}
+
+void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs) {
+  for (auto [a, b] : pairs) {
+    auto& eq = st.implEqual[a];
+    if (std::find(eq.begin(), eq.end(), b) == eq.end()) eq.push_back(b);
   }
 }
+
+void recordImplEqualities(InferState& st, const eg::EGraph& g) { applyImplEqualPairs(st, implEqualPairs(st, g)); }
 
 std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const std::vector<int>& named) {
   std::vector<int> added;
   for (int d : named) {
+    if (st.reads) st.reads->implEqual.push_back(d);
     auto it = st.implEqual.find(d);
     if (it == st.implEqual.end()) continue;
     eg::Id leaf = addLeaf(g, st.impl, d);

@@ -12,6 +12,7 @@
 #include "infer/operator_search.h"
 #include "infer/reuse.h"
 #include "infer/reuse_pipeline.h"
+#include "infer/search_ahead.h"
 
 namespace tangle {
 
@@ -74,14 +75,50 @@ const char* specOpName(const InferState& st, int node) {
   return def.empty() ? "" : eg::symbolName(def.back().op).c_str();
 }
 
+void addStats(InferStats& into, const InferStats& d) {
+  into.enodesMax = std::max(into.enodesMax, d.enodesMax);
+  into.enodesTotal += d.enodesTotal;
+  into.exploredImplNodes += d.exploredImplNodes;
+  for (const auto& [k, v] : d.firings) into.firings[k] += v;
+  into.conflicts.insert(into.conflicts.end(), d.conflicts.begin(), d.conflicts.end());
+  into.mergedSizes.insert(into.mergedSizes.end(), d.mergedSizes.begin(), d.mergedSizes.end());
+}
+
+// What the walk's own search would have written (search_ahead.h: confirmed).
+void applyAhead(InferState& st, const SpecOp& op, SearchAhead::Result& r, InferStats& stats,
+                std::unordered_set<int>& inlined, OperatorReuse* reuse) {
+  st.rels[op.node] = std::move(r.rels);
+  st.deferredDepth[op.node] = r.deferredDepth;
+  st.deferredOrigin[op.node] = r.deferredOrigin;
+  applyImplEqualPairs(st, r.implEqualPairs);
+  addStats(stats, r.stats);
+  inlined = std::unordered_set<int>(r.inlined.begin(), r.inlined.end());
+  if (reuse && r.footprint) reuse->add(st, std::move(*r.footprint));
+  if (tracing())
+    std::fprintf(stderr, "op %s (%s): %zu e-nodes, %zu explored, %.3f s (searched ahead)\n",
+                 st.spec.nodes[op.node].name.c_str(), specOpName(st, op.node), r.enodes, r.explored, r.seconds);
+}
+
+// The walk's position and helpers for one operator.
+struct Step {
+  size_t position = 0;
+  OperatorReuse* reuse = nullptr;
+  ReuseVerifier* verifier = nullptr;
+  SearchAhead* ahead = nullptr;
+  bool searched = false;                     // out: searched (here or ahead), not reused
+  std::vector<std::pair<int, int>> pairs;    // out, with `ahead`: the implEqual pairs the search offered
+};
+
 // One spec operator: an earlier operator's relations renamed when `reuse`
-// allows it (reuse.cpp), else the steps of operator_search.h, in order.
+// allows it (reuse.cpp), else the steps of operator_search.h, in order (or
+// their result computed ahead, search_ahead.h).
 // `inlined` receives the spec definitions inlined into the operator's e-graph.
 // With a verifier, every queued gate must have given its expected outcome
 // before a search: else `rollback` is set and nothing is done.
 std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& stats,
-                                 std::unordered_set<int>& inlined, OperatorReuse* reuse, ReuseVerifier* verifier,
+                                 std::unordered_set<int>& inlined, Step& step,
                                  std::optional<ReuseVerifier::Check>& rollback) {
+  OperatorReuse* reuse = step.reuse;
   if (reuse && reuse->tryReuse(st, op, inlined)) {
     ++stats.operatorsReused;
     if (tracing())
@@ -89,7 +126,21 @@ std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& s
                    st.spec.nodes[reuse->lastSource()].name.c_str());
     return std::nullopt;
   }
-  if (verifier && (rollback = verifier->drain())) return std::nullopt;
+  if (step.verifier && (rollback = step.verifier->drain())) return std::nullopt;
+  step.searched = true;
+  if (step.ahead)
+    if (auto r = step.ahead->take(step.position)) {
+      if (SearchAhead::confirmed(*r, st)) {
+        ++step.ahead->taken;
+        step.pairs = r->implEqualPairs;
+        applyAhead(st, op, *r, stats, inlined, reuse);
+        return std::nullopt;
+      }
+      ++step.ahead->dropped;
+      if (tracing())
+        std::fprintf(stderr, "search ahead: %s read relations the walk does not have; searched again\n",
+                     st.spec.nodes[op.node].name.c_str());
+    }
   st.marks.nextOperator();
   OperatorSearch s(op, st.symbols);
   std::optional<Failure> failure = seed(st, s);
@@ -99,6 +150,7 @@ std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& s
     failure = conclude(st, s, stats);
   }
   if (!failure && reuse) reuse->record(st, s);
+  if (!failure && step.ahead && st.deferredDepth[op.node] == 0) step.pairs = implEqualPairs(st, s.g);
   inlined = std::move(s.inlined);
   if (tracing())
     std::fprintf(stderr, "op %s (%s): %zu e-nodes, %zu explored, %.3f s\n", st.spec.nodes[op.node].name.c_str(),
@@ -132,12 +184,13 @@ Failure outOfTime(const SpecOp& op) {
 // Walks the operators; R grows in st.rels and res.all. With a verifier, the
 // walk rolls back to an operator whose predicted gate was wrong (reuse_pipeline.h).
 void walk(InferState& st, const std::vector<SpecOp>& order, Clock::time_point start, InferResult& res,
-          std::unordered_set<int>& inlined, ReuseVerifier* verifier) {
+          std::unordered_set<int>& inlined, ReuseVerifier* verifier, SearchAhead* ahead) {
   std::optional<OperatorReuse> reuse;
   if (st.opts.reuse) reuse.emplace(verifier);
   size_t i = 0;
   auto rollBackTo = [&](const ReuseVerifier::Check& bad) {
     rollBack(st, order, bad.position, i, res);
+    if (ahead) ahead->rolledBack(bad.position, i);
     reuse->stopPredicting(bad.shapeHash, bad.footprint);
     verifier->reset();
     i = bad.position;
@@ -166,12 +219,15 @@ void walk(InferState& st, const std::vector<SpecOp>& order, Clock::time_point st
     }
     size_t reusedBefore = res.stats.operatorsReused;
     if (reuse) reuse->at(i);
+    if (ahead) ahead->at(i);
     std::optional<ReuseVerifier::Check> bad;
-    auto failure = processOp(st, op, res.stats, inlined, reuse ? &*reuse : nullptr, verifier, bad);
+    Step step{i, reuse ? &*reuse : nullptr, verifier, ahead, false, {}};
+    auto failure = processOp(st, op, res.stats, inlined, step, bad);
     if (bad) {
       rollBackTo(*bad);
       continue;
     }
+    if (ahead && !failure) ahead->committed(i, st, step.searched, std::move(step.pairs));
     ++res.stats.opsProcessed;
     ++i;
     if (failure) {  // a search's: the queue was drained before it
@@ -210,6 +266,17 @@ const char* toString(Verdict v) {
 
 namespace {
 
+// Stage-parallel searches need a symbolic-size context nobody writes: with
+// concrete sizes only, the e-graphs never consult it.
+bool concreteSizesOnly(const InferState& st) {
+  if (st.symbols && !st.symbols->empty()) return false;
+  for (const LGraph* g : {&st.spec, &st.impl})
+    for (const LNode& n : g->nodes)
+      for (const TensorType& t : n.data.types)
+        if (std::any_of(t.shape.begin(), t.shape.end(), [](Dim d) { return isSymbolic(d); })) return false;
+  return true;
+}
+
 InferResult inferOnce(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& opts,
                                      Clock::time_point start) {
   InferState st(p, lemmas, opts);
@@ -223,8 +290,13 @@ InferResult inferOnce(const Problem& p, const std::vector<eg::Rule>& lemmas, con
   std::unordered_set<int> inlined;  // of the last operator's e-graph (see checkExpectations)
   std::optional<ReuseVerifier> verifier;
   if (opts.jobs > 1 && opts.reuse) verifier.emplace(st);
-  walk(st, order, start, res, inlined, verifier ? &*verifier : nullptr);
+  std::optional<SearchAhead> ahead;
+  if (opts.jobs > 1 && concreteSizesOnly(st)) ahead.emplace(st, order);
+  walk(st, order, start, res, inlined, verifier ? &*verifier : nullptr, ahead ? &*ahead : nullptr);
   verifier.reset();  // joins its thread: nothing reads st after this
+  if (ahead && tracing())
+    std::fprintf(stderr, "search ahead: %zu searches taken, %zu searched again\n", ahead->taken, ahead->dropped);
+  ahead.reset();
   finish(st, targets, inlined, res);
   res.verdict = verdictOf(res);
   return res;

@@ -45,7 +45,8 @@ struct InferOptions {
   // searching. `option reuse = 0` turns it off.
   bool reuse = true;
   // Threads (--jobs): above 1, reuse's soundness gate runs on a second
-  // thread behind the walk (reuse_pipeline.h). The result is the same.
+  // thread behind the walk (reuse_pipeline.h) and, with concrete sizes, a
+  // third searches operators ahead of the walk (search_ahead.h). The result is the same.
   size_t jobs = 1;
 };
 

@@ -42,6 +42,13 @@ struct ImplMarks {
   void markExplored(int d) { explored[d] = epoch; }
 };
 
+// What one search read of the walk's mutable state (search_ahead.h): the
+// spec tensors whose relations or deferred state it read, and the
+// implementation tensors it looked up in implEqual. Null: not recorded.
+struct SearchReads {
+  std::vector<int> spec, implEqual;
+};
+
 struct InferState {
   InferState(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& o);
 
@@ -83,6 +90,11 @@ struct InferState {
   std::unordered_map<int, std::vector<int>> implEqual;
 
   ImplMarks marks;
+  // Set only on a look-ahead search's copy of the state (search_ahead.h).
+  SearchReads* reads = nullptr;
+  void noteSpecRead(int s) const {
+    if (reads) reads->spec.push_back(s);
+  }
 };
 
 // --- spec_order.cpp: the walk over G_s ------------------------------------
@@ -118,6 +130,9 @@ Failure failureFor(const InferState& st, const SpecOp& op, const eg::EGraph& g);
 
 // impl_equal.cpp: records the impl tensors of one class as equal; merges a named tensor's equals.
 void recordImplEqualities(InferState& st, const eg::EGraph& g);
+// The pairs recordImplEqualities offers, in its order; applying them appends each absent one.
+std::vector<std::pair<int, int>> implEqualPairs(const InferState& st, const eg::EGraph& g);
+void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs);
 std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const std::vector<int>& named);
 void checkExpectations(const InferState& st, std::unordered_set<int>& inlined, InferResult& res);
 Verdict verdictOf(const InferResult& res);

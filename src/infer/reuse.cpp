@@ -133,7 +133,11 @@ const int* Renaming::implOf(int from) const {
 }
 
 void OperatorReuse::record(const InferState& st, const OperatorSearch& s) {
-  if (!s.g.conflicts().empty() || st.isTarget[s.op.node]) return;
+  if (auto f = footprintOf(st, s)) add(st, std::move(*f));
+}
+
+std::optional<Footprint> OperatorReuse::footprintOf(const InferState& st, const OperatorSearch& s) {
+  if (!s.g.conflicts().empty() || st.isTarget[s.op.node]) return std::nullopt;
   Footprint f;
   f.op = s.op;
   const eg::Symbol tensor = ops::syms().tensor;
@@ -141,7 +145,7 @@ void OperatorReuse::record(const InferState& st, const OperatorSearch& s) {
     for (const eg::ENode& n : s.g.eclass(c).nodes) {
       if (n.op != tensor) continue;
       auto id = leaves::leafNode(st.spec, st.impl, n.op, n.attrs);
-      if (!id) return;  // a leaf of no graph tensor: nothing to rename it to
+      if (!id) return std::nullopt;  // a leaf of no graph tensor: nothing to rename it to
       if (leaves::isSpecLeaf(n)) {
         f.spec.push_back(*id);
       } else {
@@ -154,7 +158,11 @@ void OperatorReuse::record(const InferState& st, const OperatorSearch& s) {
   f.related = s.related;
   f.result = st.rels[s.op.node];
   f.deferred = st.deferredDepth[s.op.node] > 0;
-  byShape_[specShapeHash(st, s.op)].push_back(footprints_.size());
+  return f;
+}
+
+void OperatorReuse::add(const InferState& st, Footprint f) {
+  byShape_[specShapeHash(st, f.op)].push_back(footprints_.size());
   footprints_.push_back(std::move(f));
 }
 

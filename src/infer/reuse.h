@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -68,6 +69,11 @@ class OperatorReuse {
   explicit OperatorReuse(ReuseVerifier* verifier = nullptr) : verifier_(verifier) {}
   // After a successful search of s.op (before the next operator's marks).
   void record(const InferState& st, const OperatorSearch& s);
+  // The same in two steps: the footprint (on the searching thread, which
+  // holds s and its marks), then its entry (on the walk's, whose st holds
+  // the results up to s.op: the shape hash reads its inputs' relations).
+  static std::optional<Footprint> footprintOf(const InferState& st, const OperatorSearch& s);
+  void add(const InferState& st, Footprint f);
   // Gives op the relations of an earlier isomorphic operator. True if it did
   // (st.rels and the deferred state of op.node are set; `inlined` is phi of
   // the earlier operator's inlined set).

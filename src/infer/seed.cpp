@@ -19,6 +19,7 @@ eg::Id constNode(eg::EGraph& g, double v) {
 eg::Id addSpecTensor(const InferState& st, eg::EGraph& g, std::unordered_set<int>& inlined, int s,
                      std::vector<int>& relTensors, int inlineDepth) {
   eg::Id leaf = addLeaf(g, st.spec, s);
+  st.noteSpecRead(s);
   const LNode& n = st.spec.nodes[s];
   bool inlineDef = (st.deferredDepth[s] > 0 || inlineDepth > 0) && !n.isInput && st.inputRels[s].empty() &&
                    !n.def.nodes.empty() && !n.tuple() && inlined.insert(s).second;
