@@ -299,7 +299,7 @@ class Localizer {
       // Only a user on the same rank vouches: another rank's output of a
       // gather or scatter may not read the part of this tensor that is wrong.
       for (int u : impl_.users[static_cast<size_t>(id)])
-        below = below || (good[static_cast<size_t>(u)] && impl_.node(u).graph == impl_.node(id).graph && readsWhole(u, id));
+        below = below || (good[static_cast<size_t>(u)] && impl_.node(u).graph == impl_.node(id).graph && readsWhole(u));
       below = below || coveredByParts(id, good) || everyUserGood(id, good);
       good[static_cast<size_t>(id)] = agrees || below;
       if (v.status == Status::Wrong && below) verdicts_[static_cast<size_t>(id)].status = Status::Absorbed;
@@ -314,8 +314,14 @@ class Localizer {
   // overwrites) cannot make anything wrong.
   bool everyUserGood(int id, const std::vector<char>& good) {
     const auto& us = impl_.users[static_cast<size_t>(id)];
+    const ops::Syms& s = ops::syms();
     return !us.empty() && std::all_of(us.begin(), us.end(), [&](int u) {
-      return good[static_cast<size_t>(u)] && impl_.node(u).graph == impl_.node(id).graph;
+      if (!good[static_cast<size_t>(u)] || impl_.node(u).graph != impl_.node(id).graph) return false;
+      // A split is good when one item agrees; it reads the tensor well only when every item read agrees.
+      const auto& def = impl_.node(u).def.nodes;
+      if (def.empty() || def.back().op != s.split) return true;
+      const auto& items = impl_.users[static_cast<size_t>(u)];
+      return std::all_of(items.begin(), items.end(), [&](int g) { return good[static_cast<size_t>(g)] != 0; });
     });
   }
 
@@ -488,12 +494,9 @@ class Localizer {
   // An operator that reads only part of an operand (a slice, a split, a
   // reduce-scatter lowered to a slice of a sum) vouches for none of it: a
   // rank's own chunk may be right while the rest of the tensor is wrong.
-  bool readsWhole(int id, int operand) {
+  bool readsWhole(int id) {
     const ops::Syms& s = ops::syms();
     const auto& def = impl_.node(id).def.nodes;
-    // One item of a split is one part of the split tensor: it vouches for that part only.
-    const auto& od = impl_.node(operand).def.nodes;
-    if (!od.empty() && od.back().op == s.split && def.size() == 1 && def[0].op == s.getitem) return false;
     return std::none_of(def.begin(), def.end(), [&](const CanonTerm::Node& t) {
       return t.op == s.slice || t.op == s.split;
     });
