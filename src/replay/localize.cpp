@@ -303,6 +303,9 @@ class Localizer {
       below = below || coveredByParts(id, good) || everyUserGood(id, good);
       good[static_cast<size_t>(id)] = agrees || below;
       if (v.status == Status::Wrong && below) verdicts_[static_cast<size_t>(id)].status = Status::Absorbed;
+      // Not `good`: a placement vouches for what it wrote, not for the base it copies.
+      else if (v.status == Status::Wrong && placementVouched(id, good))
+        verdicts_[static_cast<size_t>(id)].status = Status::Absorbed;
     }
   }
 
@@ -311,8 +314,14 @@ class Localizer {
   // overwrites) cannot make anything wrong.
   bool everyUserGood(int id, const std::vector<char>& good) {
     const auto& us = impl_.users[static_cast<size_t>(id)];
+    const ops::Syms& s = ops::syms();
     return !us.empty() && std::all_of(us.begin(), us.end(), [&](int u) {
-      return good[static_cast<size_t>(u)] && impl_.node(u).graph == impl_.node(id).graph;
+      if (!good[static_cast<size_t>(u)] || impl_.node(u).graph != impl_.node(id).graph) return false;
+      // A split is good when one item agrees; it reads the tensor well only when every item read agrees.
+      const auto& def = impl_.node(u).def.nodes;
+      if (def.empty() || def.back().op != s.split) return true;
+      const auto& items = impl_.users[static_cast<size_t>(u)];
+      return std::all_of(items.begin(), items.end(), [&](int g) { return good[static_cast<size_t>(g)] != 0; });
     });
   }
 
@@ -366,6 +375,122 @@ class Localizer {
     return false;
   }
 
+  // A placement (slice_scatter, cat: a concat of pieces along one dim) only
+  // puts values somewhere. It is absorbed when each operand it writes whole
+  // reaches, intact and at the offset it was written to, a same-rank reader
+  // that agrees, and every other piece is a slice of an operand kept at its
+  // own offset (the base a slice_scatter copies). vLLM writes q, then k, into
+  // the fused qkv: when the k write is moved, the q write is still read whole
+  // by the q split and is not what is wrong.
+  bool placementVouched(int id, const std::vector<char>& good) {
+    const ops::Syms& s = ops::syms();
+    const auto& def = impl_.node(id).def.nodes;
+    const interp::Tensor* out = implValue(id);
+    if (def.empty() || !out || def.back().op != s.concat || def.back().attrs.size() != 1) return false;
+    const int64_t rank = static_cast<int64_t>(out->shape.size());
+    int64_t d = def.back().attrs[0].i;
+    if (d < 0) d += rank;
+    if (d < 0 || d >= rank) return false;
+    int64_t off = 0;
+    bool wrote = false;
+    for (const CanonTerm::Ref& r : def.back().children) {
+      int64_t len = 0;
+      if (r.kind == CanonTerm::Ref::Kind::Operand) {
+        const interp::Tensor* src = implValue(impl_.resolve(static_cast<int>(r.operand)));
+        if (!src || static_cast<int64_t>(src->shape.size()) != rank) return false;
+        len = src->shape[static_cast<size_t>(d)];
+        if (!reachesGood(id, d, off, off + len, good, 0)) return false;
+        wrote = true;
+      } else if (r.kind == CanonTerm::Ref::Kind::Local) {
+        const CanonTerm::Node& sl = def[static_cast<size_t>(r.local)];
+        if (sl.op != s.slice || sl.attrs.size() != 4 || sl.attrs[3].i != 1 || sl.children.size() != 1) return false;
+        int64_t sd = sl.attrs[0].i < 0 ? sl.attrs[0].i + rank : sl.attrs[0].i;
+        if (sd != d || sl.attrs[1].i != off) return false;  // kept at its own offset
+        len = std::min(sl.attrs[2].i, out->shape[static_cast<size_t>(d)]) - off;
+      } else {
+        return false;
+      }
+      off += len;
+    }
+    return wrote && off == out->shape[static_cast<size_t>(d)];
+  }
+
+  // The region [a, b) along dim d of tensor t reaches an agreeing same-rank
+  // reader intact: through slices and split items that contain it, and
+  // through later placements that keep it at its offset.
+  bool reachesGood(int t, int64_t d, int64_t a, int64_t b, const std::vector<char>& good, int depth) {
+    if (depth > 8) return false;
+    const ops::Syms& s = ops::syms();
+    const interp::Tensor* tv = implValue(t);
+    if (!tv) return false;
+    const int64_t rank = static_cast<int64_t>(tv->shape.size());
+    auto axis = [&](int64_t x) { return x < 0 ? x + rank : x; };
+    auto readsT = [&](const CanonTerm::Ref& r) {
+      return r.kind == CanonTerm::Ref::Kind::Operand && impl_.resolve(static_cast<int>(r.operand)) == t;
+    };
+    for (int u : impl_.users[static_cast<size_t>(t)]) {
+      if (impl_.node(u).graph != impl_.node(t).graph) continue;
+      const auto& def = impl_.node(u).def.nodes;
+      if (def.empty()) continue;
+      const CanonTerm::Node& root = def.back();
+      const eg::AttrList& at = root.attrs;
+      if (def.size() == 1 && root.op == s.slice && at.size() == 4 && at[3].i == 1 && readsT(root.children[0]) &&
+          axis(at[0].i) == d && at[1].i <= a && b <= at[2].i) {
+        if (good[static_cast<size_t>(u)] || reachesGood(u, d, a - at[1].i, b - at[1].i, good, depth + 1)) return true;
+      } else if (def.size() == 1 && root.op == s.split && at.size() == 2 && at[1].kind == eg::Attr::Kind::IntList &&
+                 readsT(root.children[0]) && axis(at[0].i) == d) {
+        std::vector<int64_t> starts{0};
+        for (int64_t k : at[1].list) starts.push_back(starts.back() + k);
+        for (int g : impl_.users[static_cast<size_t>(u)]) {
+          const auto& gd = impl_.node(g).def.nodes;
+          if (gd.size() != 1 || gd[0].op != s.getitem || gd[0].attrs.size() != 1) continue;
+          int64_t k = gd[0].attrs[0].i;
+          if (k < 0 || k + 1 >= static_cast<int64_t>(starts.size())) continue;
+          int64_t gs = starts[static_cast<size_t>(k)], ge = starts[static_cast<size_t>(k) + 1];
+          if (gs <= a && b <= ge &&
+              (good[static_cast<size_t>(g)] || reachesGood(g, d, a - gs, b - gs, good, depth + 1)))
+            return true;
+        }
+      } else if (root.op == s.concat && at.size() == 1 && axis(at[0].i) == d) {
+        for (const CanonTerm::Ref& r : root.children) {
+          if (r.kind != CanonTerm::Ref::Kind::Local) continue;
+          const CanonTerm::Node& sl = def[static_cast<size_t>(r.local)];
+          if (sl.op == s.slice && sl.attrs.size() == 4 && sl.attrs[3].i == 1 && sl.children.size() == 1 &&
+              readsT(sl.children[0]) && axis(sl.attrs[0].i) == d && sl.attrs[1].i <= a && b <= sl.attrs[2].i &&
+              offsetOf(def, r.local) == sl.attrs[1].i && reachesGood(u, d, a, b, good, depth + 1))
+            return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // Offset along the concat's dim of piece `local` of a concat root (-1 if unknown).
+  int64_t offsetOf(const std::vector<CanonTerm::Node>& def, int local) {
+    int64_t off = 0;
+    const CanonTerm::Node& root = def.back();
+    int64_t d = root.attrs[0].i;
+    for (const CanonTerm::Ref& r : root.children) {
+      if (r.kind == CanonTerm::Ref::Kind::Local && r.local == local) return off;
+      if (r.kind == CanonTerm::Ref::Kind::Operand) {
+        const interp::Tensor* src = implValue(impl_.resolve(static_cast<int>(r.operand)));
+        if (!src) return -1;
+        int64_t dd = d < 0 ? d + static_cast<int64_t>(src->shape.size()) : d;
+        off += src->shape[static_cast<size_t>(dd)];
+      } else if (r.kind == CanonTerm::Ref::Kind::Local) {
+        const CanonTerm::Node& sl = def[static_cast<size_t>(r.local)];
+        if (sl.op != ops::syms().slice || sl.attrs.size() != 4 || sl.children.empty()) return -1;
+        const interp::Tensor* src = implValue(impl_.resolve(static_cast<int>(sl.children[0].operand)));
+        if (!src) return -1;
+        int64_t dd = d < 0 ? d + static_cast<int64_t>(src->shape.size()) : d;
+        off += std::min(sl.attrs[2].i, src->shape[static_cast<size_t>(dd)]) - sl.attrs[1].i;
+      } else {
+        return -1;
+      }
+    }
+    return -1;
+  }
+
   // An operator that reads only part of an operand (a slice, a split, a
   // reduce-scatter lowered to a slice of a sum) vouches for none of it: a
   // rank's own chunk may be right while the rest of the tensor is wrong.
@@ -376,6 +501,7 @@ class Localizer {
       return t.op == s.slice || t.op == s.split;
     });
   }
+
 
   // A view, transpose, permute or expand: it moves values without computing
   // any. One with no spec counterpart cannot be told wrong from right by value

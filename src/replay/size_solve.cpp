@@ -91,6 +91,14 @@ std::optional<Assignment> solveSizeRoles(const SizeRoles& r, bool keepApart) {
     int64_t b = std::min(bound, top);  // Fibonacci steps
     if (auto a = solveBounded(r, keepApart, b, kPerBound, used)) return a;
     if (b == top) break;
+    // A larger bound only widens the domains, so when the largest is unsat every bound is: after
+    // the small bounds fail, one probe at the largest refuses a pinned system (aws_llama TP=4)
+    // without walking every Fibonacci bound up to it.
+    if (b == 13 && std::min(kLargestBound, top) > 13) {
+      uint64_t probe = 0;
+      if (!solveBounded(r, keepApart, std::min(kLargestBound, top), kPerBound, probe)) return std::nullopt;
+      used += probe;
+    }
   }
   return std::nullopt;
 }

@@ -15,7 +15,8 @@
 namespace tangle::e2e {
 namespace {
 
-const fs::path kData = fs::path(TANGLE_SOURCE_DIR) / ".." / "shared" / "data" / "entangle-artifact" / "gpt";
+const fs::path kArtifact = fs::path(TANGLE_SOURCE_DIR) / ".." / "shared" / "data" / "entangle-artifact";
+const fs::path kData = kArtifact / "gpt";
 
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
@@ -24,13 +25,14 @@ struct Mutant {
   nlohmann::json localization;
 };
 
-// Rank 1's dump with `from` replaced by `to` (exactly once), checked with --replay.
-Mutant checkEdited(const std::string& from, const std::string& to) {
+// Rank 1's dump of `suite` (gpt, qwen2) with `from` replaced by `to` (exactly once), checked with --replay.
+Mutant checkEdited(const std::string& from, const std::string& to, const std::string& suite = "gpt") {
+  const fs::path data = kArtifact / suite;
   fs::path dir = tempPath("gpt_mutant");
   fs::create_directories(dir);
   for (int r = 0; r < 2; ++r) {
     std::string name = "fw.g0.r" + std::to_string(r) + ".py";
-    std::string text = readFile(kData / "paral2_layer1" / name);
+    std::string text = readFile(data / "paral2_layer1" / name);
     if (r == 1) {
       size_t at = text.find(from);
       EXPECT_NE(at, std::string::npos) << from;
@@ -40,11 +42,11 @@ Mutant checkEdited(const std::string& from, const std::string& to) {
     std::ofstream(dir / name) << text;
   }
   // The same relation, its graph lines pointed at the data and the edited copy.
-  std::string rel = readFile(examplePath("artifact/gpt/paral2_layer1.rel"));
+  std::string rel = readFile(examplePath("artifact/" + suite + "/paral2_layer1.rel"));
   std::string out;
   for (const std::string& line : splitLines(rel)) {
     if (line.rfind("spec ", 0) == 0)
-      out += "spec " + (kData / "paral1_layer1" / "fw.g0.r0.py").string() + "\n";
+      out += "spec " + (data / "paral1_layer1" / "fw.g0.r0.py").string() + "\n";
     else if (line.rfind("impl ", 0) == 0)
       out += "impl " + (dir / "fw.g0.r{rank}.py").string() + " ranks 2\n";
     else
@@ -117,6 +119,22 @@ TEST(ArtifactLocalize, ATranspositionThatBreaksTheMatmulIsBlamedOnTheMatmul) {
   ASSERT_EQ(m.run.exitCode, 1) << m.run.out << m.run.err;
   ASSERT_TRUE(m.localization.is_object() && m.localization["found"].get<bool>()) << m.run.out;
   EXPECT_EQ(m.localization["first"]["tensor"], "D1.baddbmm") << m.run.out;
+  EXPECT_EQ(m.localization["first"]["rank"], 1);
+}
+
+TEST(ArtifactLocalize, AMovedSecondWriteIntoTheFusedQkvAtThatWrite) {
+  if (!fs::exists(kArtifact / "qwen2" / "paral2_layer1") || !fs::exists(kArtifact / "qwen2" / "paral1_layer1"))
+    GTEST_SKIP() << "artifact data folder ../shared/data/entangle-artifact/qwen2 is absent";
+  // vLLM writes the rotated q, then k, back into the fused qkv (slice_scatter)
+  // and splits it again. Rank 1 writes k 8 columns too far right: k and v are
+  // wrong, q is not. The first write has no spec counterpart and its only
+  // reader (the second write) is wrong, but what it wrote reaches the q split
+  // intact, and q agrees: the moved write is named, not the first one.
+  Mutant m = checkEdited("slice_scatter.default(slice_scatter, getitem_7, 1, 768, 896)",
+                         "slice_scatter.default(slice_scatter, getitem_7, 1, 776, 904)", "qwen2");
+  ASSERT_EQ(m.run.exitCode, 1) << m.run.out << m.run.err;
+  ASSERT_TRUE(m.localization.is_object() && m.localization["found"].get<bool>()) << m.run.out;
+  EXPECT_EQ(m.localization["first"]["tensor"], "D1.slice_scatter_1") << m.run.out;
   EXPECT_EQ(m.localization["first"]["rank"], 1);
 }
 

@@ -25,11 +25,21 @@ Mutation kinds:
 Outcomes: exit 0 "refines" (a soundness bug), 1 "violation", 2 "bad input",
 3 "inconclusive", or "timeout"; everything but refines counts as detected.
 The unmutated copy must refine first. Exit status 0 iff no mutant refines.
+
+Value-guided localization (--replay): each mutant is checked with
+`--replay --json`; after a violation the report names the first
+implementation operator that computes a wrong value (replay.localization).
+The one HLO program runs on every rank, so the edit is on every rank: a
+violation counts as localized when the operator named (first, or with "any"
+also the further suspects) is, on any rank, the edited instruction or a first
+consumer of it, looking through instructions that compute nothing (copy,
+reshape, bitcast, transpose, broadcast), as tangle does not blame a view.
 Python 3 standard library only.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -157,16 +167,53 @@ def mutants(lines: list[str], rel: Rel):
                                 line.replace(f"dimensions={{{d}}}", f"dimensions={{{other}}}", 1))
 
 
-def check(tangle: Path, rel: Rel, impl_text: str, work: Path) -> str:
+VIEW_OPS = {"copy", "reshape", "bitcast", "transpose", "broadcast"}
+
+
+def check(tangle: Path, rel: Rel, impl_text: str, work: Path, replay: bool = False) -> tuple[str, dict | None]:
+    """The outcome, and with replay the report's replay.localization (None if absent)."""
     work.mkdir(parents=True, exist_ok=True)
     impl = work / "graph.0.hlo"
     impl.write_text(impl_text)
     (work / "check.rel").write_text(rel.with_impl(impl))
+    cmd = [str(tangle), "check", str(work / "check.rel")]
+    if replay:
+        cmd += ["--replay", "--json", str(work / "report.json")]
     try:
-        p = subprocess.run([str(tangle), "check", str(work / "check.rel")], capture_output=True, text=True, timeout=120)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
-        return "timeout"
-    return STATUS.get(p.returncode, f"error (exit {p.returncode})")
+        return "timeout", None
+    loc = None
+    if replay and (work / "report.json").is_file():
+        try:
+            loc = (json.loads((work / "report.json").read_text()).get("replay") or {}).get("localization")
+        except json.JSONDecodeError:
+            pass
+    return STATUS.get(p.returncode, f"error (exit {p.returncode})"), loc
+
+
+def first_consumers(lines: list[str], name: str) -> set[str]:
+    """The edited instruction and the first instructions that compute with it
+    (users, looking through VIEW_OPS), in the mutated program."""
+    instrs = entry_instructions(lines)
+    users: dict[str, list[str]] = {}
+    for n, (_, m) in instrs.items():
+        for o in operands(m):
+            users.setdefault(o, []).append(n)
+    out, stack = {name}, [name]
+    while stack:
+        for u in users.get(stack.pop(), []):
+            if u not in out:
+                out.add(u)
+                if instrs[u][1].group("op") in VIEW_OPS:
+                    stack.append(u)
+    return out
+
+
+def value_localized(loc: dict | None, targets: set[str], any_suspect: bool) -> bool:
+    loc = loc or {}
+    named = [loc.get("first")] + ((loc.get("others") or []) if any_suspect else [])
+    return any(n and (n.get("tensor") or "").partition(".")[2] in targets for n in named)
 
 
 def main(argv=None) -> int:
@@ -174,6 +221,9 @@ def main(argv=None) -> int:
     ap.add_argument("rel", nargs="?", type=Path, default=DEFAULT_REL)
     ap.add_argument("--tangle", type=Path, default=None, help="tangle binary (default: $TANGLE_BIN, build/bin/tangle)")
     ap.add_argument("--limit", type=int, default=None, help="at most N mutants per kind")
+    ap.add_argument("--replay", action="store_true",
+                    help="check with --replay and rate the value-guided localization (first wrong impl operator)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="one line per mutant")
     a = ap.parse_args(argv)
     try:
         tangle = find_binary(a.tangle, required=True)
@@ -187,7 +237,7 @@ def main(argv=None) -> int:
     lines = rel.impl.read_text().splitlines()
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
-        base = check(tangle, rel, "\n".join(lines) + "\n", Path(tmp) / "baseline")
+        base, _ = check(tangle, rel, "\n".join(lines) + "\n", Path(tmp) / "baseline", a.replay)
         if base != "refines":
             print(f"FAIL: the unmutated program does not refine ({base})")
             return 1
@@ -196,18 +246,36 @@ def main(argv=None) -> int:
             if a.limit is not None and per_kind[kind] >= a.limit:
                 continue
             per_kind[kind] += 1
-            text = "\n".join(lines[:i] + [new] + lines[i + 1:]) + "\n"
-            rows.append((kind, what, check(tangle, rel, text, Path(tmp) / f"m{k}")))
-    table = Counter((kind, out) for kind, _, out in rows)
-    kinds = sorted({kind for kind, _, _ in rows})
+            mutated = lines[:i] + [new] + lines[i + 1:]
+            out, loc = check(tangle, rel, "\n".join(mutated) + "\n", Path(tmp) / f"m{k}", a.replay)
+            first = any_ = None
+            if a.replay and out == "violation":
+                targets = first_consumers(mutated, what.split(":")[0])
+                first, any_ = value_localized(loc, targets, False), value_localized(loc, targets, True)
+            rows.append((kind, what, out, first, any_))
+            if a.verbose:
+                named = ((loc or {}).get("first") or {}).get("tensor")
+                tag = {True: "named", False: "missed", None: "-"}[first]
+                print(f"  [{kind:10}] {what[:44]:44} -> {out:10} {tag:6} {named}", flush=True)
+    table = Counter((kind, out) for kind, _, out, _, _ in rows)
+    kinds = sorted({kind for kind, *_ in rows})
     cols = ["violation", "bad input", "inconclusive", "timeout", "refines"]
-    print(f"{'kind':12s} {'count':>5s} " + " ".join(f"{c:>12s}" for c in cols))
+    head = f"{'kind':12s} {'count':>5s} " + " ".join(f"{c:>12s}" for c in cols)
+    print(head + ("  value-guided (first / any suspect)" if a.replay else ""))
+
+    def rate(sel):
+        elig = [r for r in rows if sel(r[0]) and r[3] is not None]
+        if not elig:
+            return "n/a"
+        f, y = sum(r[3] for r in elig), sum(r[4] for r in elig)
+        return f"{f}/{len(elig)} ({100 * f / len(elig):.0f}%) / {y}/{len(elig)} ({100 * y / len(elig):.0f}%)"
     for kind in kinds:
         print(f"{kind:12s} {sum(v for (k, _), v in table.items() if k == kind):5d} " +
-              " ".join(f"{table[(kind, c)]:12d}" for c in cols))
-    print(f"{'total':12s} {len(rows):5d} " + " ".join(f"{sum(table[(k, c)] for k in kinds):12d}" for c in cols))
+              " ".join(f"{table[(kind, c)]:12d}" for c in cols) + (f"  {rate(lambda k: k == kind)}" if a.replay else ""))
+    print(f"{'total':12s} {len(rows):5d} " + " ".join(f"{sum(table[(k, c)] for k in kinds):12d}" for c in cols) +
+          (f"  {rate(lambda k: True)}" if a.replay else ""))
     print(f"time: {time.monotonic() - t0:.1f} s")
-    bad = [(kind, what) for kind, what, out in rows if out == "refines"]
+    bad = [(kind, what) for kind, what, out, _, _ in rows if out == "refines"]
     for kind, what in bad:
         print(f"REFINES (soundness bug?): {kind}: {what}")
     return 1 if bad else 0

@@ -101,3 +101,24 @@ def test_hlo_mutants_do_not_refine():
     if not rel.impl.is_file() or not rel.spec.is_file():
         pytest.skip(f"artifact data folder absent: {rel.impl} not found")
     assert mutate_hlo.main([str(mutate_hlo.DEFAULT_REL), "--tangle", str(TANGLE), "--limit", "2"]) == 0
+
+
+def test_hlo_replay_localizes_a_dropped_all_reduce(tmp_path):
+    """mutate_hlo --replay's scoring on one mutant (Llama-3 HLO tp2_layer1,
+    replayed at reduced sizes): the attention all-reduce replaced by a copy
+    of the partial sum is named at its first consumer, the residual add."""
+    import mutate_hlo
+
+    if TANGLE is None:
+        pytest.skip(SKIP_NO_BINARY)
+    rel = mutate_hlo.Rel(mutate_hlo.DEFAULT_REL)
+    if not rel.impl.is_file() or not rel.spec.is_file():
+        pytest.skip(f"artifact data folder absent: {rel.impl} not found")
+    lines = rel.impl.read_text().splitlines()
+    kind, what, i, new = next(m for m in mutate_hlo.mutants(lines, rel) if m[0] == "collective")
+    mutated = lines[:i] + [new] + lines[i + 1:]
+    out, loc = mutate_hlo.check(TANGLE, rel, "\n".join(mutated) + "\n", tmp_path, replay=True)
+    assert out == "violation", out
+    targets = mutate_hlo.first_consumers(mutated, what.split(":")[0])
+    assert mutate_hlo.value_localized(loc, targets, any_suspect=False), (targets, loc)
+    assert loc["first"]["op"] == "hlo.add", loc["first"]
