@@ -16,6 +16,7 @@ import os
 import torch
 import torch.nn.functional as F
 
+from tangle import pp as tpp
 from tangle.pp import RankProgram
 
 
@@ -190,7 +191,7 @@ def _shard(linear, dim, index, count):
 
 def build(rank, world_size):
     import torch.distributed as dist
-    from torch.distributed.pipelining import PipelineStage, ScheduleGPipe
+    from torch.distributed.pipelining import ScheduleGPipe
 
     c = cfg()
     dp, pp, tp = c["dp"], c["pp"], c["tp"]
@@ -204,7 +205,8 @@ def build(rank, world_size):
     pp_groups = {(r, t): dist.new_group([rid(r, s, t) for s in range(pp)]) for r in range(dp) for t in range(tp)}
     dp_groups = {(s, t): dist.new_group([rid(r, s, t) for r in range(dp)]) for s in range(pp) for t in range(tp)}
     tp_groups = {(r, s): dist.new_group([rid(r, s, t) for t in range(tp)]) for r in range(dp) for s in range(pp)}
-    model = Llama(c)
+    with tpp.tensors():  # fake tensors in a shapes-only capture (tangle.pp.capture_pipeline_fake)
+        model = Llama(c)
     per = c["layers"] // pp
     lo, hi = stage_index * per, (stage_index + 1) * per
     shards = {}
@@ -230,9 +232,14 @@ def build(rank, world_size):
         sub = stage_mod.get_submodule(owner[0]) if len(owner) == 2 else stage_mod
         params[f"{prefix[id(sub)]}.{owner[-1]}"] = p
     buffers = {"rope.cos": model.rope.cos, "rope.sin": model.rope.sin}
-    stage = PipelineStage(stage_mod, stage_index, pp, torch.device("cpu"), group=pp_groups[(replica, tp_index)])
+    tokens, target = (tpp.as_input(t) for t in data(c))
+    mb = c["batch"] // dp // c["nm"]
+    with tpp.tensors():  # a microbatch's activations (requires_grad: their gradients travel back)
+        hidden = torch.empty(mb, c["seq"], c["hidden"], requires_grad=True)
+        out = torch.empty(mb, c["seq"], c["vocab"], requires_grad=True) if last else hidden
+    stage = tpp.pipeline_stage(stage_mod, stage_index, pp, pp_groups[(replica, tp_index)],
+                               tokens[:mb] if first else hidden, out)
     sched = ScheduleGPipe(stage, n_microbatches=c["nm"], loss_fn=loss_fn, scale_grads=False)
-    tokens, target = data(c)
     n = c["batch"] // dp
     tokens, target = tokens[replica * n:(replica + 1) * n], target[replica * n:(replica + 1) * n]
     dgroup = dp_groups[(stage_index, tp_index)]
@@ -260,7 +267,8 @@ def build(rank, world_size):
 
 def spec():
     c = cfg()
-    model = Llama(c)
+    with tpp.tensors():
+        model = Llama(c)
     params = dict(model.named_parameters())
     buffers = {"rope.cos": model.rope.cos, "rope.sin": model.rope.sin}
 
@@ -268,5 +276,5 @@ def spec():
         loss_fn(model(tokens), target).backward()
         return tuple(p.grad for p in params.values())
 
-    return RankProgram(step, data(c), params, list(params), {"tokens": ("tokens", 0), "target": ("target", 0)},
-                       buffers=buffers)
+    return RankProgram(step, tuple(tpp.as_input(t) for t in data(c)), params, list(params),
+                       {"tokens": ("tokens", 0), "target": ("target", 0)}, buffers=buffers)
