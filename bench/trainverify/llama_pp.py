@@ -6,7 +6,9 @@ the SwiGLU FFN only (gate/up column-parallel, down row-parallel, Megatron's iden
 pair as autograd functions over _c10d_functional), attention, norms and embedding replicated; with
 TV_FULLTP=1 attention is sharded by heads too. Gradients are summed over the data-parallel group
 after the step. Sizes come from the environment (TV_HIDDEN, TV_SEQ, TV_LAYERS, TV_DP, TV_PP,
-TV_TP, TV_NM, TV_FULLTP), so the spawned rank processes see the same configuration.
+TV_TP, TV_NM, TV_FULLTP), so the spawned rank processes see the same configuration. A planted bug:
+TV_BUG=no_ffn_allreduce drops the FFN's forward all-reduce on the last pipeline stage (every
+replica and TP rank of it), so its residual stream adds an unreduced partial sum.
 """
 from __future__ import annotations
 
@@ -109,12 +111,13 @@ class FFN(torch.nn.Module):
         self.up = torch.nn.Linear(d, f, bias=False)
         self.down = torch.nn.Linear(f, d, bias=False)
         self.group = None
+        self.reduce = True  # False: the planted bug (no forward all-reduce)
 
     def forward(self, x):
         if self.group is not None:
             x = _Copy.apply(x, self.group)
         y = self.down(F.silu(self.gate(x)) * self.up(x))
-        return _Reduce.apply(y, self.group) if self.group is not None else y
+        return _Reduce.apply(y, self.group) if self.group is not None and self.reduce else y
 
 
 class Rope(torch.nn.Module):
@@ -221,6 +224,7 @@ def build(rank, world_size):
             _shard(mod, dim, tp_index, tp)
             shards[f"layers.{i}.{name}.weight"] = (dim, tp_index, tp)
         layer.ffn.group = group
+        layer.ffn.reduce = not (os.environ.get("TV_BUG") == "no_ffn_allreduce" and stage_index == pp - 1)
         if c["full_tp"]:
             layer.attn.group = group
     first, last = stage_index == 0, stage_index == pp - 1

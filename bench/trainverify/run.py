@@ -30,6 +30,9 @@ PLANS = {
     "h4096-s128-dp2pp2tp2": (dict(TV_HIDDEN=4096, TV_SEQ=128, TV_DP=2, TV_PP=2, TV_TP=2, TV_NM=2, TV_LAYERS=2), 7.1),
     "h128-s256-dp2pp2tp2-fulltp": (dict(TV_HIDDEN=128, TV_SEQ=256, TV_DP=2, TV_PP=2, TV_TP=2, TV_NM=2, TV_LAYERS=2,
                                         TV_FULLTP=1), None),
+    # the planted bug (llama_pp TV_BUG): must be a violation at the last stage's first FFN residual add
+    "h128-s256-dp2pp2tp2-bug-no-ffn-allreduce": (dict(TV_HIDDEN=128, TV_SEQ=256, TV_DP=2, TV_PP=2, TV_TP=2, TV_NM=2,
+                                                      TV_LAYERS=2, TV_BUG="no_ffn_allreduce"), None),
     "h4096-dp8pp4tp8-nm8": (dict(TV_HIDDEN=4096, TV_SEQ=128, TV_DP=8, TV_PP=4, TV_TP=8, TV_NM=8, TV_LAYERS=4), 334.0),
 }
 
@@ -53,6 +56,8 @@ def run_plan(name, out_root, tangle, real=False):
     from tangle import pp
 
     env, tv = PLANS[name]
+    for k in ("TV_FULLTP", "TV_BUG"):  # set by an earlier plan
+        os.environ.pop(k, None)
     os.environ.update({k: str(v) for k, v in env.items()})
     world = env["TV_DP"] * env["TV_PP"] * env["TV_TP"]
     out = os.path.join(out_root, name)
@@ -69,6 +74,10 @@ def run_plan(name, out_root, tangle, real=False):
     row["verdict"] = stdout.split("\n", 1)[0].removeprefix("verdict: ").strip() or f"exit {code}"
     if code not in (0, 1, 3):
         row["error"] = (stderr.strip().splitlines() or [""])[0][:200]
+    if row["verdict"] == "violation":
+        with open(os.path.join(out, "report.json")) as f:
+            failure = json.load(f).get("failure") or {}
+        row["failing"] = f"{failure.get('tensor')} ({failure.get('op')}): {failure.get('source', '')[:120]}"
     if tv:
         row["cpu_ratio"] = round(cpu / tv, 4)
     return row
@@ -89,7 +98,7 @@ def main(argv=None):
         print(f"{r['plan']:32} {r['ranks']:>5} {r.get('capture_s', '-'):>9} {r.get('check_s', '-'):>8} "
               f"{r.get('check_cpu_s', '-'):>7} {r.get('check_peak_rss_mb') or '-':>7} {r['verdict']:12} "
               f"{r['trainverify_s'] or 'not covered'}"
-              + (f"  ({r['error']})" if r.get("error") else ""))
+              + (f"  ({r['error']})" if r.get("error") else "") + (f"\n    at {r['failing']}" if r.get("failing") else ""))
     with open(a.json or os.path.join(a.out, "results.json"), "w") as f:
         json.dump(rows, f, indent=1)
     return 0
