@@ -260,14 +260,14 @@ def pipeline_stage(module, stage_index, num_stages, group, input_args, output_ar
     return stage
 
 
-def _fake_main(build_ref, spec_ref, world_size, out_dir):
-    """All ranks, then the spec, traced in turn in this process (torch imported once)."""
+def _fake_main(build_ref, spec_ref, world_size, out_dir, ranks, with_spec):
+    """The given ranks (and the spec) traced in turn in this process (torch imported once)."""
     import torch.distributed as dist
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
     os.environ[_FAKE] = "1"
     module = importlib.import_module(build_ref[0])
-    for r in range(world_size):
+    for r in ranks:
         path = os.path.join(out_dir, f"impl.r{r}.py")
         dist.init_process_group("fake", store=FakeStore(), rank=r, world_size=world_size)
         try:
@@ -278,30 +278,45 @@ def _fake_main(build_ref, spec_ref, world_size, out_dir):
                 from e
         finally:
             dist.destroy_process_group()
+    if not with_spec:
+        return
     spec_path = os.path.join(out_dir, "spec.py")
     trace_program(getattr(importlib.import_module(spec_ref[0]), spec_ref[1])(), spec_path,
                   spec_path.replace(".py", ".pp.json"))
 
 
-def _fake_entry(build_ref, spec_ref, world_size, out_dir, marker):
-    _capture._run_reporting(marker, lambda: _fake_main(build_ref, spec_ref, world_size, out_dir))
+def _fake_entry(build_ref, spec_ref, world_size, out_dir, ranks, with_spec, marker):
+    _capture._run_reporting(marker, lambda: _fake_main(build_ref, spec_ref, world_size, out_dir, ranks, with_spec))
 
 
-def capture_pipeline_fake(build_ref, spec_ref, world_size, out_dir, timeout=3600):
-    """capture_pipeline on fake tensors under the fake process group, every rank in one child
-    process; writes the same files; returns the seconds it took."""
+def capture_pipeline_fake(build_ref, spec_ref, world_size, out_dir, timeout=3600, workers=1):
+    """capture_pipeline on fake tensors under the fake process group: the ranks split over `workers`
+    child processes (each traces its ranks in turn; the first also the spec); writes the same files;
+    returns the seconds it took."""
     os.makedirs(out_dir, exist_ok=True)
     t0 = time.time()
-    marker = os.path.join(out_dir, "spec.py")
-    p = multiprocessing.get_context("spawn").Process(target=_fake_entry,
-                                                     args=(build_ref, spec_ref, world_size, out_dir, marker))
-    p.start()
-    p.join(timeout)
-    if p.is_alive():
-        p.kill()
-        p.join()
-        raise _capture.CaptureError(f"capturing {world_size} ranks timed out after {timeout} s")
-    message = _capture.failure_message(marker)
-    if p.exitcode != 0 or not os.path.exists(marker):
-        raise _capture.CaptureError(f"capturing failed: {message or f'exit code {p.exitcode}'}")
+    ctx = multiprocessing.get_context("spawn")
+    workers = max(1, min(workers, world_size))
+    jobs = []
+    for w in range(workers):
+        marker = os.path.join(out_dir, "spec.py" if w == 0 else f"capture.w{w}")
+        p = ctx.Process(target=_fake_entry, args=(build_ref, spec_ref, world_size, out_dir,
+                                                  list(range(w, world_size, workers)), w == 0, marker))
+        p.start()
+        jobs.append((p, marker))
+    failures = []
+    for p, marker in jobs:
+        p.join(max(1.0, t0 + timeout - time.time()))
+        if p.is_alive():
+            p.kill()
+            p.join()
+            failures.append(f"capturing {world_size} ranks timed out after {timeout} s")
+            continue
+        message = _capture.failure_message(marker)
+        if p.exitcode != 0 or (marker.endswith("spec.py") and not os.path.exists(marker)):
+            failures.append(f"capturing failed: {message or f'exit code {p.exitcode}'}")
+        elif not marker.endswith("spec.py") and os.path.exists(_capture._log_path(marker)):
+            os.remove(_capture._log_path(marker))
+    if failures:
+        raise _capture.CaptureError(failures[0])
     return time.time() - t0
