@@ -6,7 +6,9 @@ the SwiGLU FFN only (gate/up column-parallel, down row-parallel, Megatron's iden
 pair as autograd functions over _c10d_functional), attention, norms and embedding replicated; with
 TV_FULLTP=1 attention is sharded by heads too. Gradients are summed over the data-parallel group
 after the step. Sizes come from the environment (TV_HIDDEN, TV_SEQ, TV_LAYERS, TV_DP, TV_PP,
-TV_TP, TV_NM, TV_FULLTP), so the spawned rank processes see the same configuration.
+TV_TP, TV_NM, TV_FULLTP), so the spawned rank processes see the same configuration. A planted bug:
+TV_BUG=no_ffn_allreduce drops the FFN's forward all-reduce on the last pipeline stage (every
+replica and TP rank of it), so its residual stream adds an unreduced partial sum.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import os
 import torch
 import torch.nn.functional as F
 
+from tangle import pp as tpp
 from tangle.pp import RankProgram
 
 
@@ -108,12 +111,13 @@ class FFN(torch.nn.Module):
         self.up = torch.nn.Linear(d, f, bias=False)
         self.down = torch.nn.Linear(f, d, bias=False)
         self.group = None
+        self.reduce = True  # False: the planted bug (no forward all-reduce)
 
     def forward(self, x):
         if self.group is not None:
             x = _Copy.apply(x, self.group)
         y = self.down(F.silu(self.gate(x)) * self.up(x))
-        return _Reduce.apply(y, self.group) if self.group is not None else y
+        return _Reduce.apply(y, self.group) if self.group is not None and self.reduce else y
 
 
 class Rope(torch.nn.Module):
@@ -190,7 +194,7 @@ def _shard(linear, dim, index, count):
 
 def build(rank, world_size):
     import torch.distributed as dist
-    from torch.distributed.pipelining import PipelineStage, ScheduleGPipe
+    from torch.distributed.pipelining import ScheduleGPipe
 
     c = cfg()
     dp, pp, tp = c["dp"], c["pp"], c["tp"]
@@ -204,7 +208,8 @@ def build(rank, world_size):
     pp_groups = {(r, t): dist.new_group([rid(r, s, t) for s in range(pp)]) for r in range(dp) for t in range(tp)}
     dp_groups = {(s, t): dist.new_group([rid(r, s, t) for r in range(dp)]) for s in range(pp) for t in range(tp)}
     tp_groups = {(r, s): dist.new_group([rid(r, s, t) for t in range(tp)]) for r in range(dp) for s in range(pp)}
-    model = Llama(c)
+    with tpp.tensors():  # fake tensors in a shapes-only capture (tangle.pp.capture_pipeline_fake)
+        model = Llama(c)
     per = c["layers"] // pp
     lo, hi = stage_index * per, (stage_index + 1) * per
     shards = {}
@@ -219,6 +224,7 @@ def build(rank, world_size):
             _shard(mod, dim, tp_index, tp)
             shards[f"layers.{i}.{name}.weight"] = (dim, tp_index, tp)
         layer.ffn.group = group
+        layer.ffn.reduce = not (os.environ.get("TV_BUG") == "no_ffn_allreduce" and stage_index == pp - 1)
         if c["full_tp"]:
             layer.attn.group = group
     first, last = stage_index == 0, stage_index == pp - 1
@@ -230,9 +236,14 @@ def build(rank, world_size):
         sub = stage_mod.get_submodule(owner[0]) if len(owner) == 2 else stage_mod
         params[f"{prefix[id(sub)]}.{owner[-1]}"] = p
     buffers = {"rope.cos": model.rope.cos, "rope.sin": model.rope.sin}
-    stage = PipelineStage(stage_mod, stage_index, pp, torch.device("cpu"), group=pp_groups[(replica, tp_index)])
+    tokens, target = (tpp.as_input(t) for t in data(c))
+    mb = c["batch"] // dp // c["nm"]
+    with tpp.tensors():  # a microbatch's activations (requires_grad: their gradients travel back)
+        hidden = torch.empty(mb, c["seq"], c["hidden"], requires_grad=True)
+        out = torch.empty(mb, c["seq"], c["vocab"], requires_grad=True) if last else hidden
+    stage = tpp.pipeline_stage(stage_mod, stage_index, pp, pp_groups[(replica, tp_index)],
+                               tokens[:mb] if first else hidden, out)
     sched = ScheduleGPipe(stage, n_microbatches=c["nm"], loss_fn=loss_fn, scale_grads=False)
-    tokens, target = data(c)
     n = c["batch"] // dp
     tokens, target = tokens[replica * n:(replica + 1) * n], target[replica * n:(replica + 1) * n]
     dgroup = dp_groups[(stage_index, tp_index)]
@@ -260,7 +271,8 @@ def build(rank, world_size):
 
 def spec():
     c = cfg()
-    model = Llama(c)
+    with tpp.tensors():
+        model = Llama(c)
     params = dict(model.named_parameters())
     buffers = {"rope.cos": model.rope.cos, "rope.sin": model.rope.sin}
 
@@ -268,5 +280,5 @@ def spec():
         loss_fn(model(tokens), target).backward()
         return tuple(p.grad for p in params.values())
 
-    return RankProgram(step, data(c), params, list(params), {"tokens": ("tokens", 0), "target": ("target", 0)},
-                       buffers=buffers)
+    return RankProgram(step, tuple(tpp.as_input(t) for t in data(c)), params, list(params),
+                       {"tokens": ("tokens", 0), "target": ("target", 0)}, buffers=buffers)

@@ -199,3 +199,124 @@ def write_relation(out_dir, world_size, name="check.rel"):
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return path
+
+
+# ---- shapes-only capture: fake tensors under the fake process group ------------------------------
+# Real tensors over gloo cost the model's full memory on every rank (a hidden-4096 Llama-3 layer is
+# ~1 GB of weights plus gradients per rank). tangle's check reads only the graph and its shapes, so
+# the ranks can instead hold fake tensors (FakeTensorMode: CPU tensors without storage, so the CPU
+# kernels are chosen as in a real run) under the "fake" backend, one after the other in one process:
+# sends and receives are recorded with their (global) peers but carry nothing, and the schedule's
+# runtime shape exchange is skipped by giving each stage its microbatch shapes (pipeline_stage).
+# The graphs are those of the real run; values (--replay) are not defined.
+
+_FAKE = "TANGLE_PP_FAKE"
+_MODE = []
+
+
+def fake_mode() -> bool:
+    """True while capture_pipeline_fake traces: build() makes its model and data inside tensors()
+    and its stages with pipeline_stage (no shape exchange)."""
+    return os.environ.get(_FAKE) == "1"
+
+
+def tensors():
+    """Context in which build() creates its model and example tensors: fake ones in fake mode."""
+    import contextlib
+
+    if not fake_mode():
+        return contextlib.nullcontext()
+    if not _MODE:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        _MODE.append(FakeTensorMode(allow_non_fake_inputs=True))
+    return _MODE[0]
+
+
+def as_input(t):
+    """A real tensor (data) as the step's argument: its fake copy in fake mode."""
+    if not fake_mode():
+        return t
+    mode = tensors()
+    return mode.from_tensor(t)
+
+
+def pipeline_stage(module, stage_index, num_stages, group, input_args, output_args):
+    """A PipelineStage on the CPU; in fake mode with its microbatch input/output shapes given
+    (example tensors made inside tensors()), so no shapes travel over the (fake) process group."""
+    from torch.distributed.pipelining import PipelineStage
+
+    import torch
+
+    if not fake_mode():
+        return PipelineStage(module, stage_index, num_stages, torch.device("cpu"), group=group)
+    stage = PipelineStage(module, stage_index, num_stages, torch.device("cpu"), input_args=input_args,
+                          output_args=output_args, group=group)
+    # The schedule's first step votes over the stages whether shapes are static (a tensor sent
+    # along the pipeline and read with .item(), which meta tensors cannot). Nothing travels here
+    # and the shapes are given: every stage votes static, without messages.
+    if hasattr(stage, "_warmup_forward_vote") and hasattr(stage, "_warmup_backward_result"):
+        stage._warmup_forward_vote = lambda *a, **k: torch.ones(1, dtype=torch.int32)
+        stage._warmup_backward_result = lambda *a, **k: torch.ones(1, dtype=torch.int32)
+    return stage
+
+
+def _fake_main(build_ref, spec_ref, world_size, out_dir, ranks, with_spec):
+    """The given ranks (and the spec) traced in turn in this process (torch imported once)."""
+    import torch.distributed as dist
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    os.environ[_FAKE] = "1"
+    module = importlib.import_module(build_ref[0])
+    for r in ranks:
+        path = os.path.join(out_dir, f"impl.r{r}.py")
+        dist.init_process_group("fake", store=FakeStore(), rank=r, world_size=world_size)
+        try:
+            prog = getattr(module, build_ref[1])(r, world_size)
+            trace_program(prog, path, path.replace(".py", ".pp.json"))
+        except Exception as e:
+            raise RuntimeError(f"rank {r}/{world_size}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
+                from e
+        finally:
+            dist.destroy_process_group()
+    if not with_spec:
+        return
+    spec_path = os.path.join(out_dir, "spec.py")
+    trace_program(getattr(importlib.import_module(spec_ref[0]), spec_ref[1])(), spec_path,
+                  spec_path.replace(".py", ".pp.json"))
+
+
+def _fake_entry(build_ref, spec_ref, world_size, out_dir, ranks, with_spec, marker):
+    _capture._run_reporting(marker, lambda: _fake_main(build_ref, spec_ref, world_size, out_dir, ranks, with_spec))
+
+
+def capture_pipeline_fake(build_ref, spec_ref, world_size, out_dir, timeout=3600, workers=1):
+    """capture_pipeline on fake tensors under the fake process group: the ranks split over `workers`
+    child processes (each traces its ranks in turn; the first also the spec); writes the same files;
+    returns the seconds it took."""
+    os.makedirs(out_dir, exist_ok=True)
+    t0 = time.time()
+    ctx = multiprocessing.get_context("spawn")
+    workers = max(1, min(workers, world_size))
+    jobs = []
+    for w in range(workers):
+        marker = os.path.join(out_dir, "spec.py" if w == 0 else f"capture.w{w}")
+        p = ctx.Process(target=_fake_entry, args=(build_ref, spec_ref, world_size, out_dir,
+                                                  list(range(w, world_size, workers)), w == 0, marker))
+        p.start()
+        jobs.append((p, marker))
+    failures = []
+    for p, marker in jobs:
+        p.join(max(1.0, t0 + timeout - time.time()))
+        if p.is_alive():
+            p.kill()
+            p.join()
+            failures.append(f"capturing {world_size} ranks timed out after {timeout} s")
+            continue
+        message = _capture.failure_message(marker)
+        if p.exitcode != 0 or (marker.endswith("spec.py") and not os.path.exists(marker)):
+            failures.append(f"capturing failed: {message or f'exit code {p.exitcode}'}")
+        elif not marker.endswith("spec.py") and os.path.exists(_capture._log_path(marker)):
+            os.remove(_capture._log_path(marker))
+    if failures:
+        raise _capture.CaptureError(failures[0])
+    return time.time() - t0

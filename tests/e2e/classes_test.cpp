@@ -96,3 +96,28 @@ TEST(ClassesPadding, ZeroOnAComputedTensorIsAnInputError) {
 
 }  // namespace
 }  // namespace tangle::e2e
+
+namespace tangle::e2e {
+namespace {
+
+// A computation replicated on both TP ranks (norms, a dense block) feeding an FFN-only TP MLP,
+// the batch as two microbatches per rank (examples/classes/replicated_ffn): rank 1 keeps its own
+// relation through the replicated chain, so its FFN shard is matched.
+TEST(ClassesReplicated, ReplicatedChainBeforeAnFfnOnlyTpMlpRefinesAndReplays) {
+  auto r = check("classes/replicated_ffn/check.rel", {"--replay"});
+  ASSERT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_TRUE(startsWith(r.out, "verdict: refines")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "outputs match")) << describe(r);
+}
+
+// Rank 1's norm weights swapped: rank 0 still computes the chain right, so the violation is at
+// the first operator that needs rank 1's values, the FFN's gate matmul.
+TEST(ClassesReplicated, OneRankWithTheWrongNormWeightIsAViolationAtItsFfnShard) {
+  auto r = check("classes/replicated_ffn/wrong_norm_weight.rel");
+  ASSERT_EQ(r.exitCode, 1) << describe(r);
+  EXPECT_TRUE(startsWith(r.out, "verdict: violation")) << describe(r);
+  EXPECT_TRUE(contains(r.out, "failing operator: S.mm_1 (aten.mm.default)")) << describe(r);
+}
+
+}  // namespace
+}  // namespace tangle::e2e
