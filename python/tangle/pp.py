@@ -38,6 +38,7 @@ class RankProgram:
     shards: dict = dataclasses.field(default_factory=dict)  # FQN -> (dim, index, count): a tensor-parallel shard
     replica: int = 0             # ranks of one replica together hold each sharded parameter whole
     buffers: dict = dataclasses.field(default_factory=dict)  # FQN -> buffer (RoPE tables): named like params
+    decompose: dict = dataclasses.field(default_factory=dict)  # ATen op -> function make_fx traces it as
 
 
 def _peer_to_global(gm):
@@ -73,7 +74,7 @@ def trace_program(prog: RankProgram, path: str, params_path: str):
     prog.step(*prog.args)
     for p in prog.params.values():
         p.grad = None
-    gm = make_fx(prog.step)(*prog.args)
+    gm = make_fx(prog.step, decomposition_table=prog.decompose)(*prog.args)
     for p in prog.params.values():
         p.grad = None
     _peer_to_global(gm)

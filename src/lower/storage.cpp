@@ -35,7 +35,8 @@ bool isViewLikeOp(const std::string& op) {
 
 bool isFunctionalizedInplace(const std::string& op) {
   std::string_view b = baseName(op);
-  for (std::string_view o : {"aten.add_", "aten.sub_", "aten.mul_", "aten.div_"})
+  // copy_(dst, src): DDP's reducer writes each reduced gradient back with it.
+  for (std::string_view o : {"aten.add_", "aten.sub_", "aten.mul_", "aten.div_", "aten.copy_"})
     if (b == o) return true;
   return false;
 }

@@ -19,7 +19,7 @@ namespace tangle {
 bool isViewLikeOp(const std::string& op);
 
 // The in-place ops that inplace.cpp turns into their functional form
-// (aten.add_/sub_/mul_/div_): their result shares the first operand's storage.
+// (aten.add_/sub_/mul_/div_/copy_): their result shares the first operand's storage.
 bool isFunctionalizedInplace(const std::string& op);
 
 // c10d's in-place receive (`c10d.recv_([buf], group, src, tag)`) and the

@@ -5,7 +5,9 @@ import torch a dozen times), by a session fixture; each test then runs the check
 The models are in dp_model.py (DDP, accumulation), fsdp_model.py and adamw_model.py; their
 docstrings say exactly what is traced.
 """
+import json
 import os
+import re
 import sys
 
 import pytest
@@ -108,3 +110,52 @@ def test_adamw_with_scaled_lr_is_a_violation_at_the_decay(captured):
     assert r.verdict == "violation", r.report
     # the first use of lr: p * (1 - lr * weight_decay)
     assert r.failure.op == "aten.mul.Tensor", r.report
+
+
+# ---------------------------------------------------------------- real DistributedDataParallel
+# tangle.ddp traces DDP itself (python reducer: divide, all-reduce, wait, copy_ into .grad) with
+# make_fx; tests/python/ddp_real_model.py has the model and the planted bugs.
+_REAL = {}
+
+
+def _real_ddp(tmp_path_factory, build, spec):
+    if build not in _REAL:
+        pytest.importorskip("torch", reason="PyTorch is not installed (scripts/install-deps.sh installs torch==2.13.0)")
+        if TANGLE is None:
+            pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
+        from tangle import pp
+        out = tmp_path_factory.mktemp(f"ddp_{build}")
+        pp.capture_pipeline_fake(("ddp_real_model", build), ("ddp_real_model", spec), 2, str(out))
+        _REAL[build] = (out, tangle.check(pp.write_relation(str(out), 2), tangle=str(TANGLE)))
+    return _REAL[build]
+
+
+def test_real_ddp_step_refines(tmp_path_factory):
+    out, r = _real_ddp(tmp_path_factory, "build", "spec")
+    assert r.verdict == "refines", r.report
+    impl = (out / "impl.r0.py").read_text()
+    # DDP's own reducer is in the graph: one all-reduce and one copy_ into .grad per parameter
+    assert impl.count("_c10d_functional.all_reduce.default(") == 4 and impl.count("aten.copy_.default(") == 4
+    # each of the 4 spec gradients IS every rank's .grad after DDP's copy_ (DDP keeps replicas equal)
+    assert len(json.loads((out / "spec.pp.json").read_text())["outputs"]) == 4
+    plain = {}
+    for lhs, rhs in r.output_relation:
+        if re.fullmatch(r"D[01]\.copy_\w*", rhs):
+            plain.setdefault(lhs, set()).add(rhs[:2])
+    assert len(plain) == 4 and all(ranks == {"D0", "D1"} for ranks in plain.values()), r.report
+
+
+def test_real_ddp_under_no_sync_is_a_violation(tmp_path_factory):
+    out, r = _real_ddp(tmp_path_factory, "build_no_sync", "spec")
+    assert r.verdict == "violation", r.report
+    assert "all_reduce" not in (out / "impl.r0.py").read_text()
+    # nothing makes a rank's 1/(local rows) seed the spec's 1/(global rows) again
+    assert r.failure is not None and r.failure.op == "aten.div.Tensor", r.report
+
+
+def test_real_ddp_with_a_summed_loss_is_a_violation(tmp_path_factory):
+    _, r = _real_ddp(tmp_path_factory, "build_sum_loss", "spec_sum")
+    assert r.verdict == "violation", r.report
+    # the ranks' sum exists, but DDP returns half of it: the first gradient output fails
+    assert r.failure is not None and r.failure.op == "aten.view.default", r.report
+    assert "do not return" in r.failure.reason, r.report
