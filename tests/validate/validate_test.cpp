@@ -58,7 +58,9 @@ TEST(Validate, CatchesArangeShiftIgnoringDtypes) {
   EXPECT_EQ(r.status, Status::Failed) << r.detail;
   EXPECT_NE(r.detail.find("type conflict"), std::string::npos) << r.detail;
   for (const auto& l : lemmas::lemmaTable())
-    if (l.rule.name == "add-arange-scalar") EXPECT_NE(validateRule(l.rule, fast(16)).status, Status::Failed);
+    if (l.rule.name == "add-arange-scalar") {
+      EXPECT_NE(validateRule(l.rule, fast(16)).status, Status::Failed);
+    }
 }
 
 // softmax distributed over a concat with no guard: wrong when the concat runs
