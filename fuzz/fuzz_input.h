@@ -10,6 +10,7 @@
 #include <string>
 
 #include "support/error.h"
+#include "sym/expr.h"
 
 namespace tangle::fuzz {
 
@@ -32,6 +33,7 @@ int runReader(const uint8_t* data, size_t size, Read read) {
       std::abort();
     }
   }
+  sym::resetInterning();  // nothing of this input is alive any more; see sym/expr.h
   return 0;
 }
 

@@ -35,6 +35,20 @@ Tables& tables() {
   return t;
 }
 
+}  // namespace
+
+void resetInterning() {
+  Tables& t = tables();
+  std::lock_guard lock(t.mu);
+  t.polys.clear();
+  t.polyIds.clear();
+  t.atoms.clear();
+  t.atomIds.clear();
+  t.varGraphs.clear();
+}
+
+namespace {
+
 std::string polyKey(const Poly& p) {
   std::string k = std::to_string(p.constant);
   for (const Term& t : p.terms) {

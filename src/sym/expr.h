@@ -56,6 +56,11 @@ struct Poly {
   bool operator==(const Poly&) const = default;
 };
 
+// Forgets every interned expression. Only for a process that has no ExprId, AtomId or Dim left
+// alive (a fuzz target between inputs): the tables otherwise grow with every distinct expression a
+// process ever sees, which a long fuzzing run turns into an out-of-memory report.
+void resetInterning();
+
 const Poly& poly(ExprId e);
 const Atom& atom(AtomId a);
 
