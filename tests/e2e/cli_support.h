@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -153,6 +154,21 @@ inline std::optional<int> diagnosticLine(const std::string& message, const std::
     return std::stoi(message.substr(i, digits - i));
   }
   return std::nullopt;
+}
+
+// The text report without its two timings (everything else, statistics included, must match).
+inline std::string withoutTimes(const std::string& out) {
+  static const std::regex times(R"(stats: [0-9.e+-]+ s \(import [0-9.e+-]+ s\))");
+  return std::regex_replace(out, times, "stats: T");
+}
+
+// The JSON report (dump(2): one key per line) without its timing keys.
+inline std::string jsonWithoutTimes(const fs::path& p) {
+  std::string kept;
+  for (const std::string& line : splitLines(readFile(p)))
+    if (line.find("\"seconds\":") == std::string::npos && line.find("\"import_seconds\":") == std::string::npos)
+      kept += line + "\n";
+  return kept;
 }
 
 }  // namespace tangle::e2e

@@ -25,18 +25,6 @@ using namespace tangle::e2e;
 
 const fs::path kArtifact = fs::path(TANGLE_SOURCE_DIR) / "../shared/data/entangle-artifact";
 
-std::string withoutTimes(const std::string& out) {
-  static const std::regex times(R"(stats: [0-9.e+-]+ s \(import [0-9.e+-]+ s\))");
-  return std::regex_replace(out, times, "stats: T");
-}
-
-std::string jsonWithoutTimes(const fs::path& p) {
-  std::string kept;
-  for (const std::string& line : splitLines(readFile(p)))
-    if (line.find("\"seconds\":") == std::string::npos && line.find("\"import_seconds\":") == std::string::npos)
-      kept += line + "\n";
-  return kept;
-}
 
 struct Report {
   RunResult run;
