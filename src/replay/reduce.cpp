@@ -1,6 +1,9 @@
 #include "replay/reduce.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <set>
 
@@ -8,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "ops/ops.h"
+#include "replay/dim_classes.h"
 #include "replay/size_roles.h"
 #include "support/error.h"
 
@@ -294,11 +298,32 @@ std::string describeMap(const SizeMap& m) {
   return fmt::format("{} (every size above {} divided by {})", fmt::join(parts, ", "), m.threshold, m.divisor);
 }
 
+// How many classes each large size splits into when dims are related per occurrence (dim_classes.h),
+// without and with the certificate's relations: the coincidences one size per value has to keep.
+void traceDimClasses(const LGraph& spec, const LGraph& impl, const RelationFile& relation, const InferResult& result) {
+  for (bool cert : {false, true}) {
+    auto t0 = std::chrono::steady_clock::now();
+    DimClasses dc = collectDimClasses(spec, impl, relation, cert ? result.all : std::vector<TensorRelations>{});
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    auto byValue = dc.classesByValue(4);
+    int classes = 0;
+    std::vector<std::string> split;
+    for (auto [v, k] : byValue) {
+      classes += k;
+      if (k > 1) split.push_back(fmt::format("{} x{}", v, k));
+    }
+    std::fprintf(stderr, "dim classes (%s certificate): %zu occurrences, %d classes above 4 over %zu sizes, %.1f ms; "
+                 "split: %s\n", cert ? "with" : "without", dc.occurrences(), classes, byValue.size(), ms,
+                 fmt::format("{}", fmt::join(split, ", ")).c_str());
+  }
+}
+
 }  // namespace
 
 Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFile& relation, const InferResult& result,
                        int64_t maxElements) {
   Reduction out;
+  if (std::getenv("TANGLE_TRACE_SIZES")) traceDimClasses(spec, impl, relation, result);
   std::vector<int64_t> dims = dimsOf({&spec, &impl});
   const std::vector<char> specTyped = typedDefinitions(spec), implTyped = typedDefinitions(impl);
   // One size per role first: every size above 1 (a kv-head count 4 that is also the GQA group must

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "import/fx_importer.h"
+#include "replay/dim_classes.h"
 #include "replay/inputs.h"
 #include "replay/lgraph_eval.h"
 #include "replay/reduce.h"
@@ -277,6 +278,30 @@ TEST(Inputs, IndicesReachingTheTableThroughIntegerOpsCoverIt) {
   EXPECT_GE(*std::max_element(ids.data.begin(), ids.data.end()), 20);  // 80 draws from [0, 30)
   EXPECT_LT(*std::max_element(ids.data.begin(), ids.data.end()), 30);
   EXPECT_GE(*std::min_element(ids.data.begin(), ids.data.end()), 0);
+}
+
+// Equal sizes are one class only when an operator or a relation links them; the
+// certificate ties a spec dim to the implementation dim at its position.
+TEST(DimClasses, EqualSizesAreLinkedByOperatorsAndTheCertificate) {
+  Case s("A: \"f32[6, 8]\", B: \"f32[8, 10]\", C: \"f32[8, 7]\"",
+         "mm: \"f32[6, 10]\" = torch.ops.aten.mm.default(A, B)\n"
+         "r: \"f32[8, 7]\" = torch.ops.aten.relu.default(C)\nreturn (mm, r)",
+         "A: \"f32[3, 8]\", B: \"f32[8, 10]\"", "mm: \"f32[3, 10]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)",
+         "");
+  auto node = [&](bool spec, const char* name) { return spec ? id(s.specL, name) : id(s.implL, name); };
+  auto rel = parseRelationText("S.mm = concat(D0.mm, D1.mm, dim=0)\n", "r.rel");
+  std::vector<TensorRelations> cert{{id(s.specL, "S.mm"), "S.mm", {termOf(rel.relations[0].rhs, s.specL, s.implL)}}};
+  for (bool withCert : {false, true}) {
+    detail::DimClasses dc = detail::collectDimClasses(s.specL, s.implL, s.rel, withCert ? cert : std::vector<TensorRelations>{});
+    auto cls = [&](bool spec, const char* name, size_t dim) { return dc.find(dc.of(spec, node(spec, name), 0, dim)); };
+    EXPECT_EQ(cls(true, "S.A", 1), cls(true, "S.B", 0));  // the matmul's inner dim
+    EXPECT_EQ(cls(true, "S.mm", 1), cls(true, "S.B", 1));
+    EXPECT_NE(cls(true, "S.A", 1), cls(true, "S.C", 0));  // 8 by coincidence: another class
+    EXPECT_EQ(dc.classesByValue(4).at(8), 4);  // spec mm, spec relu, each rank's mm
+    EXPECT_NE(cls(true, "S.mm", 0), cls(false, "D0.mm", 0));  // 6 and 3: never one size
+    EXPECT_EQ(cls(true, "S.mm", 1) == cls(false, "D0.mm", 1), withCert) << "the certificate links the 10s";
+    EXPECT_EQ(cls(false, "D0.mm", 1) == cls(false, "D1.mm", 1), withCert);
+  }
 }
 
 // Slice windows keep their index at reduced sizes; their bounds are no size roles.
