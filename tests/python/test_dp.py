@@ -159,3 +159,40 @@ def test_real_ddp_with_a_summed_loss_is_a_violation(tmp_path_factory):
     # the ranks' sum exists, but DDP returns half of it: the first gradient output fails
     assert r.failure is not None and r.failure.op == "aten.view.default", r.report
     assert "do not return" in r.failure.reason, r.report
+
+
+# ---- real FSDP2 (fully_shard): FSDP's own all-gather and reduce-scatter, under the fake process group
+_FSDP = {}
+
+
+def _real_fsdp(tmp_path_factory, build, spec):
+    if build not in _FSDP:
+        pytest.importorskip("torch", reason="PyTorch is not installed (scripts/install-deps.sh installs torch==2.13.0)")
+        if TANGLE is None:
+            pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
+        from tangle import pp
+        out = tmp_path_factory.mktemp(f"fsdp_{build}")
+        pp.capture_pipeline_fake(("fsdp_real_model", build), ("fsdp_real_model", spec), 2, str(out))
+        _FSDP[build] = (out, tangle.check(pp.write_relation(str(out), 2), tangle=str(TANGLE)))
+    return _FSDP[build]
+
+
+def test_real_fsdp_step_refines(tmp_path_factory):
+    out, r = _real_fsdp(tmp_path_factory, "build", "spec")
+    assert r.verdict == "refines", r.report
+    impl = (out / "impl.r0.py").read_text()
+    # FSDP2's own buffer ops and in-place collectives are in the graph (tangle lowers them)
+    for op in ("fsdp.all_gather_copy_in", "fsdp.split_with_sizes_copy", "fsdp.chunk_cat",
+               "c10d._allgather_base_", "c10d._reduce_scatter_base_"):
+        assert op in impl, op
+
+
+def test_real_fsdp_padded_dim0_refines(tmp_path_factory):
+    out, r = _real_fsdp(tmp_path_factory, "build_padded", "spec_padded")
+    assert r.verdict == "refines", r.report
+    assert "constant_pad_nd" in (out / "impl.r1.py").read_text()  # rank 1's shard of 3 rows is padded
+
+
+def test_real_fsdp_with_a_summed_loss_is_a_violation(tmp_path_factory):
+    _, r = _real_fsdp(tmp_path_factory, "build_sum_loss", "spec_sum")
+    assert r.verdict == "violation", r.report
