@@ -80,7 +80,12 @@ class Rewriter {
     written_.assign(n, false);
     ver_.assign(n, 0);
     partial_.assign(n, false);
-    for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) base_[static_cast<size_t>(id)] = findBase(id);
+    std::unordered_map<std::string, NodeId> attrs;  // repeated reads of one self.<attr> share its storage
+    for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
+      const Node& node = g.node(id);
+      auto* target = node.op == "get_attr" && !node.args.empty() ? std::get_if<std::string>(&node.args[0].v) : nullptr;
+      base_[static_cast<size_t>(id)] = target ? attrs.try_emplace(*target, id).first->second : findBase(id);
+    }
     for (NodeId id = 0; id < static_cast<NodeId>(n); ++id)
       for (NodeId t : targets(id)) written_[static_cast<size_t>(base_[static_cast<size_t>(t)])] = true;
   }
@@ -92,6 +97,7 @@ class Rewriter {
       bool unfilled = ver_[static_cast<size_t>(b)] == 0 || partial_[static_cast<size_t>(b)];
       if (b != id && n.op != "getitem" && unfilled && (written_[static_cast<size_t>(b)] || isEmpty(g_.node(b))))
         ;  // a view of a buffer not filled yet (an out= target): no value; reading it is refused in read()
+      else if (n.op == "get_attr" && b != id) sub_[static_cast<size_t>(id)] = sub_[static_cast<size_t>(b)];
       else if (n.op == kCopyIn) copyIn(id);
       else if (n.op == kAllGather || n.op == kReduceScatter) collective(id);
       else if (n.op == kSplitCopy) splitCopy(id);
