@@ -69,3 +69,9 @@ def build_divide_by_one(rank, world_size):
 def build_per_layer(rank, world_size):
     """fully_shard on each Linear, then on the root (one all-gather and reduce-scatter per layer)."""
     return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, per_layer=True)
+
+
+def build_premul_sum(rank, world_size):
+    """A gradient divide factor other than the world size: FSDP reduce-scatters with PREMUL_SUM,
+    which tangle does not model (refused as bad input)."""
+    return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, divide_factor=3.0)
