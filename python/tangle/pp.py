@@ -39,6 +39,9 @@ class RankProgram:
     replica: int = 0             # ranks of one replica together hold each sharded parameter whole
     buffers: dict = dataclasses.field(default_factory=dict)  # FQN -> buffer (RoPE tables): named like params
     decompose: dict = dataclasses.field(default_factory=dict)  # ATen op -> function make_fx traces it as
+    # rewrite(gm) -> {FQN: node name}: edits the traced graph before the grads are cleared (tangle.fsdp
+    # writes what the trace hides); the names it returns override the parameters found by identity
+    rewrite: object = None
 
 
 def _peer_to_global(gm):
@@ -75,10 +78,11 @@ def trace_program(prog: RankProgram, path: str, params_path: str):
     for p in prog.params.values():
         p.grad = None
     gm = make_fx(prog.step, decomposition_table=prog.decompose)(*prog.args)
-    for p in prog.params.values():
-        p.grad = None
     _peer_to_global(gm)
     _flat_outputs(gm)
+    named = prog.rewrite(gm) if prog.rewrite else {}
+    for p in prog.params.values():
+        p.grad = None
     by_id = {id(p): fqn for fqn, p in list(prog.params.items()) + list(prog.buffers.items())}
     params = {}
     for node in gm.graph.nodes:
@@ -86,6 +90,7 @@ def trace_program(prog: RankProgram, path: str, params_path: str):
             fqn = by_id.get(id(getattr(gm, node.target)))
             if fqn and fqn not in params:
                 params[fqn] = node.name
+    params.update(named)
     placeholders = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
     arg_names = [re.sub(r"_\d+$", "", n) for n in placeholders]
     inputs = {ph: list(prog.inputs[a]) for ph, a in zip(placeholders, arg_names) if a in prog.inputs}

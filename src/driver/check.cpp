@@ -11,6 +11,7 @@
 #include "import/import.h"
 #include "infer/merged_sizes.h"
 #include "infer/symbol_facts.h"
+#include "lower/fsdp.h"
 #include "lower/inplace.h"
 #include "lemmas/lemma_file.h"
 #include "lemmas/lemmas.h"
@@ -91,6 +92,7 @@ void importGraphs(PreparedCheck& pc, size_t jobs) {
   auto t0 = std::chrono::steady_clock::now();
   auto load = [](Graph& g, const std::string& path) {
     g = importGraph(path);
+    lowerFsdpBuffers(g);      // FSDP2's out= buffer ops and in-place c10d collectives (lower/fsdp.h)
     functionalizeInplace(g);  // eager traces keep in-place grad accumulation and recv_ (lower/inplace.h)
   };
   load(pc.spec, pc.info.specPath);

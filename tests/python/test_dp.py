@@ -159,3 +159,63 @@ def test_real_ddp_with_a_summed_loss_is_a_violation(tmp_path_factory):
     # the ranks' sum exists, but DDP returns half of it: the first gradient output fails
     assert r.failure is not None and r.failure.op == "aten.view.default", r.report
     assert "do not return" in r.failure.reason, r.report
+
+
+# ---- real FSDP2 (fully_shard): FSDP's own all-gather and reduce-scatter, under the fake process group
+_FSDP = {}
+
+
+def _fsdp_capture(tmp_path_factory, build, spec):
+    pytest.importorskip("torch", reason="PyTorch is not installed (scripts/install-deps.sh installs torch==2.13.0)")
+    if TANGLE is None:
+        pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
+    from tangle import pp
+    out = tmp_path_factory.mktemp(f"fsdp_{build}")
+    pp.capture_pipeline_fake(("fsdp_real_model", build), ("fsdp_real_model", spec), 2, str(out))
+    return out, pp.write_relation(str(out), 2)
+
+
+def _real_fsdp(tmp_path_factory, build, spec="spec"):
+    if build not in _FSDP:
+        out, rel = _fsdp_capture(tmp_path_factory, build, spec)
+        _FSDP[build] = (out, tangle.check(rel, tangle=str(TANGLE)))
+    return _FSDP[build]
+
+
+def test_real_fsdp_step_refines(tmp_path_factory):
+    out, r = _real_fsdp(tmp_path_factory, "build")
+    assert r.verdict == "refines", r.report
+    impl = (out / "impl.r0.py").read_text()
+    # FSDP2's own buffer ops and in-place collectives are in the graph (lower/fsdp.h rewrites them)
+    for op in ("fsdp.all_gather_copy_in", "fsdp.split_with_sizes_copy", "fsdp.chunk_cat",
+               "c10d._allgather_base_", "c10d._reduce_scatter_base_"):
+        assert op in impl, op
+    assert "'0', 'avg'" in impl  # the group and the reduce op FSDP chose, recorded by tangle.fsdp
+
+
+def test_real_fsdp_padded_dim0_refines(tmp_path_factory):
+    out, r = _real_fsdp(tmp_path_factory, "build_padded", "spec_padded")
+    assert r.verdict == "refines", r.report
+    assert "constant_pad_nd" in (out / "impl.r1.py").read_text()  # rank 1's shard of 3 rows is padded to 2
+
+
+def test_real_fsdp_per_layer_refines(tmp_path_factory):
+    out, r = _real_fsdp(tmp_path_factory, "build_per_layer")
+    assert r.verdict == "refines", r.report
+    # one reduce-scatter per layer; the backward all-gathers each resharded layer again
+    impl = (out / "impl.r0.py").read_text()
+    assert impl.count("c10d._reduce_scatter_base_.default(") == 2 and impl.count("c10d._allgather_base_.default(") == 4
+
+
+def test_real_fsdp_divide_factor_one_is_a_violation(tmp_path_factory):
+    out, r = _real_fsdp(tmp_path_factory, "build_divide_by_one")
+    assert r.verdict == "violation", r.report
+    assert "'0', 'sum'" in (out / "impl.r0.py").read_text()
+    # the gradients are the ranks' sum: nothing relates a rank's 1/(local rows) seed to the spec's
+    assert r.failure is not None and r.failure.op == "aten.div.Tensor", r.report
+
+
+def test_real_fsdp_premul_sum_is_bad_input(tmp_path_factory):
+    _, rel = _fsdp_capture(tmp_path_factory, "build_premul_sum", "spec")
+    with pytest.raises(tangle.VerifyError, match="_reduce_scatter_base_.*premul_sum.*not supported"):
+        tangle.check(rel, tangle=str(TANGLE))

@@ -1,0 +1,235 @@
+"""Capture a real FSDP2 (``torch.distributed.fsdp.fully_shard``) training step for tangle.
+
+``make_fx`` of the step (forward, loss, ``loss.backward()``) records FSDP2's own all-gather and
+reduce-scatter, but in eager form: out= buffer ops (``fsdp.all_gather_copy_in``,
+``fsdp.split_with_sizes_copy``, ``fsdp.chunk_cat``) and in-place c10d collectives whose process
+group and reduce op are opaque script objects; parameters and gradients are views of FSDP's flat
+buffers, a storage sharing the trace does not show. This module only records what the trace hides
+(src/lower/fsdp.h gives the ops their meaning):
+* each c10d collective's group name, and its reduce op (the one FSDP chose, recorded from
+  ``_get_gradient_divide_factors``), as string arguments;
+* each attribute tensor that is a view of another attribute's storage as an ``as_strided`` read of
+  it; the flat sharded data as the parameter's local shard (an added attribute), flattened and
+  zero padded to FSDP's padded size;
+* each returned gradient (a DTensor the trace cannot follow) as the ``as_strided`` view of the
+  reduce-scatter's output with its local tensor's size, stride and offset.
+Profiler markers are dropped. ``fsdp_program`` returns the rank's ``pp.RankProgram``, capture it with
+``pp.capture_pipeline_fake`` and write the relation with ``pp.write_relation`` (the spec's parameters
+are the concatenation of the ranks' dim-0 shards; its batch that of the ranks' rows).
+"""
+from __future__ import annotations
+
+import operator
+
+from . import ddp
+from .pp import RankProgram
+
+
+class CaptureError(RuntimeError):
+    pass
+
+
+def spec_program(model, batch, loss_fn) -> RankProgram:
+    return ddp.spec_program(model, batch, loss_fn)
+
+
+def _reduce_ops():
+    """Records the reduce-scatter op FSDP picks for each gradient reduction, in order."""
+    import torch.distributed as dist
+    from torch.distributed.fsdp._fully_shard import _fsdp_collectives as col
+
+    seen = []
+    if not getattr(col._get_gradient_divide_factors, "_tangle", False):
+        original = col._get_gradient_divide_factors
+
+        def recording(*args, **kwargs):
+            result = original(*args, **kwargs)
+            op = result[2]
+            name = "sum" if op == dist.ReduceOp.SUM else "avg" if op == dist.ReduceOp.AVG else "premul_sum"
+            recording.seen.append(name)
+            return result
+
+        recording._tangle = True
+        recording.seen = seen
+        col._get_gradient_divide_factors = recording
+    return col._get_gradient_divide_factors.seen
+
+
+def _contiguous_strides(size):
+    strides, n = [], 1
+    for d in reversed(size):
+        strides.append(n)
+        n *= d
+    return list(reversed(strides))
+
+
+def _rewrite(gm, fsdp_params, grads, reduce_ops):
+    """The graph edits of the module docstring; returns {FQN: node name of its local shard}."""
+    import torch
+    import torch.distributed as dist
+
+    graph = gm.graph
+    for node in reversed(list(graph.nodes)):
+        if node.op == "call_function" and str(node.target).startswith("profiler."):
+            graph.erase_node(node)
+    scatters = [n for n in graph.nodes if str(n.target) == "c10d._reduce_scatter_base_.default"]
+    ops = reduce_ops[len(reduce_ops) - len(scatters):] if scatters else []
+    if len(ops) != len(scatters):
+        raise CaptureError(f"{len(scatters)} reduce-scatters but FSDP chose {len(reduce_ops)} reduce ops")
+    for node in graph.nodes:
+        target = str(node.target)
+        if target in ("c10d._allgather_base_.default", "c10d._reduce_scatter_base_.default"):
+            pg = dist.ProcessGroup.unbox(getattr(gm, node.args[2].target))
+            args = list(node.args)
+            args[2] = pg.group_name
+            if target.startswith("c10d._reduce"):
+                args[3] = ops[scatters.index(node)]
+            node.args = tuple(args)
+    by_id = {id(getattr(gm, n.target)): n for n in graph.nodes if n.op == "get_attr"}
+    first = next(iter(graph.nodes))
+    aten = torch.ops.aten
+    named = {}
+    for i, (fqn, fp) in enumerate(fsdp_params.items()):
+        local = fp.sharded_param._local_tensor
+        name = f"_fsdp_shard{i}"
+        setattr(gm, name, local)
+        with graph.inserting_before(first):
+            shard = graph.get_attr(name)
+            shard.meta["val"] = local
+        named[fqn] = shard.name
+        data = fp._sharded_param_data
+        for flat_data in _same_data(gm, data):  # FSDP's flat sharded data: the local shard, flattened and zero padded
+            if not local.is_contiguous() or local.storage_offset() != data.storage_offset() or \
+                    (local.numel() and local.untyped_storage().data_ptr() != data.untyped_storage().data_ptr()):
+                raise CaptureError(f"{fqn}: its sharded data is not its flat padded local shard")
+            with graph.inserting_before(flat_data):
+                flat = graph.call_function(aten.view.default, (shard, [local.numel()]))
+                flat.meta["val"] = local.reshape(-1)
+                if data.numel() > local.numel():
+                    flat = graph.call_function(aten.constant_pad_nd.default,
+                                               (flat, [0, data.numel() - local.numel()], 0.0))
+                    flat.meta["val"] = torch.zeros(data.numel(), dtype=data.dtype)
+            flat_data.replace_all_uses_with(flat)
+            graph.erase_node(flat_data)
+        unsharded = by_id.get(id(fp._unsharded_param))
+        if unsharded is not None:  # torch.as_strided(all_gather_outputs[0], orig size, contiguous, 0)
+            if len(fp.all_gather_outputs) != 1 or id(fp.all_gather_outputs[0]) not in by_id:
+                raise CaptureError(f"{fqn}: its unsharded parameter is not a view of one traced all-gather buffer")
+            buf = by_id[id(fp.all_gather_outputs[0])]
+            if not _before(buf, unsharded):
+                unsharded.prepend(buf)
+            with graph.inserting_before(unsharded):
+                view = graph.call_function(aten.as_strided.default, (buf, list(fp._orig_size),
+                                                                      list(fp._contiguous_orig_stride), 0))
+                view.meta["val"] = torch.empty(fp._orig_size, dtype=local.dtype)
+            unsharded.replace_all_uses_with(view)
+            graph.erase_node(unsharded)
+    _return_grads(gm, grads)
+    graph.lint()
+    gm.recompile()
+    return named
+
+
+def _same_data(gm, data):
+    """The get_attr nodes of plain tensors that are `data` (the same object, or the same elements
+    of its storage: FSDP hands its all-gather a fresh view of the flat sharded data)."""
+    import torch
+
+    ptr = data.untyped_storage().data_ptr()
+    out = []
+    for n in gm.graph.nodes:
+        t = getattr(gm, n.target, None) if n.op == "get_attr" and not n.target.startswith("_fsdp_shard") else None
+        if t is data or (type(t) is torch.Tensor and ptr and t.untyped_storage().data_ptr() == ptr
+                         and t.storage_offset() == data.storage_offset() and t.shape == data.shape
+                         and t.stride() == data.stride()):
+            out.append(n)
+    return out
+
+
+def _before(a, b):
+    """True when node a comes before node b."""
+    n = a
+    while n.op != "root":
+        if n is b:
+            return True
+        n = n.next
+    return False
+
+
+def _from_reduce_scatter(node):
+    """True when node is a reduce-scatter's output, through in-place ops on it (FSDP's div_)."""
+    while hasattr(node, "target"):
+        if str(node.target) == "c10d._reduce_scatter_base_.default":
+            return True
+        if node.op != "call_function" or not node.args or not (
+                node.target is operator.getitem or str(node.target).split(".")[1].endswith("_")):
+            return False
+        node = node.args[0]
+    return False
+
+
+def _return_grads(gm, grads):
+    """Each returned gradient DTensor becomes the as_strided view of the reduce-scatter output
+    that has its local tensor's size, stride and offset (refused when not exactly one)."""
+    import torch
+
+    graph = gm.graph
+    out = next(n for n in graph.nodes if n.op == "output")
+    views = [n for n in graph.nodes if str(n.target) == "aten.as_strided.default" and _from_reduce_scatter(n.args[0])]
+    new = []
+    for i, arg in enumerate(out.args[0]):
+        g = grads[i]
+        local = g._local_tensor if hasattr(g, "_local_tensor") else g
+        key = (list(local.shape), list(local.stride()), local.storage_offset())
+        match = [v for v in views if (list(v.args[1]), list(v.args[2]), v.args[3] if len(v.args) > 3 else 0) == key]
+        if len(match) != 1:
+            raise CaptureError(f"gradient {i}: {len(match)} reduce-scatter views have its size, stride and offset")
+        new.append(match[0])
+    out.args = (tuple(new),)
+    for n in list(graph.nodes):  # the DTensor constants are no longer returned
+        if n.op == "get_attr" and not n.users and isinstance(getattr(gm, n.target, None), torch.Tensor):
+            graph.erase_node(n)
+
+
+def _fsdp_params(model, params):
+    """FQN -> FSDPParam (FSDP2's per-parameter state: shard, flat data, all-gather buffer)."""
+    by_param = {}
+    for module in model.modules():
+        state = module._get_fsdp_state() if hasattr(module, "_get_fsdp_state") else None
+        for group in getattr(state, "_fsdp_param_groups", []) if state else []:
+            for fp in group.fsdp_params:
+                by_param[id(fp.sharded_param)] = fp
+    missing = [fqn for fqn, p in params.items() if id(p) not in by_param]
+    if missing:
+        raise CaptureError(f"parameters not managed by fully_shard: {', '.join(missing)}")
+    return {fqn: by_param[id(p)] for fqn, p in params.items()}
+
+
+def fsdp_program(model, batch, loss_fn, rank, world_size, per_layer=False, force_sum=False, divide_factor=None,
+                 **fsdp_kwargs) -> RankProgram:
+    """Rank `rank`'s step: `model` under fully_shard (each child with parameters too, when
+    per_layer) on its rows of every batch tensor; force_sum and divide_factor set FSDP's
+    set_force_sum_reduction_for_comms / set_gradient_divide_factor. Needs an initialized process group."""
+    from torch.distributed.fsdp import fully_shard
+
+    if per_layer:
+        for child in model.children():
+            if any(True for _ in child.parameters()):
+                fully_shard(child, **fsdp_kwargs)
+    fully_shard(model, **fsdp_kwargs)
+    if force_sum:
+        model.set_force_sum_reduction_for_comms(True)
+    if divide_factor is not None:
+        model.set_gradient_divide_factor(divide_factor)
+    params = dict(model.named_parameters())
+    reduce_ops = _reduce_ops()
+    names = ddp._names(batch)
+    prog = RankProgram(step=ddp._step(model, params, loss_fn), args=tuple(ddp._rows(t, rank, world_size) for t in batch),
+                       params=params, outputs=list(params), inputs={a: (a, rank) for a in names},
+                       shards={fqn: (0, rank, world_size) for fqn in params}, decompose=ddp._losses())
+
+    def rewrite(gm):
+        return _rewrite(gm, _fsdp_params(model, params), [p.grad for p in params.values()], reduce_ops)
+
+    prog.rewrite = rewrite
+    return prog

@@ -1,0 +1,77 @@
+"""Real FSDP2 (fully_shard) training steps of a small MLP (for test_dp.py; tangle.fsdp captures them).
+
+The spec is the unwrapped model's step on the whole batch (MSE loss, mean over the batch); each
+rank shards its copy with ``fully_shard`` and steps on its rows. ``build`` has every dim 0 even
+over 2 ranks; ``build_padded`` has a last layer of 3 rows (FSDP pads it to 4: rank 1 holds one
+real row). Planted bug, silent in a real run: ``build_sum_loss`` sums the loss over the batch;
+FSDP averages gradients over ranks, which matches a global mean, not a global sum.
+"""
+import torch
+import torch.nn.functional as F
+
+from tangle import fsdp
+
+IN, HID, BATCH = 8, 16, 8
+
+
+def model(out=4):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(IN, HID), torch.nn.GELU(), torch.nn.Linear(HID, out))
+
+
+def batch(out=4):
+    g = torch.Generator().manual_seed(1)
+    return torch.randn(BATCH, IN, generator=g), torch.randn(BATCH, out, generator=g)
+
+
+def mse(out, y):
+    return F.mse_loss(out, y)
+
+
+def mse_sum(out, y):
+    return F.mse_loss(out, y, reduction="sum")
+
+
+def spec():
+    return fsdp.spec_program(model(), batch(), mse)
+
+
+def spec_padded():
+    return fsdp.spec_program(model(3), batch(3), mse)
+
+
+def spec_sum():
+    return fsdp.spec_program(model(), batch(), mse_sum)
+
+
+def build(rank, world_size):
+    return fsdp.fsdp_program(model(), batch(), mse, rank, world_size)
+
+
+def build_padded(rank, world_size):
+    return fsdp.fsdp_program(model(3), batch(3), mse, rank, world_size)
+
+
+def build_sum_loss(rank, world_size):
+    return fsdp.fsdp_program(model(), batch(), mse_sum, rank, world_size)
+
+
+def build_force_sum(rank, world_size):
+    """Reduce-scatter with sum, then FSDP's own div_ by the world size."""
+    return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, force_sum=True)
+
+
+def build_divide_by_one(rank, world_size):
+    """Planted bug: a gradient divide factor of 1 (summed, never averaged)."""
+    return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, force_sum=True, divide_factor=1.0)
+
+
+def build_per_layer(rank, world_size):
+    """fully_shard on each Linear, then on the root (one all-gather and reduce-scatter per layer)."""
+    return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, per_layer=True)
+
+
+def build_premul_sum(rank, world_size):
+    """A gradient divide factor other than the world size: FSDP reduce-scatters with PREMUL_SUM,
+    which tangle does not model (refused as bad input)."""
+    return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, divide_factor=3.0)
