@@ -33,6 +33,47 @@ static std::vector<eg::Term> preferringRank(const eg::EGraph& g, eg::Id root, in
   return ex.alternatives(root, limit);
 }
 
+namespace {
+
+// A term built only of layout operators (slice, concat, transpose, permute,
+// reshape) over implementation tensors: its value is some arrangement of
+// those tensors' elements. Its leaves, sorted and without repeats.
+std::optional<std::vector<std::pair<eg::Symbol, eg::AttrsId>>> layoutLeaves(const eg::Term& t) {
+  const ops::Syms& y = ops::syms();
+  std::vector<std::pair<eg::Symbol, eg::AttrsId>> leaves;
+  for (const auto& n : t.nodes) {
+    if (n.op == y.tensor) leaves.emplace_back(n.op, n.attrs);
+    else if (n.op != y.slice && n.op != y.concat && n.op != y.transpose && n.op != y.permute && n.op != y.reshape)
+      return std::nullopt;
+  }
+  std::sort(leaves.begin(), leaves.end());
+  leaves.erase(std::unique(leaves.begin(), leaves.end()), leaves.end());
+  return leaves;
+}
+
+// Drops a layout-only term over the same tensors as a layout-only term kept
+// before it (smaller or of another rank's choice): both are arrangements of
+// the same elements equal to one value, so the later one is that value
+// rearranged once more (S = reshape(concat[0](D_i.x)) next to S =
+// concat[1](D_i.x)). Seeding the next operator with every such arrangement
+// makes its e-graph distribute each one over the ranks again: one copy of
+// every permuted and reshaped per-rank piece per form, growing with the
+// degree. The lemmas rebuild the arrangement a spec operator reads from the
+// form kept. Dropping a relation is sound (fewer known equalities).
+void dropRearrangedRepeats(std::vector<eg::Term>& terms) {
+  std::vector<std::vector<std::pair<eg::Symbol, eg::AttrsId>>> kept;
+  std::vector<eg::Term> out;
+  for (eg::Term& t : terms) {
+    auto leaves = layoutLeaves(t);
+    if (leaves && std::find(kept.begin(), kept.end(), *leaves) != kept.end()) continue;
+    if (leaves) kept.push_back(std::move(*leaves));
+    out.push_back(std::move(t));
+  }
+  terms = std::move(out);
+}
+
+}  // namespace
+
 // The clean expressions kept for a class: the smallest per top-level e-node,
 // plus, for each rank, the smallest one over that rank's tensors alone, so
 // a replicated value keeps a relation on every rank (each rank's own chain
@@ -51,6 +92,7 @@ std::vector<eg::Term> cleanRelations(const InferState& st, const eg::EGraph& g, 
     for (eg::Term& t : terms)
       if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
   }
+  dropRearrangedRepeats(out);
   return out;
 }
 
