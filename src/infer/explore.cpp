@@ -28,7 +28,8 @@ void addToRel(InferState& st, OperatorSearch& s, int d) {
 
 namespace {
 
-// Merges an explored impl node's leaf with its definition (and constants).
+// Merges an explored impl node's leaf with its definition (and constants,
+// and the definitions of index-table operands, down to their sources).
 void exploreNode(InferState& st, eg::EGraph& g, int d) {
   st.marks.markExplored(d);
   eg::Id leaf = addLeaf(g, st.impl, d);
@@ -38,8 +39,8 @@ void exploreNode(InferState& st, eg::EGraph& g, int d) {
       g.merge(addLeaf(g, st.impl, o), constNode(g, c->second));
     else if (st.implZeros.count(o))
       mergeZeroFacts(st, g, o);
-    else if (st.impl.nodes[o].operands.empty() && !st.impl.nodes[o].isInput && !st.marks.isExplored(o))
-      exploreNode(st, g, o);
+    else if (st.implTable[o] && !st.marks.isExplored(o))
+      exploreNode(st, g, o);  // an arange (or constant) cast and rearranged: its definition too
   }
 }
 

@@ -68,6 +68,12 @@ struct InferState {
   // Such a value is the same function of nothing on every run: related to
   // everything, like a source (explore.cpp's inRel).
   std::vector<char> implInputFree;
+  // Per impl node: an input-free index table, a source (arange, a constant)
+  // taken through casts and rearrangements only (vLLM's float positions
+  // arange(n).float()[:, None]). Exploring an operand explores such a table's
+  // definition down to its source; other input-free chains (a causal mask's
+  // arithmetic) stay leaves there: exploring them too blew HF TP checks up.
+  std::vector<char> implTable;
   // `zero` statements: impl input -> the regions of it that hold zero padding.
   std::unordered_map<int, std::vector<const RelExpr*>> implZeros;
   // Impl nodes zero by their definitions over inputs declared zero as a whole

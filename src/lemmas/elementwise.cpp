@@ -13,7 +13,7 @@ struct Unary {
 constexpr Unary kUnary[] = {{"neg", 0},  {"exp", 0},     {"log", 0},   {"gelu", 1},
                             {"silu", 0}, {"relu", 0},    {"tanh", 0},  {"sigmoid", 0},
                             {"rsqrt", 0}, {"sqrt", 0},   {"pow_scalar", 1}, {"cast", 1},
-                            {"abs", 0}};
+                            {"abs", 0},  {"cos", 0},     {"sin", 0}};
 
 // f(concat[d](xs)) = concat[d](f(x_i))
 Apply unaryOverConcat(eg::Symbol sym, size_t nAttrs) {

@@ -349,6 +349,7 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addSignLemmas(t);
     detail::addEquivLemmas(t);
     detail::addRotaryLemmas(t);
+    detail::addArangeLemmas(t);
     detail::addAccumLemmas(t);
     detail::addPadSliceLemmas(t);
     std::unordered_map<std::string, int> seen;

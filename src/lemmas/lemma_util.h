@@ -117,6 +117,7 @@ void addCompareLemmas(std::vector<Lemma>& out);  // compare.cpp
 void addSignLemmas(std::vector<Lemma>& out);  // sign.cpp
 void addEquivLemmas(std::vector<Lemma>& out);
 void addRotaryLemmas(std::vector<Lemma>& out);  // rotary.cpp
+void addArangeLemmas(std::vector<Lemma>& out);  // arange.cpp
 void addAccumLemmas(std::vector<Lemma>& out);  // accum.cpp
 void addPadSliceLemmas(std::vector<Lemma>& out);  // pad_slices.cpp
 
