@@ -36,7 +36,7 @@ void exploreNode(InferState& st, eg::EGraph& g, int d) {
   if (auto def = addDefinition(g, st.impl, d)) g.merge(leaf, *def);
   for (int o : st.impl.nodes[d].operands) {
     if (auto c = st.implConsts.find(o); c != st.implConsts.end())
-      g.merge(addLeaf(g, st.impl, o), constNode(g, c->second));
+      g.merge(addLeaf(g, st.impl, o), declaredConstNode(g, st.impl.nodes[o], c->second));
     else if (st.implZeros.count(o))
       mergeZeroFacts(st, g, o);
     else if (st.implTable[o] && !st.marks.isExplored(o))

@@ -117,6 +117,9 @@ void collectSpecTensors(const InferState& st, const RelExpr& e, std::vector<int>
 // --- seed.cpp: building e-graphs over what is known ------------------------
 
 eg::Id constNode(eg::EGraph& g, double v);
+// A relation file's `const T = v` for node n: cast[dtype](const v) when n is a
+// 0-d tensor of a known dtype (as lowering types 0-d constants), else const v.
+eg::Id declaredConstNode(eg::EGraph& g, const LNode& n, double v);
 // zeros.cpp: impl input d's `zero` regions merged with zeros (when d has any).
 void mergeZeroFacts(const InferState& st, eg::EGraph& g, int d);
 void markImplZeros(InferState& st);

@@ -151,15 +151,16 @@ Apply dropBroadcastUnitLead(eg::Symbol sym, bool onLeft) {
   };
 }
 
-// mul(x, 1) = x (either side) for the scalar constant 1 when the product keeps
-// x's type (HF scales rotary tables by attention_scaling, 1.0 for default RoPE).
-Apply timesOne(bool constOnLeft) {
-  return [constOnLeft](EGraph& g, const Match& m) -> std::optional<Id> {
+// op(x, e) = x for the identity e of op on that side (x + 0, 0 + x, x - 0,
+// x * 1, 1 * x, x / 1) when the result keeps x's type: HF scales rotary
+// tables by attention_scaling (1.0 for default RoPE) and shifts positions by
+// 0. These remove the identity ops that isIdentityOperand keeps from moving.
+Apply identityOp(double e) {
+  return [e](EGraph& g, const Match& m) -> std::optional<Id> {
     Id x = m.subst.cls("x");
     auto c = scalarConstant(g, m.subst.cls("c"));
     const TensorType *xt = typeOf(g, x), *out = typeOf(g, m.eclass);
-    (void)constOnLeft;
-    if (!c || *c != 1.0 || !xt || !out || xt->dtype != out->dtype || xt->shape != out->shape) return std::nullopt;
+    if (!c || *c != e || !xt || !out || xt->dtype != out->dtype || xt->shape != out->shape) return std::nullopt;
     return g.find(x);
   };
 }
@@ -181,9 +182,17 @@ void addArangeLemmas(std::vector<Lemma>& out) {
                         "index_rows(x, arange(a, b, s)) = slice[0, a, b, s](x) when those rows exist",
                         "(index_rows ?x (arange[?a, ?b, ?s]))", rowsOfRange));
   out.push_back(applier("mul-one-rhs", "mul(x, 1) = x for the scalar constant 1 (x's type kept)", "(mul ?x ?c)",
-                        timesOne(false)));
+                        identityOp(1)));
   out.push_back(applier("mul-one-lhs", "mul(1, x) = x for the scalar constant 1 (x's type kept)", "(mul ?c ?x)",
-                        timesOne(true)));
+                        identityOp(1)));
+  out.push_back(applier("div-one", "div(x, 1) = x for the scalar constant 1 (x's type kept)", "(div ?x ?c)",
+                        identityOp(1)));
+  out.push_back(applier("add-zero-rhs", "add(x, 0) = x for the scalar constant 0 (x's type kept)", "(add ?x ?c)",
+                        identityOp(0)));
+  out.push_back(applier("add-zero-lhs", "add(0, x) = x for the scalar constant 0 (x's type kept)", "(add ?c ?x)",
+                        identityOp(0)));
+  out.push_back(applier("sub-zero", "sub(x, 0) = x for the scalar constant 0 (x's type kept)", "(sub ?x ?c)",
+                        identityOp(0)));
   // Products only: vLLM's outer product t[:, None] * inv_freq. The add / sub /
   // div versions (true too) cost HF TP checks seconds and no proof needed them.
   const std::pair<const char*, eg::Symbol> binaries[] = {{"mul", op().mul}};

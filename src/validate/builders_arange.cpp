@@ -44,13 +44,21 @@ Builder arangeShifted(const std::string& op, bool constOnLeft) {
   };
 }
 
-// mul(x, 1) or mul(1, x) (sometimes another constant, or x broadcast up by a wider 1).
-Builder timesOne(bool constOnLeft) {
-  return [constOnLeft](Gen& gen) -> std::optional<eg::Id> {
-    eg::Id x = gen.leaf({gen.size(), gen.size()});
-    eg::Id c = gen.constant(gen.chance(0.8) ? 1.0 : 2.0);
+// op(x, e) or op(e, x) for op's identity e (sometimes another constant, a
+// typed e that changes x's dtype, or x broadcast up by a wider operand).
+Builder identityOp(const std::string& op, double e, bool constOnLeft) {
+  return [op, e, constOnLeft](Gen& gen) -> std::optional<eg::Id> {
+    Shape xs = {gen.size(), gen.size()};
+    bool integer = gen.chance(0.3);
+    eg::Id x = integer ? gen.intLeaf(xs, -5, 6) : gen.leaf(xs);
+    eg::Id c = gen.constant(gen.chance(0.8) ? e : e + 2);
+    if (gen.chance(0.3)) {
+      auto typed = gen.node("cast", {Attr::str(gen.chance(0.5) ? "f32" : "i64")}, {c});
+      if (!typed) return std::nullopt;
+      c = *typed;
+    }
     if (gen.chance(0.1)) c = gen.leaf({gen.size(), 1, 1});
-    return constOnLeft ? gen.node("mul", {}, {c, x}) : gen.node("mul", {}, {x, c});
+    return constOnLeft ? gen.node(op, {}, {c, x}) : gen.node(op, {}, {x, c});
   };
 }
 
@@ -70,6 +78,31 @@ Builder broadcastUnitLead(const std::string& op, bool onLeft) {
     if (gen.chance(0.3)) as.insert(as.begin(), gen.size());
     eg::Id a = gen.leaf(as);
     return onLeft ? gen.node(op, {}, {*y, a}) : gen.node(op, {}, {a, *y});
+  };
+}
+
+// op(.., cast[dt](const c), ..) with the typed constant at operand `pos`:
+// values a dtype holds or not (0.5 in i64, 2^24 + 1 in f32), and operands of
+// either dtype (an f32 constant next to an i64 tensor makes the result f32,
+// unlike the literal: the rule must refuse it).
+Builder untypeConst(const std::string& op, size_t arity, size_t pos) {
+  return [op, arity, pos](Gen& gen) -> std::optional<eg::Id> {
+    static const double kValues[] = {0, 1, 2, -3, 0.5, 16777217.0};
+    static const char* kTypes[] = {"f32", "i64", "f64", "i32"};
+    eg::Id c = gen.constant(kValues[gen.uniform(0, 5)]);
+    auto k = gen.node("cast", {Attr::str(kTypes[gen.uniform(0, 3)])}, {c});
+    if (!k) return std::nullopt;
+    Shape xs = {gen.size(), gen.size()};
+    std::vector<eg::Id> children;
+    for (size_t i = 0; i < arity; ++i) {
+      if (i == pos) children.push_back(*k);
+      else if (op == "where" && i == 0) {
+        auto cond = gen.node("lt", {}, {gen.leaf(xs), gen.leaf(xs)});
+        if (!cond) return std::nullopt;
+        children.push_back(*cond);
+      } else children.push_back(gen.chance(0.4) ? gen.intLeaf(xs, -5, 6) : gen.leaf(xs));
+    }
+    return gen.node(op, {}, children);
   };
 }
 
