@@ -188,7 +188,12 @@ std::vector<int> nextBatch(InferState& st, OperatorSearch& s, bool withSources) 
   // (An input carried without a clean relation (deferred.cpp) gives the
   // rearrangement none: its relatives' computing users are needed too.)
   bool carried = deferredChain(st, s.op).depth > 0;
-  bool rearrangementsOnly = !s.clean.empty() || (specOp && specOp->clean && s.op.reported == s.op.node && !carried);
+  // A graph output under strict outputs counts as expressed only over the
+  // implementation's outputs: when an identity lemma (div-one) relates it to
+  // the input of the impl's own `/ 1`, that division is still to explore.
+  bool expressed = !s.clean.empty() &&
+                   !(st.strictOutputs && st.isTarget[s.op.node] && !hasImplOutputExpression(st, s));
+  bool rearrangementsOnly = expressed || (specOp && specOp->clean && s.op.reported == s.op.node && !carried);
   for (int t : s.frontier)
     for (int u : st.impl.users[t]) {
       if (st.marks.isExplored(u) || st.impl.nodes[u].aliasOf >= 0) continue;
