@@ -23,6 +23,7 @@ state dict is loaded into vLLM's model with vLLM's own ``load_weights`` (which f
 
 Planted bugs (``--bug``), each a one-line change to the vLLM side, for the mismatch reports:
 ``qkv-order`` (k and v swapped after the split), ``rope-gptj`` (GPT-J instead of neox rotary),
+``rope-theta`` (the rotary table built for base 1e6 instead of the config's, in the traced cache),
 ``rms-eps`` (eps 1e-2), ``no-residual`` (first residual add dropped), ``scale`` (attention scale 1/D).
 
     python -m tangle.vllm_capture qwen2|llama --out DIR [--layers N] [--tokens T] [--bug NAME | --bugs NAME...]
@@ -35,7 +36,7 @@ import os
 import sys
 import tempfile
 
-BUGS = ("qkv-order", "rope-gptj", "rms-eps", "no-residual", "scale")
+BUGS = ("qkv-order", "rope-gptj", "rope-theta", "rms-eps", "no-residual", "scale")
 
 
 def _config(family, layers):
@@ -60,7 +61,8 @@ def _prefill_attention(bug):
         v = v.view(t, kv, d).transpose(0, 1).repeat_interleave(h // kv, dim=0)
         scale = 1.0 / d if bug == "scale" else self.impl.scale
         s = torch.matmul(q, k.transpose(1, 2)) * scale
-        mask = torch.full((t, t), torch.finfo(q.dtype).min).triu(1)
+        pos = torch.arange(t)  # one prefill sequence: query i sees keys 0..i
+        mask = torch.where(pos[None, :] <= pos[:, None], 0.0, torch.finfo(q.dtype).min)
         o = torch.matmul(torch.softmax(s + mask, dim=-1), v)
         return o.transpose(0, 1).reshape(t, h * d)
 
@@ -96,6 +98,30 @@ def _plant(bug, model):
         layer.forward = fwd
 
 
+def _rotary_in_graph(model, wrong_base=None):
+    """Makes vLLM's rotary modules build their cos/sin cache inside the traced forward, with vLLM's own
+    ``_compute_cos_sin_cache``, from an ``inv_freq`` buffer that vLLM's ``_compute_inv_freq`` fills (so the
+    tables are computed terms the checker can prove, and only inv_freq is an input to relate). Returns
+    the undo function (vLLM shares rotary modules across models: get_rope caches them).
+    ``wrong_base`` (the rope-theta bug): the cache is built, in the graph, for that base instead
+    (inv_freq_i = base^(-2i/d), so inv_freq ** (log(wrong) / log(base)) is wrong^(-2i/d))."""
+    import math
+    ropes = {id(m): m for m in model.modules() if hasattr(m, "_compute_cos_sin_cache") and hasattr(m, "cos_sin_cache")}
+    undo = []
+    for rope in ropes.values():
+        rope.register_buffer("inv_freq", rope._compute_inv_freq(rope.base), persistent=False)
+        power = math.log(wrong_base) / math.log(rope.base) if wrong_base else None
+        rope._compute_inv_freq = lambda base, rope=rope, p=power: rope.inv_freq if p is None else rope.inv_freq ** p
+        # as __init__ and _match_cos_sin_cache_dtype do: the cache in the query's dtype
+        rope._match_cos_sin_cache_dtype = lambda q, rope=rope: rope._compute_cos_sin_cache().to(q.dtype)
+
+        def restore(rope=rope):
+            del rope._compute_inv_freq, rope._match_cos_sin_cache_dtype
+            del rope._buffers["inv_freq"]
+        undo.append(restore)
+    return lambda: [u() for u in undo]
+
+
 def _source_line(node) -> str:
     """The model source line a node comes from ("file:line in fn: code"), or ""."""
     trace = node.meta.get("stack_trace") or ""
@@ -105,6 +131,14 @@ def _source_line(node) -> str:
             code = frames[i + 1] if i + 1 < len(frames) else ""
             return frames[i].removeprefix("File ").replace('"', "") + ": " + code
     return ""
+
+
+_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "where", "triu", "tril")
+
+
+def _is_comparison(node) -> bool:
+    target = getattr(node.target, "__name__", str(node.target))  # e.g. "le.Tensor"
+    return node.op == "call_function" and target.split(".")[0] in _COMPARISONS
 
 
 def _values_writer(path, record):
@@ -125,22 +159,36 @@ def _values_writer(path, record):
                 return out
         record["values"] = values
         record["placeholders"] = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
-        # Tensors that depend on an input or a parameter ("data"); the rest is computed from buffers and
-        # constants alone (rotary tables, masks): its frontier gets value-checked relations (tangle propose).
+        # Tensors that depend on an input, a parameter or a buffer ("data": buffers such as inv_freq are
+        # inputs to relate like the weights); the rest is computed from constants alone (masks from arange).
+        data = set()
+        for n in gm.graph.nodes:
+            if n.op == "placeholder" or any(a.name in data for a in n.all_input_nodes):
+                data.add(n.name)
+        # For the divergence report, "data dependent" means depending on the token ids or a parameter: a
+        # table computed from buffers alone (rotary) is the same on every input, judged by what reads it.
         phs = record["placeholders"]
         raw = record.get("raw_sources", [])
         buffers = {n for n, src in zip(phs, raw) if "_buffers[" in src} if len(raw) == len(phs) else set()
-        data = set()
+        varying = set()
         for n in gm.graph.nodes:
-            if n.op == "placeholder" and n.name not in buffers or any(a.name in data for a in n.all_input_nodes):
-                data.add(n.name)
+            if n.op == "placeholder" and n.name not in buffers or any(a.name in varying for a in n.all_input_nodes):
+                varying.add(n.name)
+        record["varying"] = varying
         record["data"] = data
         record["kind"] = {n.name: n.op for n in gm.graph.nodes}
         record["inputs"] = {n.name: [a.name for a in n.all_input_nodes] for n in gm.graph.nodes}
         record["source"] = {n.name: _source_line(n) for n in gm.graph.nodes}
         record["feeds"] = {a.name for n in gm.graph.nodes if n.name in data for a in n.all_input_nodes} | data
+        # The cut points proposed for review: constant-only tensors the data reads that are masks (computed
+        # through a comparison). Other constant-only tensors (positions from arange, their casts) are left
+        # to the checker, which proves what is built from them (the rotary tables).
+        masks = set()
+        for n in gm.graph.nodes:
+            if n.name not in data and (_is_comparison(n) or any(a.name in masks for a in n.all_input_nodes)):
+                masks.add(n.name)
         record["frontier"] = sorted({a.name for n in gm.graph.nodes if n.name in data for a in n.all_input_nodes
-                                     if a.name not in data and a.op != "placeholder"})
+                                     if a.name in masks})
 
         def run(*args):  # the example inputs are fake: values come from the real call
             with torch.no_grad():
@@ -178,7 +226,7 @@ def _capture(fn, args, out, stem):
             for n, q in zip(names, fqns)]), f, indent=1)
     with open(os.path.join(out, stem + ".values.json"), "w") as f:
         json.dump(dict(graph=stem + ".py", frontier=record["frontier"], tensors={
-            n: dict(shape=list(v.shape), kind=record["kind"].get(n, "call_function"), data_dependent=n in record["data"],
+            n: dict(shape=list(v.shape), kind=record["kind"].get(n, "call_function"), data_dependent=n in record["varying"],
                     feeds_data=n in record["feeds"], inputs=record["inputs"].get(n, []),
                     source=record["source"].get(n, ""),
                     data=[float(x) for x in v.detach().double().flatten().tolist()])
@@ -228,10 +276,11 @@ def capture(family, out, layers=1, tokens=8, bug=None, seed=0):
                 mod.cpu_linear = torch.nn.functional.linear
         undo = _plant(bug, model) if bug else None
         ids = torch.randint(0, cfg.vocab_size, (tokens,), generator=torch.Generator().manual_seed(seed + 1))
-        pos = torch.arange(tokens)
-        try:
-            a = _capture(lambda ids, pos: model.compute_logits(model(ids, pos)), (ids, pos), out, "vllm")
+        restore = _rotary_in_graph(model, wrong_base=1e6 if bug == "rope-theta" else None)
+        try:  # one prefill sequence: positions 0..T-1, computed in the graph (not an input)
+            a = _capture(lambda ids: model.compute_logits(model(ids, torch.arange(ids.shape[0]))), (ids,), out, "vllm")
         finally:
+            restore()
             if undo:
                 undo()
     b = _capture(lambda ids: hf(ids, use_cache=False).logits, (ids[None],), out, "hf")

@@ -166,13 +166,16 @@ Failure noCleanExpression(const InferState& st, const OperatorSearch& s, const D
   return f;
 }
 
+eg::Extractor implOutputExtractor(const InferState& st, const OperatorSearch& s) {
+  return eg::Extractor(s.g, [&st](const eg::EGraph&, const eg::ENode& n) {
+    return ops::isCleanNode(n) && (!n.isLeaf() || n.op != ops::syms().tensor || isImplOutputLeaf(st, n));
+  });
+}
+
 // A graph output must be rebuilt from the implementation's outputs (R_o maps
 // O(G_s) to O(G_d)), not from values it computed and dropped.
 std::optional<Failure> relateToImplOutputs(InferState& st, const OperatorSearch& s) {
-  eg::Extractor exOut(s.g, [&st](const eg::EGraph&, const eg::ENode& n) {
-    return ops::isCleanNode(n) && (!n.isLeaf() || n.op != ops::syms().tensor || isImplOutputLeaf(st, n));
-  });
-  st.outRels[s.op.node] = exOut.alternatives(s.root, st.opts.maxRelationsPerTensor);
+  st.outRels[s.op.node] = implOutputExtractor(st, s).alternatives(s.root, st.opts.maxRelationsPerTensor);
   if (!st.outRels[s.op.node].empty()) return std::nullopt;
   Failure f = failureFor(st, s.op, s.g);
   f.nearbyImpl = s.explored;
@@ -182,6 +185,10 @@ std::optional<Failure> relateToImplOutputs(InferState& st, const OperatorSearch&
 }
 
 }  // namespace
+
+bool hasImplOutputExpression(const InferState& st, const OperatorSearch& s) {
+  return !implOutputExtractor(st, s).alternatives(s.root, 1).empty();
+}
 
 std::optional<Failure> conclude(InferState& st, OperatorSearch& s, InferStats& stats) {
   dumpIfAsked(st, s);

@@ -19,15 +19,20 @@ bool isCleanDefinition(const LNode& n) {
 // tensors the walk related, which may sit a rearrangement away (an output
 // `t(t(mm))` of a related `mm`, explored at an earlier operator). Each named
 // tensor is merged with its own definition, down through rearrangements:
-// facts of the implementation graph, so no relation is assumed.
+// facts of the implementation graph, so no relation is assumed. A named
+// tensor's own definition is inlined whatever its op: the walk may relate the
+// spec tensor to that op's input once an identity op (Megatron's loss `/ 1`)
+// is removed by its lemma, and never explore the named output itself.
 void inlineImplRearrangements(const InferState& st, eg::EGraph& g, const RelExpr& rhs) {
   std::vector<int> work;
   collectImplTensors(st, rhs, work);
-  std::unordered_set<int> seen;
+  std::unordered_set<int> named, seen;
+  for (int d : work) named.insert(st.impl.resolve(d));
   while (!work.empty()) {
     int d = st.impl.resolve(work.back());
     work.pop_back();
-    if (!seen.insert(d).second || !isCleanDefinition(st.impl.nodes[d])) continue;
+    if (!seen.insert(d).second) continue;
+    if (!isCleanDefinition(st.impl.nodes[d]) && (!named.count(d) || st.impl.nodes[d].def.nodes.empty())) continue;
     eg::Id leaf = addLeaf(g, st.impl, d);
     if (auto def = addDefinition(g, st.impl, d)) g.merge(leaf, *def);
     for (int o : st.impl.nodes[d].operands) work.push_back(o);

@@ -28,18 +28,19 @@ void addToRel(InferState& st, OperatorSearch& s, int d) {
 
 namespace {
 
-// Merges an explored impl node's leaf with its definition (and constants).
+// Merges an explored impl node's leaf with its definition (and constants,
+// and the definitions of index-table operands, down to their sources).
 void exploreNode(InferState& st, eg::EGraph& g, int d) {
   st.marks.markExplored(d);
   eg::Id leaf = addLeaf(g, st.impl, d);
   if (auto def = addDefinition(g, st.impl, d)) g.merge(leaf, *def);
   for (int o : st.impl.nodes[d].operands) {
     if (auto c = st.implConsts.find(o); c != st.implConsts.end())
-      g.merge(addLeaf(g, st.impl, o), constNode(g, c->second));
+      g.merge(addLeaf(g, st.impl, o), declaredConstNode(g, st.impl.nodes[o], c->second));
     else if (st.implZeros.count(o))
       mergeZeroFacts(st, g, o);
-    else if (st.impl.nodes[o].operands.empty() && !st.impl.nodes[o].isInput && !st.marks.isExplored(o))
-      exploreNode(st, g, o);
+    else if (st.implTable[o] && !st.marks.isExplored(o))
+      exploreNode(st, g, o);  // an arange (or constant) cast and rearranged: its definition too
   }
 }
 
@@ -187,7 +188,12 @@ std::vector<int> nextBatch(InferState& st, OperatorSearch& s, bool withSources) 
   // (An input carried without a clean relation (deferred.cpp) gives the
   // rearrangement none: its relatives' computing users are needed too.)
   bool carried = deferredChain(st, s.op).depth > 0;
-  bool rearrangementsOnly = !s.clean.empty() || (specOp && specOp->clean && s.op.reported == s.op.node && !carried);
+  // A graph output under strict outputs counts as expressed only over the
+  // implementation's outputs: when an identity lemma (div-one) relates it to
+  // the input of the impl's own `/ 1`, that division is still to explore.
+  bool expressed = !s.clean.empty() &&
+                   !(st.strictOutputs && st.isTarget[s.op.node] && !hasImplOutputExpression(st, s));
+  bool rearrangementsOnly = expressed || (specOp && specOp->clean && s.op.reported == s.op.node && !carried);
   for (int t : s.frontier)
     for (int u : st.impl.users[t]) {
       if (st.marks.isExplored(u) || st.impl.nodes[u].aliasOf >= 0) continue;

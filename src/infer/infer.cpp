@@ -16,6 +16,24 @@
 
 namespace tangle {
 
+namespace {
+
+// One step of an index table (InferState::implTable): a source, or a cast or
+// rearrangement of tables.
+bool isTableStep(const LNode& n, const std::vector<int>& deps, const std::vector<char>& table) {
+  if (n.aliasOf >= 0) return table[n.aliasOf] != 0;
+  if (n.def.nodes.empty()) return false;
+  if (deps.empty()) return true;
+  const ops::Syms& y = ops::syms();
+  for (const auto& tn : n.def.nodes)
+    if (tn.op != y.cast && tn.op != y.reshape && tn.op != y.permute && tn.op != y.transpose && tn.op != y.slice &&
+        tn.op != y.expand)
+      return false;
+  return std::all_of(deps.begin(), deps.end(), [&](int o) { return table[o] != 0; });
+}
+
+}  // namespace
+
 InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules, const InferOptions& o)
     : spec(*p.spec), impl(*p.impl), rel(*p.relation), symbols(p.symbols), lemmas(lemmaRules), opts(o) {
   rels.resize(spec.nodes.size());
@@ -32,6 +50,7 @@ InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules
       implSources.push_back(static_cast<int>(i));
   }
   implInputFree.assign(impl.nodes.size(), 0);
+  implTable.assign(impl.nodes.size(), 0);
   std::vector<char> done(impl.nodes.size(), 0);
   // Iterative post-order: operands first (an alias is its target's value).
   for (size_t i = 0; i < impl.nodes.size(); ++i) {
@@ -56,6 +75,7 @@ InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules
       else if (deps.empty()) free = !n.def.nodes.empty();
       else free = std::all_of(deps.begin(), deps.end(), [&](int o) { return implInputFree[o] != 0; });
       implInputFree[d] = free;
+      implTable[d] = free && !n.isInput && isTableStep(n, deps, implTable);
       done[d] = 1;
       stack.pop_back();
     }

@@ -68,6 +68,12 @@ struct InferState {
   // Such a value is the same function of nothing on every run: related to
   // everything, like a source (explore.cpp's inRel).
   std::vector<char> implInputFree;
+  // Per impl node: an input-free index table, a source (arange, a constant)
+  // taken through casts and rearrangements only (vLLM's float positions
+  // arange(n).float()[:, None]). Exploring an operand explores such a table's
+  // definition down to its source; other input-free chains (a causal mask's
+  // arithmetic) stay leaves there: exploring them too blew HF TP checks up.
+  std::vector<char> implTable;
   // `zero` statements: impl input -> the regions of it that hold zero padding.
   std::unordered_map<int, std::vector<const RelExpr*>> implZeros;
   // Impl nodes zero by their definitions over inputs declared zero as a whole
@@ -111,6 +117,9 @@ void collectSpecTensors(const InferState& st, const RelExpr& e, std::vector<int>
 // --- seed.cpp: building e-graphs over what is known ------------------------
 
 eg::Id constNode(eg::EGraph& g, double v);
+// A relation file's `const T = v` for node n: cast[dtype](const v) when n is a
+// 0-d tensor of a known dtype (as lowering types 0-d constants), else const v.
+eg::Id declaredConstNode(eg::EGraph& g, const LNode& n, double v);
 // zeros.cpp: impl input d's `zero` regions merged with zeros (when d has any).
 void mergeZeroFacts(const InferState& st, eg::EGraph& g, int d);
 void markImplZeros(InferState& st);

@@ -76,5 +76,8 @@ void blameChainOrigin(const InferState& st, const SpecOp& op, const DeferredChai
 
 // conclude.cpp: stats, then R (or R_o) for the operator, or its Failure.
 std::optional<Failure> conclude(InferState& st, OperatorSearch& s, InferStats& stats);
+// Whether the operator's class has a clean expression over the implementation's
+// graph outputs (what a graph output needs under strict outputs, R_o).
+bool hasImplOutputExpression(const InferState& st, const OperatorSearch& s);
 
 }  // namespace tangle

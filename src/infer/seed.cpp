@@ -12,6 +12,15 @@ eg::Id constNode(eg::EGraph& g, double v) {
   return g.add(eg::ENode{ops::syms().constant, eg::internAttrs({eg::Attr::real(v)}), {}});
 }
 
+// Typed like the 0-d constants lowering builds: merging the tensor's class
+// with the bare literal would give every literal v in the e-graph its dtype.
+eg::Id declaredConstNode(eg::EGraph& g, const LNode& n, double v) {
+  eg::Id c = constNode(g, v);
+  const TensorType* t = n.data.tensor();
+  if (!t || !t->shape.empty() || t->dtype == DType::Unknown || n.tuple()) return c;
+  return g.add(eg::ENode{ops::syms().cast, eg::internAttrs({eg::Attr::str(dtypeName(t->dtype))}), {c}});
+}
+
 // The class of spec tensor `s`, merged with every relation known for it.
 // A tensor carried without a clean relation is also given its spec
 // definition (over its own inputs, one level further), so that lemmas see
@@ -36,7 +45,7 @@ eg::Id addSpecTensor(const InferState& st, eg::EGraph& g, std::unordered_set<int
     g.merge(leaf, addTerm(st, g, t));
     collectImplTensors(st, t, relTensors);
   }
-  if (auto c = st.specConsts.find(s); c != st.specConsts.end()) g.merge(leaf, constNode(g, c->second));
+  if (auto c = st.specConsts.find(s); c != st.specConsts.end()) g.merge(leaf, declaredConstNode(g, n, c->second));
   return leaf;
 }
 
@@ -76,7 +85,7 @@ namespace {
 void mergeImplConstants(const InferState& st, eg::EGraph& g) {
   for (auto& [d, v] : st.implConsts)
     if (auto leaf = g.lookup(eg::ENode{ops::syms().tensor, ops::tensorAttrs(st.impl.nodes[d].leafName, st.impl.nodes[d].owner), {}}))
-      g.merge(*leaf, constNode(g, v));
+      g.merge(*leaf, declaredConstNode(g, st.impl.nodes[d], v));
 }
 
 // The expression of the operator over its inputs' classes.

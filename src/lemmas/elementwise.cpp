@@ -13,7 +13,7 @@ struct Unary {
 constexpr Unary kUnary[] = {{"neg", 0},  {"exp", 0},     {"log", 0},   {"gelu", 1},
                             {"silu", 0}, {"relu", 0},    {"tanh", 0},  {"sigmoid", 0},
                             {"rsqrt", 0}, {"sqrt", 0},   {"pow_scalar", 1}, {"cast", 1},
-                            {"abs", 0}};
+                            {"abs", 0},  {"cos", 0},     {"sin", 0}};
 
 // f(concat[d](xs)) = concat[d](f(x_i))
 Apply unaryOverConcat(eg::Symbol sym, size_t nAttrs) {
@@ -28,8 +28,9 @@ Apply unaryOverConcat(eg::Symbol sym, size_t nAttrs) {
 // op(concat[d](x1..xn), y) (or op(y, concat)) = concat[D](op(x_i, y_i)), D
 // the concat dim in the broadcast result; see distributeOverConcat.
 Apply binaryOverConcat(eg::Symbol sym, bool concatOnLeft) {
-  return [sym, concatOnLeft](EGraph& g, const Match& m) {
+  return [sym, concatOnLeft](EGraph& g, const Match& m) -> std::optional<Id> {
     // The patterns name the other operand ?y on either side.
+    if (isIdentityOperand(g, sym, m.subst.cls("y"), !concatOnLeft)) return std::nullopt;
     return concatOnLeft ? distributeOverConcat(g, m, sym, {}, {"xs", "y"}, 0)
                         : distributeOverConcat(g, m, sym, {}, {"y", "xs"}, 1);
   };

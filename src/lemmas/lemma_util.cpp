@@ -138,6 +138,17 @@ std::optional<double> scalarConstant(const EGraph& g, Id c) {
   return d.constant;
 }
 
+bool isIdentityOperand(const EGraph& g, eg::Symbol sym, Id c, bool onLeft) {
+  auto v = scalarConstant(g, c);
+  if (!v) return false;
+  const ops::Syms& o = op();
+  if (sym == o.add) return *v == 0;
+  if (sym == o.mul) return *v == 1;
+  if (sym == o.sub) return !onLeft && *v == 0;
+  if (sym == o.div) return !onLeft && *v == 1;
+  return false;
+}
+
 Id makeConstant(EGraph& g, double v) {
   static const eg::Symbol sym = ops::syms().constant;
   return g.add(ENode{sym, eg::internAttrs({Attr::real(v)}), {}});
@@ -349,6 +360,8 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addSignLemmas(t);
     detail::addEquivLemmas(t);
     detail::addRotaryLemmas(t);
+    detail::addArangeLemmas(t);
+    detail::addTypedConstLemmas(t);
     detail::addAccumLemmas(t);
     detail::addPadSliceLemmas(t);
     std::unordered_map<std::string, int> seen;

@@ -47,6 +47,12 @@ inline const AttrList& attrsOf(const ENode& n) { return eg::attrs(n.attrs); }
 
 // The value of a 0-d constant class (a python scalar or a declared constant), else nullopt.
 std::optional<double> scalarConstant(const EGraph& g, Id c);
+// Whether dtype t represents the number c exactly (cast[t](c) == c; typed_const.cpp).
+bool holdsExactly(DType t, double c);
+// Search control: c is the identity operand of `sym` on its side (x + 0, 0 + x,
+// x - 0, x * 1, 1 * x, x / 1). Moving such an operand through a rearrangement
+// only copies a no-op onto every view of x; the identity lemmas remove it instead.
+bool isIdentityOperand(const EGraph& g, eg::Symbol sym, Id c, bool onLeft);
 
 // ---- building (tryAdd: ill-typed => nullopt) -------------------------------
 // const[v]: a 0-d scalar constant.
@@ -117,6 +123,8 @@ void addCompareLemmas(std::vector<Lemma>& out);  // compare.cpp
 void addSignLemmas(std::vector<Lemma>& out);  // sign.cpp
 void addEquivLemmas(std::vector<Lemma>& out);
 void addRotaryLemmas(std::vector<Lemma>& out);  // rotary.cpp
+void addArangeLemmas(std::vector<Lemma>& out);  // arange.cpp
+void addTypedConstLemmas(std::vector<Lemma>& out);  // typed_const.cpp
 void addAccumLemmas(std::vector<Lemma>& out);  // accum.cpp
 void addPadSliceLemmas(std::vector<Lemma>& out);  // pad_slices.cpp
 

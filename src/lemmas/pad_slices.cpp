@@ -79,9 +79,13 @@ void addPadSliceLemmas(std::vector<Lemma>& out) {
                         "(slice[?d, ?s, ?e, ?st] (softmax[?dim, ?h] ?x))", otherDim));
   for (const char* f : {"add", "sub", "mul", "div"}) {
     std::string F = f;
+    eg::Symbol sym = eg::intern(f);
+    Guard guard = [sym](const EGraph& g, Subst& s) {
+      return scalarC(g, s) && !isIdentityOperand(g, sym, s.cls("c"), false);
+    };
     out.push_back(rewrite(F + "-scalar-slice", F + "(slice[..](x), c) = slice[..](" + F + "(x, c)), c 0-d",
                           "(" + F + " (slice[?d, ?s, ?e, ?st] ?x) ?c)", "(slice[?d, ?s, ?e, ?st] (" + F + " ?x ?c))",
-                          scalarC));
+                          guard));
   }
   out.push_back(applier("reshape-slice",
                         "constrained: reshape[O](slice[d, s, e](x)) = slice[d', s', e'](reshape[O'](x)) when the slice is a "

@@ -130,19 +130,25 @@ void addRegroupLemmas(std::vector<Lemma>& out) {
   out.push_back(applier("reshape-inverse", "for an existing y = reshape[s](x): x = reshape[shape(x)](y) (constrained)",
                         "(reshape[?s] ?x)", reshapeInverse));
   // A 0-d operand commutes with every rearrangement of the other one.
+  // An identity operand (x + 0, x * 1) is not moved: isIdentityOperand.
   for (const char* f : {"add", "sub", "mul", "div"}) {
     std::string F = f;
+    eg::Symbol sym = eg::intern(f);
+    auto scalarOn = [sym](bool onLeft) -> Guard {
+      return [sym, onLeft](const EGraph& g, Subst& s) {
+        return isScalar(g, s.cls("c")) && !isIdentityOperand(g, sym, s.cls("c"), onLeft);
+      };
+    };
     for (const char* r : {"reshape", "permute"}) {
       std::string R = r;
-      Guard scalarC = [](const EGraph& g, Subst& s) { return isScalar(g, s.cls("c")); };
       out.push_back(rewrite(F + "-scalar-" + R, F + "(" + R + "(x), c) = " + R + "(" + F + "(x, c)), c 0-d",
-                            "(" + F + " (" + R + "[?s] ?x) ?c)", "(" + R + "[?s] (" + F + " ?x ?c))", scalarC));
+                            "(" + F + " (" + R + "[?s] ?x) ?c)", "(" + R + "[?s] (" + F + " ?x ?c))", scalarOn(false)));
       out.push_back(rewrite(F + "-scalar-" + R + "-rhs", F + "(c, " + R + "(x)) = " + R + "(" + F + "(c, x)), c 0-d",
-                            "(" + F + " ?c (" + R + "[?s] ?x))", "(" + R + "[?s] (" + F + " ?c ?x))", scalarC));
+                            "(" + F + " ?c (" + R + "[?s] ?x))", "(" + R + "[?s] (" + F + " ?c ?x))", scalarOn(true)));
     }
-    Guard scalarC = [](const EGraph& g, Subst& s) { return isScalar(g, s.cls("c")); };
     out.push_back(rewrite(F + "-scalar-transpose", F + "(transpose(x), c) = transpose(" + F + "(x, c)), c 0-d",
-                          "(" + F + " (transpose[?a, ?b] ?x) ?c)", "(transpose[?a, ?b] (" + F + " ?x ?c))", scalarC));
+                          "(" + F + " (transpose[?a, ?b] ?x) ?c)", "(transpose[?a, ?b] (" + F + " ?x ?c))",
+                          scalarOn(false)));
   }
 }
 

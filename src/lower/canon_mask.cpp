@@ -7,6 +7,8 @@
 
 #include "lower/canon_model.h"
 
+#include <cstdlib>
+
 namespace tangle {
 
 namespace {
@@ -25,9 +27,20 @@ std::optional<int64_t> intAt(const Node& n, size_t i, const char* kw) {
   return p ? std::optional<int64_t>(*p) : std::nullopt;
 }
 
-// arange(end) / arange(start, end) / arange(start, end, step), integers only.
+// The largest integer a floating dtype holds exactly with all below it (2^mantissa bits), else 0.
+int64_t exactIntegers(DType t) {
+  if (t == DType::F32) return int64_t{1} << 24;
+  if (t == DType::F64) return int64_t{1} << 53;
+  return 0;
+}
+
+// arange(end) / arange(start, end) / arange(start, end, step) over integers; a float arange of integer
+// bounds (vLLM's rotary positions) is cast[dtype](the i64 arange): every value is an integer the dtype
+// holds exactly (checked), so both compute the same numbers.
 bool arange(const Node& n, std::string_view overload, CanonTerm& out) {
-  if (!n.type || n.type->dtype != DType::I64) return false;
+  if (!n.type) return false;
+  int64_t exact = exactIntegers(n.type->dtype);
+  if (n.type->dtype != DType::I64 && exact == 0) return false;
   std::optional<int64_t> start = 0, end, step = 1;
   if (overload == "default") end = intAt(n, 0, "end");
   else if (overload == "start" || overload == "start_step") {
@@ -35,7 +48,22 @@ bool arange(const Node& n, std::string_view overload, CanonTerm& out) {
     if (overload == "start_step") step = intAt(n, 2, "step");
   } else return false;
   if (!start || !end || !step || *step == 0) return false;
-  emit(out, "arange", {Attr::integer(*start), Attr::integer(*end), Attr::integer(*step)}, {});
+  if (n.type->dtype != DType::I64 && (std::abs(*start) > exact || std::abs(*end) > exact)) return false;
+  auto r = emit(out, "arange", {Attr::integer(*start), Attr::integer(*end), Attr::integer(*step)}, {});
+  if (n.type->dtype != DType::I64) emit(out, "cast", {Attr::str(dtypeName(n.type->dtype))}, {r});
+  return true;
+}
+
+// index_select(x, 0, idx), idx 1-D integers: the rows x[idx] (index_rows). Other dims stay opaque.
+bool indexSelect(const Graph& g, const Node& n, CanonTerm& out) {
+  auto x = tensorAt(n, 0, "self");
+  auto dim = intAt(n, 1, "dim");
+  auto idx = tensorAt(n, 2, "index");
+  const TensorType* it = idx ? typeAt(g, *idx) : nullptr;
+  if (!x || !dim || *dim != 0 || !it || it->rank() != 1 || isFloating(it->dtype) || it->dtype == DType::Bool ||
+      it->dtype == DType::Unknown)
+    return false;
+  emit(out, "index_rows", {}, {operand(*x), operand(*idx)});
   return true;
 }
 
@@ -81,6 +109,7 @@ bool canonicalizeMaskOp(const Graph& g, NodeId id, std::string_view base, std::s
   if (base == "aten.cumsum" && overload == "default") return cumsum(g, n, out);
   if (base == "aten.new_ones" && overload == "default") return newOnes(n, out);
   if (base == "aten.index" && overload == "Tensor") return indexNd(g, n, out);
+  if (base == "aten.index_select" && overload == "default") return indexSelect(g, n, out);
   return false;
 }
 

@@ -249,6 +249,25 @@ class Lowerer {
       for (auto& r : tn.children)
         if (r.kind == CanonTerm::Ref::Kind::Operand) r.operand = lnodeOf(gi, r.operand);
     ln.def = std::move(term);
+    typeScalarConstant(ln, n);
+  }
+
+  // A 0-d tensor of a known dtype computed as a bare constant (zeros([]),
+  // scalar_tensor) is cast[dtype](const): a bare const is a python number of
+  // no dtype, shared with every literal of that value (HF's `arange + 0`), and
+  // merging the typed tensor into it would make `arange + 0` a float sum.
+  static void typeScalarConstant(LNode& ln, const Node& n) {
+    if (ln.def.nodes.size() != 1 || ln.def.nodes[0].op != ops::syms().constant || !n.type ||
+        !n.type->shape.empty() || n.type->dtype == DType::Unknown)
+      return;
+    CanonTerm::Node cast;
+    cast.op = ops::syms().cast;
+    cast.attrs = {eg::Attr::str(dtypeName(n.type->dtype))};
+    CanonTerm::Ref r;
+    r.kind = CanonTerm::Ref::Kind::Local;
+    r.local = 0;
+    cast.children = {r};
+    ln.def.nodes.push_back(std::move(cast));
   }
 
   // Reads of received data are the sender's tensor; repeated reads of one

@@ -90,6 +90,11 @@ Builder splatRearranged(int kind);               // builders_zeros.cpp
 std::optional<eg::Id> sumWithZeros(Gen& gen);
 Builder binaryOfUnitLead(const std::string& op);  // builders_equiv.cpp
 Builder binaryDropUnitLead(const std::string& op);  // builders_rotary.cpp
+std::optional<eg::Id> arangeSubrange(Gen& gen);  // builders_arange.cpp
+Builder arangeShifted(const std::string& op, bool constOnLeft);  // builders_arange.cpp
+Builder identityOp(const std::string& op, double e, bool constOnLeft);  // builders_arange.cpp
+Builder untypeConst(const std::string& op, size_t arity, size_t pos);  // builders_arange.cpp
+Builder broadcastUnitLead(const std::string& op, bool onLeft);  // builders_arange.cpp
 std::optional<eg::Id> expandOfUnitLead(Gen& gen);  // builders_rotary.cpp
 std::optional<eg::Id> sumNextToAdds(Gen& gen);  // builders_accum.cpp
 // Builders by lemma name (nullptr: use the generic one).

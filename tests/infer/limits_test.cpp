@@ -146,6 +146,42 @@ TEST(InferExpectations, ACutExpectationSearchIsInconclusive) {
   EXPECT_EQ(res.verdict, Verdict::Inconclusive);
 }
 
+// Megatron's loss ends in `div(loss, 1)` on both sides: div-one relates the
+// spec output to the impl's input of that division. With `output S.div` the
+// walk need not explore the impl's division, so the expectation's e-graph
+// holds the named tensor's definition (a fact of the impl graph); with no
+// output line (strict outputs) the walk explores it to reach an impl output.
+// A division by 2 in the impl alone is a violation either way.
+std::unique_ptr<Check> lossDividedBy(const std::string& implDivisor, const std::string& extra) {
+  auto body = [](const std::string& d) {
+    return "mm: \"f32[4, 6]\" = torch.ops.aten.mm.default(A, B)\n"
+           "div: \"f32[4, 6]\" = torch.ops.aten.div.Tensor(mm, " + d + ")\nreturn (div,)";
+  };
+  return makeCheck(fx("A: \"f32[4, 8]\", B: \"f32[8, 6]\"", body("1")),
+                   fx("A: \"f32[4, 8]\", B: \"f32[8, 6]\"", body(implDivisor)), 2,
+                   "S.A = D*.A\nS.B = D*.B\n" + extra + "expect S.div = D*.div\n");
+}
+
+TEST(InferExpectations, AnIdentityOpOnTheNamedOutputHolds) {
+  for (const char* extra : {"output S.div\n", ""}) {
+    auto c = lossDividedBy("1", extra);
+    const InferResult& res = c->infer();
+    EXPECT_EQ(res.verdict, Verdict::Refines) << extra << (res.failure ? res.failure->reason : "");
+    ASSERT_EQ(res.expectations.size(), 2u) << extra;
+    for (auto& e : res.expectations) EXPECT_TRUE(e.holds) << extra;
+  }
+}
+
+TEST(InferExpectations, ADifferentDivisorOnTheNamedOutputIsAViolation) {
+  auto named = lossDividedBy("2", "output S.div\n");
+  const InferResult& res = named->infer();
+  EXPECT_EQ(res.verdict, Verdict::Violation);
+  ASSERT_EQ(res.expectations.size(), 2u);
+  for (auto& e : res.expectations) EXPECT_FALSE(e.holds);
+  auto strict = lossDividedBy("2", "");
+  EXPECT_EQ(strict->infer().verdict, Verdict::Violation);
+}
+
 // A refusal whose search saturated stays a violation, whatever else was cut.
 TEST(InferExpectations, ASaturatedRefusalOutranksACutOne) {
   InferResult res;

@@ -140,6 +140,21 @@ def test_relation_is_proposed_from_values(family, request):
 
 @needs_vllm
 @pytest.mark.parametrize("family", ["qwen2", "llama"])
+def test_only_inputs_and_the_mask_are_taken_from_values(family, request):
+    """The rotary tables are proved (vLLM's cache is computed in the graph from its inv_freq buffer): the
+    buffers are related as inputs, and the one relation on a computed tensor is the causal mask's."""
+    out = request.getfixturevalue(family)
+    _, text = _propose(out)
+    assert re.fullmatch(r"D0\.arg\d+_1", _relation_of(text, "rotary_emb.inv_freq")), text
+    cuts = [line for line in text.splitlines() if "cut point" in line]
+    assert len(cuts) == 1 and cuts[0].startswith("S.where"), text  # HF's mask, from masking_utils
+    hf = open(os.path.join(out, "hf.py")).read()
+    assert re.search(r"\n\s*where: .*\n", hf) and "masking_utils" in hf
+    assert "cos_sin_cache" not in open(os.path.join(out, "vllm.params.json")).read()  # not a buffer any more
+
+
+@needs_vllm
+@pytest.mark.parametrize("family", ["qwen2", "llama"])
 def test_layer_up_to_the_projections_is_proved(family, request):
     out = request.getfixturevalue(family)
     rel, _ = _propose(out)
@@ -201,6 +216,7 @@ def test_llama_is_proved_end_to_end(llama):
 @pytest.mark.parametrize("bug, spec_code", [
     ("qkv-order", "k_embed = (k * cos)"),          # k (really v) first used in its rotary
     ("rope-gptj", "apply_rotary_pos_emb"),         # the rotary (of q or k)
+    ("rope-theta", "freqs = position_ids"),        # HF's rotary frequencies: no longer hidden behind a cut point
     ("rms-eps", "torch.rsqrt(variance + self.variance_epsilon)"),
     ("no-residual", "hidden_states = residual + hidden_states"),
     ("scale", "* scaling"),
@@ -241,6 +257,7 @@ def test_clean_model_has_no_value_divergence(qwen2):
     ("rms-eps", "torch.rsqrt(variance + self.variance_epsilon)"),  # the input RMSNorm
     ("qkv-order", "k_embed = (k * cos)"),                            # k (really v) first used in rotary
     ("rope-gptj", "q_embed = (q * cos)"),                            # the rotary of q
+    ("rope-theta", "q_embed = (q * cos)"),                           # the rotary of q (its table is wrong)
     ("scale", "attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling"),
     ("no-residual", "hidden_states = residual + hidden_states"),
 ])

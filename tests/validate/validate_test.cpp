@@ -41,6 +41,28 @@ eg::Rule rewriteRule(std::string name, const char* lhs, const char* rhs) {
   return r;
 }
 
+// add(arange, c) = arange shifted by c with no dtype guard (equiv4's first
+// version, in effect): wrong when c is a 0-d f32 tensor holding an integer,
+// which makes the sum f32. The builder draws such scalars: the merge of an
+// f32 class with an i64 range fails validation; the real lemma passes.
+TEST(Validate, CatchesArangeShiftIgnoringDtypes) {
+  auto shift = [](eg::EGraph& g, const eg::Match& m) -> std::optional<Id> {
+    const eg::ClassData& c = g.data(m.subst.cls("c"));
+    if (!c.constant || *c.constant != static_cast<double>(static_cast<int64_t>(*c.constant))) return std::nullopt;
+    int64_t k = static_cast<int64_t>(*c.constant);
+    auto a = m.subst.attr("a"), b = m.subst.attr("b"), s = m.subst.attr("s");
+    return make(g, "arange", {Attr::integer(a.i + k), Attr::integer(b.i + k), s}, {});
+  };
+  eg::Rule wrong = applierRule("add-arange-scalar", "(add (arange[?a, ?b, ?s]) ?c)", shift);
+  LemmaResult r = validateRule(wrong, fast(16));
+  EXPECT_EQ(r.status, Status::Failed) << r.detail;
+  EXPECT_NE(r.detail.find("type conflict"), std::string::npos) << r.detail;
+  for (const auto& l : lemmas::lemmaTable())
+    if (l.rule.name == "add-arange-scalar") {
+      EXPECT_NE(validateRule(l.rule, fast(16)).status, Status::Failed);
+    }
+}
+
 // softmax distributed over a concat with no guard: wrong when the concat runs
 // along the softmax dim (each piece is normalized on its own).
 TEST(Validate, CatchesSoftmaxAlongItsDim) {
