@@ -76,8 +76,9 @@ def test_accumulation_refines(captured):
 def test_accumulation_without_loss_scaling_is_a_violation_at_the_seed(captured):
     r = check(captured, "accum_unscaled")
     assert r.verdict == "violation", r.report
-    # without the 1/2 each rank's backward seed is twice the spec's share, never made whole again
-    assert r.failure is not None and r.failure.op == "aten.expand.default", r.report
+    # without the 1/2 each rank's backward seed is twice the spec's share, never made whole again: the
+    # seed's ones expand to the same values on both sides, the mean's 1/numel division is where they part
+    assert r.failure is not None and r.failure.op == "aten.div.Scalar", r.report
 
 
 def test_fsdp_flat_buffers_refine(captured):
