@@ -15,14 +15,14 @@ from tangle import ddp
 IN, HID, OUT, BATCH = 8, 16, 4, 8
 
 
-def model():
+def model(out=OUT):
     torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(IN, HID), torch.nn.GELU(), torch.nn.Linear(HID, OUT))
+    return torch.nn.Sequential(torch.nn.Linear(IN, HID), torch.nn.GELU(), torch.nn.Linear(HID, out))
 
 
-def batch():
+def batch(out=OUT):
     g = torch.Generator().manual_seed(1)
-    return torch.randn(BATCH, IN, generator=g), torch.randn(BATCH, OUT, generator=g)
+    return torch.randn(BATCH, IN, generator=g), torch.randn(BATCH, out, generator=g)
 
 
 def mse(out, y):

@@ -6,30 +6,11 @@ over 2 ranks; ``build_padded`` has a last layer of 3 rows (FSDP pads it to 4: ra
 real row). Planted bug, silent in a real run: ``build_sum_loss`` sums the loss over the batch;
 FSDP averages gradients over ranks, which matches a global mean, not a global sum.
 """
-import torch
-import torch.nn.functional as F
 
 from tangle import fsdp
 
-IN, HID, BATCH = 8, 16, 8
-
-
-def model(out=4):
-    torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(IN, HID), torch.nn.GELU(), torch.nn.Linear(HID, out))
-
-
-def batch(out=4):
-    g = torch.Generator().manual_seed(1)
-    return torch.randn(BATCH, IN, generator=g), torch.randn(BATCH, out, generator=g)
-
-
-def mse(out, y):
-    return F.mse_loss(out, y)
-
-
-def mse_sum(out, y):
-    return F.mse_loss(out, y, reduction="sum")
+# the same MLP, batch and losses as the real DDP steps (an output width argument for the padded case)
+from ddp_real_model import batch, model, mse, mse_sum  # noqa: E402,F401
 
 
 def spec():
