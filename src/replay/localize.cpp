@@ -118,8 +118,8 @@ class Localizer {
     for (int c : culprits)
       if (impl_.node(c).name.substr(impl_.node(c).name.find('.')) ==
           impl_.node(culprits[0]).name.substr(impl_.node(culprits[0]).name.find('.')))
-        out.tiedRanks.push_back(impl_.node(c).graph);
-    if (out.tiedRanks.size() < 2) out.tiedRanks.clear();
+        out.tiedRanks.push_back(impl_.node(c).graph), out.tied.push_back(located(c));
+    if (out.tiedRanks.size() < 2) out.tiedRanks.clear(), out.tied.clear();
     out.summary = fmt::format("localization: first wrong implementation operator {} ({}) at {} on rank {}",
                               out.first->tensor, out.first->op, out.first->location, out.first->rank);
     return out;
@@ -616,10 +616,13 @@ std::string Localization::text() const {
     for (auto& o : first->operands) out += "  operand " + o + "\n";
   }
   if (!specOperator.empty()) out += "  inference's failing spec operator: " + specOperator + "\n";
-  if (!tiedRanks.empty())
+  if (!tiedRanks.empty() && tieBroken.empty())
     out += fmt::format("  the same operator on ranks {} is as suspect: values alone cannot tell which rank's is "
                        "wrong (e.g. shares of a sum over ranks)\n",
                        fmt::join(tiedRanks, ", "));
+  else if (!tiedRanks.empty())
+    out += fmt::format("  the same operator on ranks {} is as suspect by value; rank {} is named: {}\n",
+                       fmt::join(tiedRanks, ", "), first->rank, tieBroken);
   for (auto& o : others) out += fmt::format("  also wrong with agreeing operands: {} ({}) at {} on rank {}\n", o.tensor, o.op, o.location, o.rank);
   out += fmt::format("  implementation tensors: {} agree, {} absorbed, {} wrong, {} not evaluated\n", agreeing,
                      absorbed, wrong, unevaluated);
@@ -632,9 +635,24 @@ nlohmann::json Localization::json() const {
                    {"unevaluated", unevaluated}};
   j["first"] = first ? operatorJson(*first) : nlohmann::json(nullptr);
   j["tied_ranks"] = tiedRanks;
+  j["tie_broken"] = tieBroken.empty() ? nlohmann::json(nullptr) : nlohmann::json(tieBroken);
   j["others"] = nlohmann::json::array();
   for (auto& o : others) j["others"].push_back(operatorJson(o));
   return j;
+}
+
+bool Localization::nameRank(int rank, std::string evidence) {
+  auto it = std::find_if(tied.begin(), tied.end(), [&](const LocatedOperator& l) { return l.rank == rank; });
+  if (!first || it == tied.end()) return false;
+  if (it->rank != first->rank) {
+    std::erase_if(others, [&](const LocatedOperator& l) { return l.tensor == it->tensor && l.rank == it->rank; });
+    others.insert(others.begin(), *first);
+    first = *it;
+    summary = fmt::format("localization: first wrong implementation operator {} ({}) at {} on rank {}", first->tensor,
+                          first->op, first->location, first->rank);
+  }
+  tieBroken = std::move(evidence);
+  return true;
 }
 
 Localization localize(const LGraph& spec, const LGraph& impl, const InferResult& result, detail::Trial& t) {

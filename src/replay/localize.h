@@ -48,6 +48,12 @@ struct Localization {
   // Ranks on which the first operator (same name) is equally suspect, e.g.
   // shares of a sum over ranks that values cannot tell apart; empty when one rank.
   std::vector<int> tiedRanks;
+  std::vector<LocatedOperator> tied;  // that operator on each of tiedRanks, in the same order
+  std::string tieBroken;              // why first is on the rank it is, when a tie was broken
+
+  // Names the tied operator on `rank` first (the previous first becomes a
+  // further suspect), with the evidence; false if `rank` is not tied.
+  bool nameRank(int rank, std::string evidence);
 
   std::string text() const;
   nlohmann::json json() const;

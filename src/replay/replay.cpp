@@ -5,6 +5,7 @@
 
 #include "ops/shape.h"
 #include "replay/candidates.h"
+#include "replay/rank_tie.h"
 #include "replay/concretize.h"
 #include "replay/reduce.h"
 #include "replay/trial.h"
@@ -102,7 +103,10 @@ class Replayer {
       if (!res_.failure && !checkOutputs(t)) return;
       if (!checkExpectations(t)) return;
       if (res_.failure && !res_.failure->limitReached && !searchOperator(t)) return;
-      if (k == 0 && res_.verdict == Verdict::Violation) rep_.localization = localize(spec_, impl_, res_, t);
+      if (k == 0 && res_.verdict == Verdict::Violation) {
+        rep_.localization = localize(spec_, impl_, res_, t);
+        breakTie(t);
+      }
     }
     conclude();
   }
@@ -125,6 +129,15 @@ class Replayer {
     std::string unevaluated;  // why it could not be evaluated
   };
   std::vector<Refused> refusedExpect_;
+
+  // The first operator is as suspect on several ranks: probe each rank's
+  // inputs (src/replay/rank_tie.h). Naming only.
+  void breakTie(Trial& t) {
+    Localization& loc = *rep_.localization;
+    if (loc.tiedRanks.empty() || !res_.failure || candidates_.sameShape.empty()) return;
+    auto b = detail::breakRankTie(spec_, impl_, rel_, res_.failure->tensor, candidates_.sameShape, t, loc.tiedRanks);
+    if (b) loc.nameRank(b->rank, b->evidence);
+  }
 
   void skip(std::string why) {
     rep_.status = ReplayStatus::Skipped;

@@ -1,11 +1,15 @@
 #include "replay/trial.h"
 
 #include <cmath>
+#include <utility>
 
 namespace tangle::replay::detail {
 
 Trial::Trial(const LGraph& spec, const LGraph& impl, const RelationFile& rel, uint64_t seed)
-    : seed_(seed), inputs_(drawInputs(spec, impl, rel, seed)), spec_(spec), impl_(impl) {
+    : Trial(spec, impl, drawInputs(spec, impl, rel, seed), seed) {}
+
+Trial::Trial(const LGraph& spec, const LGraph& impl, InputValues inputs, uint64_t seed)
+    : seed_(seed), inputs_(std::move(inputs)), spec_(spec), impl_(impl) {
   for (auto& [id, v] : inputs_.spec) spec_.set(id, v);
   for (auto& [id, v] : inputs_.impl) impl_.set(id, v);
 }

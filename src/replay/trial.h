@@ -15,10 +15,13 @@ namespace tangle::replay::detail {
 class Trial {
  public:
   Trial(const LGraph& spec, const LGraph& impl, const RelationFile& rel, uint64_t seed);
+  // A run on given inputs (e.g. another run's inputs with one rank's moved).
+  Trial(const LGraph& spec, const LGraph& impl, InputValues inputs, uint64_t seed);
   uint64_t seed() const { return seed_; }
   // Why nothing can be computed (underivable inputs), if so.
   const std::optional<std::string>& inputError() const { return inputs_.error; }
   const std::vector<std::string>& inputNotes() const { return inputs_.notes; }
+  const InputValues& inputs() const { return inputs_; }
   LGraphEvaluator& spec() { return spec_; }
   LGraphEvaluator& impl() { return impl_; }
   // Leaf values for terms over both graphs ("S.x" and "D<r>.x"), computed on demand.

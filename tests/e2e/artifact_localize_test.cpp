@@ -25,15 +25,15 @@ struct Mutant {
   nlohmann::json localization;
 };
 
-// Rank 1's dump of `suite` (gpt, qwen2) with `from` replaced by `to` (exactly once), checked with --replay.
-Mutant checkEdited(const std::string& from, const std::string& to, const std::string& suite = "gpt") {
+// Rank `rank`'s dump of `suite` (gpt, qwen2) with `from` replaced by `to` (exactly once), checked with --replay.
+Mutant checkEdited(const std::string& from, const std::string& to, const std::string& suite = "gpt", int rank = 1) {
   const fs::path data = kArtifact / suite;
   fs::path dir = tempPath("gpt_mutant");
   fs::create_directories(dir);
   for (int r = 0; r < 2; ++r) {
     std::string name = "fw.g0.r" + std::to_string(r) + ".py";
     std::string text = readFile(data / "paral2_layer1" / name);
-    if (r == 1) {
+    if (r == rank) {
       size_t at = text.find(from);
       EXPECT_NE(at, std::string::npos) << from;
       EXPECT_EQ(text.find(from, at + 1), std::string::npos) << "not unique: " << from;
@@ -136,6 +136,34 @@ TEST(ArtifactLocalize, AMovedSecondWriteIntoTheFusedQkvAtThatWrite) {
   ASSERT_TRUE(m.localization.is_object() && m.localization["found"].get<bool>()) << m.run.out;
   EXPECT_EQ(m.localization["first"]["tensor"], "D1.slice_scatter_1") << m.run.out;
   EXPECT_EQ(m.localization["first"]["rank"], 1);
+}
+
+// The vocabulary-parallel embedding's mask on one rank starts 16 tokens late
+// (rank 1) or early (rank 0's lower bound). The masks are bool and every
+// float tensor after them is wrong, so by value both ranks' `lt` are as
+// suspect. Moving one rank's inputs at a time breaks the tie: moving the
+// edited rank's changes how the other rank's masked share differs from the
+// spec's embedding, moving the other rank's does not.
+TEST(ArtifactLocalize, AVocabularyMaskRankTieIsBrokenTowardTheEditedRank) {
+  REQUIRE_GPT();
+  struct Edit {
+    int rank;
+    std::string from, to;
+  };
+  for (const Edit& e : {Edit{1, "aten.lt.Scalar(_to_copy, 49152)", "aten.lt.Scalar(_to_copy, 49168)"},
+                        Edit{0, "aten.lt.Scalar(_to_copy, 0)", "aten.lt.Scalar(_to_copy, 16)"}}) {
+    SCOPED_TRACE("rank " + std::to_string(e.rank));
+    Mutant m = checkEdited(e.from, e.to, "gpt", e.rank);
+    ASSERT_EQ(m.run.exitCode, 1) << m.run.out << m.run.err;
+    ASSERT_TRUE(m.localization.is_object() && m.localization["found"].get<bool>()) << m.run.out;
+    EXPECT_EQ(m.localization["first"]["tensor"], "D" + std::to_string(e.rank) + ".lt") << m.run.out;
+    EXPECT_EQ(m.localization["first"]["rank"], e.rank);
+    EXPECT_EQ(m.localization["tied_ranks"], nlohmann::json({0, 1}));
+    ASSERT_TRUE(m.localization["tie_broken"].is_string()) << m.run.out;
+    EXPECT_TRUE(has(m.localization["tie_broken"].get<std::string>(), "index_put_1 differs from S.index"))
+        << m.localization["tie_broken"];
+    EXPECT_TRUE(has(m.run.out, "rank " + std::to_string(e.rank) + " is named: moving rank")) << m.run.out;
+  }
 }
 
 }  // namespace
