@@ -314,8 +314,11 @@ InferResult inferOnce(const Problem& p, const std::vector<eg::Rule>& lemmas, con
   if (opts.jobs > 1 && concreteSizesOnly(st)) ahead.emplace(st, order);
   walk(st, order, start, res, inlined, verifier ? &*verifier : nullptr, ahead ? &*ahead : nullptr);
   verifier.reset();  // joins its thread: nothing reads st after this
-  if (ahead && tracing())
-    std::fprintf(stderr, "search ahead: %zu searches taken, %zu searched again\n", ahead->taken, ahead->dropped);
+  // TANGLE_TRACE_PHASES: the walk's calling-thread CPU leaves out the searches it waited for.
+  static const bool tracePhases = std::getenv("TANGLE_TRACE_PHASES") != nullptr;
+  if (ahead && (tracing() || tracePhases))
+    std::fprintf(stderr, "search ahead: %zu searches taken, %zu searched again; the walk waited for %.3f s of helper CPU\n",
+                 ahead->taken, ahead->dropped, ahead->waitedCpu);
   ahead.reset();
   finish(st, targets, inlined, res);
   res.verdict = verdictOf(res);

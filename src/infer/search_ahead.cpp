@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <ctime>
+
+#include <pthread.h>
 
 namespace tangle {
 
@@ -63,9 +66,24 @@ void SearchAhead::rolledBack(size_t from, size_t to) {
   wake_.notify_one();
 }
 
+namespace {
+
+double threadCpuSeconds(std::thread& t) {
+  clockid_t clock;
+  timespec ts{};
+  if (pthread_getcpuclockid(t.native_handle(), &clock) != 0 || clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+}  // namespace
+
 std::optional<SearchAhead::Result> SearchAhead::take(size_t position) {
   std::unique_lock lock(mu_);
-  done_.wait(lock, [&] { return running_ != position; });
+  if (running_ == position) {
+    double before = threadCpuSeconds(thread_);
+    done_.wait(lock, [&] { return running_ != position; });
+    waitedCpu += threadCpuSeconds(thread_) - before;
+  }
   auto it = results_.find(position);
   if (it == results_.end()) return std::nullopt;
   std::optional<Result> r = std::move(it->second);

@@ -80,8 +80,11 @@ class SearchAhead {
   std::optional<Result> take(size_t position);
   // Every value r read equals st's: the walk's own search would read the same.
   static bool confirmed(const Result& r, const InferState& st);
-  // Helper-thread statistics for traces: searches done, taken, dropped.
+  // Statistics for traces: searches taken, dropped; CPU seconds the helper
+  // spent on searches while the walk waited for them (on idle cores the
+  // walk's critical path includes them; its own thread's CPU does not).
   size_t taken = 0, dropped = 0;
+  double waitedCpu = 0;
 
  private:
   struct Commit {
