@@ -52,7 +52,13 @@ struct SizeRoles {
   std::map<int64_t, int64_t> boundValue;                   // key -> its real value
   std::map<std::pair<int64_t, int64_t>, int64_t> boundKey;  // (dim size, bound) -> key
   std::map<std::pair<int64_t, int64_t>, int64_t> windowDim;  // (start, end) -> the dim size it slices
+  // Keys that are not their own size (a dim class, a quotient; class_sizes.h) -> their real size.
+  std::map<int64_t, int64_t> keyValue;
   bool isRole(int64_t v) const;
+  int64_t realValue(int64_t key) const {
+    auto it = keyValue.find(key);
+    return it == keyValue.end() ? key : it->second;
+  }
 };
 
 SizeRoles collectSizeRoles(const LGraph& spec, const LGraph& impl, const RelationFile& rel, int64_t threshold);

@@ -6,6 +6,7 @@
 // nonlinear integer search alone gives up on the GPT-sized systems.
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 
 #include <z3++.h>
 
@@ -32,7 +33,7 @@ std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64
   for (int64_t v : r.roles) {
     z3::expr e = c.int_const(("n" + std::to_string(v)).c_str());
     if (v < 0) s.add(e >= 1 && e <= c.int_val(r.boundValue.at(v)));  // a slice bound: any position
-    else s.add(e >= 2 && e <= c.int_val(std::min(v, bound)));
+    else s.add(e >= 2 && e <= c.int_val(std::min(r.realValue(v), bound)));
     x.emplace(v, e);
   }
   auto sum = [&](const SizeSum& terms) {
@@ -86,7 +87,8 @@ std::optional<Assignment> solveSizeRoles(const SizeRoles& r, bool keepApart) {
   // Bounds stop at 1597: past it nla2bv's bit-blasting of aws_llama TP=4 (whose roles are pinned at
   // their real sizes) ran for minutes, outside the rlimit, and such an instance is over the element limit anyway.
   constexpr int64_t kLargestBound = 1597;
-  int64_t top = r.roles.back();
+  int64_t top = 0;
+  for (int64_t v : r.roles) top = std::max(top, r.realValue(v));
   for (int64_t bound = 2, prev = 1; used < kTotal && bound <= kLargestBound; std::swap(bound, prev), bound += prev) {
     int64_t b = std::min(bound, top);  // Fibonacci steps
     if (auto a = solveBounded(r, keepApart, b, kPerBound, used)) return a;
