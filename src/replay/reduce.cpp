@@ -343,7 +343,7 @@ std::unique_ptr<ReducedCheck> reduceByClass(const LGraph& spec, const LGraph& im
       return nullptr;
     }
     for (bool apart : {true, false}) {
-      auto solved = solveSizeRoles(cs.roles, apart);
+      auto solved = solveSizeRoles(cs.roles, apart, /*preferSmall=*/true);
       if (!solved) continue;
       std::string why;
       auto rc = mapCheckByClass(spec, impl, relation, result, cs, *solved, why);
@@ -352,6 +352,9 @@ std::unique_ptr<ReducedCheck> reduceByClass(const LGraph& spec, const LGraph& im
         continue;
       }
       int64_t total = elementsOfMapped(rc->spec) + elementsOfMapped(rc->impl);
+      if (std::getenv("TANGLE_TRACE_SIZES"))
+        std::fprintf(stderr, "class sizes above %lld%s: %lld elements\n", static_cast<long long>(t),
+                     apart ? ", apart" : "", static_cast<long long>(total));
       if (total > maxElements) {
         if (reason.empty())
           reason = fmt::format("by dim class above {}: the smallest instance found has {} elements, over the limit "

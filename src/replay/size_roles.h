@@ -74,7 +74,10 @@ bool isSizeAttr(eg::Symbol op, size_t pos);
 std::optional<std::pair<int64_t, int64_t>> sliceWindow(int64_t start, int64_t end, int64_t step);
 
 // The smallest assignment Z3 finds (role -> reduced size, each in [2, role]),
-// with the `apart` pairs different when `keepApart`; nullopt when none.
-std::optional<std::map<int64_t, int64_t>> solveSizeRoles(const SizeRoles& r, bool keepApart);
+// with the `apart` pairs different when `keepApart`; nullopt when none. `preferSmall`: Z3's search
+// tries low values first (class_sizes.h, where most of 100+ variables are otherwise left anywhere
+// under the bound); the value-keyed roles keep the plain search, so their instances are unchanged.
+std::optional<std::map<int64_t, int64_t>> solveSizeRoles(const SizeRoles& r, bool keepApart,
+                                                         bool preferSmall = false);
 
 }  // namespace tangle::replay::detail
