@@ -297,6 +297,14 @@ struct LiteralTies {
 
 }  // namespace
 
+std::string mixedClass(const DimClasses& dc) {
+  for (size_t o = 0; o < dc.occurrences(); ++o)
+    if (dc.value(dc.find(static_cast<int>(o))) != dc.value(static_cast<int>(o)))
+      return fmt::format("a dim class joins sizes {} and {}", dc.value(static_cast<int>(o)),
+                         dc.value(dc.find(static_cast<int>(o))));
+  return {};
+}
+
 ClassSizes collectClassSizes(const LGraph& spec, const LGraph& impl, const RelationFile& rel,
                              const InferResult& result, int64_t threshold) {
   ClassSizes cs;
@@ -308,12 +316,8 @@ ClassSizes collectClassSizes(const LGraph& spec, const LGraph& impl, const Relat
   ties.graph(impl, false);
   for (const RelationEntry& r : rel.relations) ties.expr(r.rhs);
   for (const Expectation& e : rel.expectations) ties.expr(e.lhs), ties.expr(e.rhs);
-  for (size_t o = 0; o < cs.dc.occurrences(); ++o)
-    if (cs.dc.value(cs.dc.find(static_cast<int>(o))) != cs.dc.value(static_cast<int>(o))) {
-      cs.problem = fmt::format("a dim class joins sizes {} and {}", cs.dc.value(static_cast<int>(o)),
-                               cs.dc.value(cs.dc.find(static_cast<int>(o))));
-      return cs;
-    }
+  cs.problem = mixedClass(cs.dc);
+  if (!cs.problem.empty()) return cs;
   FactBuilder fb{cs.dc, cs.roles, {}, {}, kClassKey * 2};
   for (size_t o = 0; o < cs.dc.occurrences(); ++o) fb.key(static_cast<int>(o));
   for (const OpOccs& o : cs.dc.ops) fb.op(o);

@@ -30,6 +30,9 @@ struct ClassSizes {
   size_t classes = 0;   // variables that are classes
 };
 
+// Why the classes cannot be sizes: a class joining occurrences of two real sizes ("" when none).
+std::string mixedClass(const DimClasses& dc);
+
 ClassSizes collectClassSizes(const LGraph& spec, const LGraph& impl, const RelationFile& rel,
                              const InferResult& result, int64_t threshold);
 
