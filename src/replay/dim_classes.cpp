@@ -3,6 +3,7 @@
 #include <set>
 
 #include "ops/ops.h"
+#include "replay/size_roles.h"
 #include "replay/term_eval.h"
 #include "support/error.h"
 
@@ -51,6 +52,19 @@ std::map<int64_t, int> DimClasses::classesByValue(int64_t threshold) const {
 namespace {
 
 using Occs = std::vector<int>;
+using Typed = std::vector<Occs>;  // [type][dim]
+
+Occs flat(const Typed& t) {
+  Occs out;
+  for (const Occs& o : t) out.insert(out.end(), o.begin(), o.end());
+  return out;
+}
+
+// A step-1 slice's bounds (attributes 1 and 2) are positions, not sizes (size_roles.h).
+bool isSliceBound(eg::Symbol op, const eg::AttrList& a, size_t k) {
+  return op == ops::syms().slice && (k == 1 || k == 2) && a.size() == 4 && a[3].kind == eg::Attr::Kind::Int &&
+         a[3].i == 1;
+}
 
 struct Builder {
   DimClasses& dc;
@@ -68,58 +82,73 @@ struct Builder {
       }
     }
   }
-  // Every dim of every type of an LNode (alias-resolved), in order.
-  Occs dimsOf(const LGraph& lg, bool isSpec, int id) {
-    Occs out;
-    for (const auto& ty : dc.table(isSpec)[static_cast<size_t>(lg.resolve(id))])
-      out.insert(out.end(), ty.begin(), ty.end());
-    return out;
+  // Every type of an LNode (alias-resolved), dim by dim.
+  const Typed& dimsOf(const LGraph& lg, bool isSpec, int id) {
+    return dc.table(isSpec)[static_cast<size_t>(lg.resolve(id))];
   }
-  Occs fresh(const eg::ClassData& d) {
-    Occs out;
-    for (const TensorType& ty : d.types)
-      for (Dim x : ty.shape) out.push_back(dc.add(x));
-    return out;
-  }
-  // One operator: its operands' and its result's dims of one value are one size.
-  void uniteEqual(const Occs& here) {
-    std::map<int64_t, int> first;
-    for (int o : here) {
-      if (dc.value(o) < 0) continue;  // symbolic: not reduced
-      auto [it, isNew] = first.emplace(dc.value(o), o);
-      if (!isNew) dc.unite(it->second, o);
+  Typed fresh(const eg::ClassData& d) {
+    Typed out;
+    for (const TensorType& ty : d.types) {
+      out.emplace_back();
+      for (Dim x : ty.shape) out.back().push_back(dc.add(x));
     }
+    return out;
+  }
+  // One operator: its operands' and its result's dims and its size attributes of one value are one size.
+  int record(eg::Symbol op, const eg::AttrList& attrs, std::vector<Typed> children, Typed result) {
+    OpOccs o{op, attrs, std::move(children), std::move(result), {}};
+    Occs here = flat(o.result);
+    for (const Typed& c : o.children) {
+      Occs f = flat(c);
+      here.insert(here.end(), f.begin(), f.end());
+    }
+    bool known = ops::find(op) != nullptr;
+    o.attrOccs.resize(attrs.size());
+    for (size_t k = 0; k < attrs.size(); ++k) {
+      if ((known && !isSizeAttr(op, k)) || isSliceBound(op, attrs, k)) continue;
+      if (attrs[k].kind == eg::Attr::Kind::Int) o.attrOccs[k].push_back(dc.add(attrs[k].i));
+      if (attrs[k].kind == eg::Attr::Kind::IntList)
+        for (int64_t v : attrs[k].list) o.attrOccs[k].push_back(dc.add(v));
+      here.insert(here.end(), o.attrOccs[k].begin(), o.attrOccs[k].end());
+    }
+    std::map<int64_t, int> first;
+    for (int x : here) {
+      if (dc.value(x) < 0) continue;  // symbolic: not reduced
+      auto [it, isNew] = first.emplace(dc.value(x), x);
+      if (!isNew) dc.unite(it->second, x);
+    }
+    dc.ops.push_back(std::move(o));
+    return static_cast<int>(dc.ops.size()) - 1;
   }
 
   void definition(const LGraph& lg, bool isSpec, int id) {
     const LNode& ln = lg.nodes[static_cast<size_t>(id)];
     sym::Context none;
     eg::EGraph g(ops::inferData, &none);
-    std::vector<Occs> local;   // per definition node: its result's dims
+    std::vector<Typed> local;  // per definition node: its result's dims
     std::vector<eg::Id> ids;   // per definition node: its class
     for (size_t k = 0; k < ln.def.nodes.size(); ++k) {
       const CanonTerm::Node& tn = ln.def.nodes[k];
       eg::ENode en{tn.op, eg::internAttrs(tn.attrs), {}};
-      Occs here;
+      std::vector<Typed> children;
       for (const CanonTerm::Ref& r : tn.children) {
         if (r.kind == CanonTerm::Ref::Kind::Operand) {
           en.children.push_back(addLeaf(g, lg, static_cast<int>(r.operand)));
-          Occs d = dimsOf(lg, isSpec, static_cast<int>(r.operand));
-          here.insert(here.end(), d.begin(), d.end());
+          children.push_back(dimsOf(lg, isSpec, static_cast<int>(r.operand)));
         } else if (r.kind == CanonTerm::Ref::Kind::Local) {
           en.children.push_back(ids[static_cast<size_t>(r.local)]);
-          here.insert(here.end(), local[static_cast<size_t>(r.local)].begin(), local[static_cast<size_t>(r.local)].end());
+          children.push_back(local[static_cast<size_t>(r.local)]);
         } else {
           en.children.push_back(
               g.add(eg::ENode{ops::syms().constant, eg::internAttrs({eg::Attr::real(r.scalar)}), {}}));
+          children.emplace_back();
         }
       }
       auto added = g.tryAdd(std::move(en));
       if (!added) return;  // ill-typed here: links nothing
       ids.push_back(*added);
-      Occs result = k + 1 == ln.def.nodes.size() ? dimsOf(lg, isSpec, id) : fresh(g.data(*added));
-      here.insert(here.end(), result.begin(), result.end());
-      uniteEqual(here);
+      Typed result = k + 1 == ln.def.nodes.size() ? dimsOf(lg, isSpec, id) : fresh(g.data(*added));
+      dc.defOps[{isSpec, id, k}] = record(tn.op, tn.attrs, std::move(children), result);
       local.push_back(std::move(result));
     }
   }
@@ -131,12 +160,14 @@ struct Builder {
     }
   }
 
-  // A relation S.x = term: the term's operators as above, its result's dims position by position S.x's.
-  void relation(int specNode, const eg::Term& t) {
+  // A term's operators as above; with `specNode` >= 0 (a relation S.x = term), its result's dims
+  // position by position S.x's.
+  void relation(int specNode, const eg::Term& t, bool keep) {
     sym::Context none;
     eg::EGraph g(ops::inferData, &none);
     std::vector<eg::Id> ids;
-    std::vector<Occs> occs;
+    std::vector<Typed> occs;
+    std::vector<int> where;
     for (const eg::Term::Node& n : t.nodes) {
       if (const std::string* name = leafName(n)) {
         bool isSpec = ops::tensorOwner(n.op, n.attrs).value_or(Owner::spec()).isSpec();
@@ -145,34 +176,35 @@ struct Builder {
         if (!id) return;
         ids.push_back(addLeaf(g, lg, *id));
         occs.push_back(dimsOf(lg, isSpec, *id));
+        where.push_back(-1);
         continue;
       }
       eg::ENode en{n.op, n.attrs, {}};
-      Occs here;
+      std::vector<Typed> children;
       for (uint32_t c : n.children) {
         en.children.push_back(ids[c]);
-        here.insert(here.end(), occs[c].begin(), occs[c].end());
+        children.push_back(occs[c]);
       }
       auto added = g.tryAdd(std::move(en));
       if (!added) return;
-      Occs result = fresh(g.data(*added));
-      here.insert(here.end(), result.begin(), result.end());
-      uniteEqual(here);
+      Typed result = fresh(g.data(*added));
+      where.push_back(record(n.op, eg::attrs(n.attrs), std::move(children), result));
       ids.push_back(*added);
       occs.push_back(std::move(result));
     }
-    if (occs.empty()) return;
-    Occs lhs = dimsOf(spec, true, specNode);
-    if (lhs.size() != occs.back().size()) return;
+    if (keep) dc.termOps[&t] = where;
+    if (occs.empty() || specNode < 0) return;
+    Occs lhs = flat(dimsOf(spec, true, specNode)), rhs = flat(occs.back());
+    if (lhs.size() != rhs.size()) return;
     for (size_t k = 0; k < lhs.size(); ++k)
-      if (dc.value(lhs[k]) == dc.value(occs.back()[k])) dc.unite(lhs[k], occs.back()[k]);
+      if (dc.value(lhs[k]) == dc.value(rhs[k])) dc.unite(lhs[k], rhs[k]);
   }
 };
 
 }  // namespace
 
 DimClasses collectDimClasses(const LGraph& spec, const LGraph& impl, const RelationFile& rel,
-                             const std::vector<TensorRelations>& certificate) {
+                             const std::vector<TensorRelations>& certificate, const InferResult* result) {
   DimClasses dc;
   Builder b{dc, spec, impl};
   b.allocate(spec, true);
@@ -183,13 +215,22 @@ DimClasses collectDimClasses(const LGraph& spec, const LGraph& impl, const Relat
     auto lhs = spec.find(r.lhs.toString());
     if (!lhs) continue;
     try {
-      b.relation(*lhs, termOf(r.rhs, spec, impl));
+      b.relation(*lhs, termOf(r.rhs, spec, impl), false);
     } catch (const InputError&) {
       // a constant, not a tensor expression: links nothing
     }
   }
   for (const TensorRelations& tr : certificate)
-    for (const eg::Term& t : tr.exprs) b.relation(tr.node, t);
+    for (const eg::Term& t : tr.exprs) b.relation(tr.node, t, result != nullptr);
+  if (result) {
+    for (const TensorRelations& tr : result->outputs)
+      for (const eg::Term& t : tr.exprs) b.relation(tr.node, t, true);
+    if (result->failure)
+      for (const TensorRelations& tr : result->failure->inputRelations)
+        for (const eg::Term& t : tr.exprs) b.relation(tr.node, t, true);
+    for (const ExpectationResult& e : result->expectations)
+      for (const eg::Term& t : e.known) b.relation(-1, t, true);
+  }
   return dc;
 }
 

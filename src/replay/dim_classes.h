@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <vector>
 
 #include "infer/infer.h"
@@ -25,6 +26,16 @@
 #include "relation/relation.h"
 
 namespace tangle::replay::detail {
+
+// One operator as the builder saw it (a definition's node or a relation term's node): the
+// occurrences of its operands' dims and its result's dims (per type), and of its size attributes.
+struct OpOccs {
+  eg::Symbol op{};
+  eg::AttrList attrs;
+  std::vector<std::vector<std::vector<int>>> children;  // [child][type][dim]
+  std::vector<std::vector<int>> result;                 // [type][dim]
+  std::vector<std::vector<int>> attrOccs;               // [attr][entry]; empty when not a size
+};
 
 class DimClasses {
  public:
@@ -41,6 +52,12 @@ class DimClasses {
   int add(int64_t value);
   void unite(int a, int b);
   std::vector<std::vector<std::vector<int>>>& table(bool spec) { return spec ? spec_ : impl_; }
+  const std::vector<std::vector<std::vector<int>>>& table(bool spec) const { return spec ? spec_ : impl_; }
+
+  // Every operator seen, and where: definition node k of LNode n, or node k of a relation term.
+  std::vector<OpOccs> ops;
+  std::map<std::tuple<bool, int, size_t>, int> defOps;  // (spec, LNode, def node) -> ops index
+  std::map<const eg::Term*, std::vector<int>> termOps;  // term -> per node: ops index, -1 for a leaf
 
  private:
   mutable std::vector<int> parent_;
@@ -50,7 +67,9 @@ class DimClasses {
 };
 
 // `rel`: the input relations; `certificate`: the relations inference found (InferResult::all), or empty.
+// With `result`, every term of it (outputs, the failure's input relations, expectations' known
+// forms) is recorded too, so a reduction can rewrite each of them (class_sizes.h).
 DimClasses collectDimClasses(const LGraph& spec, const LGraph& impl, const RelationFile& rel,
-                             const std::vector<TensorRelations>& certificate);
+                             const std::vector<TensorRelations>& certificate, const InferResult* result = nullptr);
 
 }  // namespace tangle::replay::detail

@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "ops/ops.h"
+#include "replay/class_sizes.h"
 #include "replay/dim_classes.h"
 #include "replay/size_roles.h"
 #include "support/error.h"
@@ -55,8 +56,6 @@ double SizeMap::scalar(double v) const {
   return static_cast<double>(size(static_cast<int64_t>(v)));
 }
 
-namespace {
-
 // By role: a known op's size attributes only (a dim index or a tuple index
 // equal to a role stays); an opaque op's integers all (they may be sizes).
 void mapAttrs(eg::Symbol op, eg::AttrList& attrs, const SizeMap& m) {
@@ -93,6 +92,8 @@ bool scalarMayBeSize(const LGraph& lg, const CanonTerm::Node& tn, const SizeMap&
   }
   return !anyTensor;
 }
+
+namespace {
 
 void mapShape(std::vector<Dim>& shape, const SizeMap& m) {
   for (Dim& d : shape) d = m.size(d);
@@ -142,17 +143,22 @@ bool mapSliceWindow(RelExpr& e, const SizeMap& m) {
   return true;
 }
 
-void mapExpr(RelExpr& e, const SizeMap& m) {
+}  // namespace
+
+void mapRelExpr(RelExpr& e, const SizeMap& m) {
   if (mapSliceWindow(e, m)) {
-    for (auto& a : e.args) mapExpr(a, m);
+    for (auto& a : e.args) mapRelExpr(a, m);
     return;
   }
   if (e.kind == RelExpr::Kind::Int) e.i = m.size(e.i);
   for (int64_t& v : e.ints) v = m.size(v);
-  for (auto& a : e.args) mapExpr(a, m);
+  for (auto& a : e.args) mapRelExpr(a, m);
   for (auto& [k, a] : e.kwargs)
-    if (!m.byRole() || (k != "dim" && k != "dims" && k != "perm" && k != "dim0" && k != "dim1")) mapExpr(a, m);
+    if (!m.byRole() || (k != "dim" && k != "dims" && k != "perm" && k != "dim0" && k != "dim1")) mapRelExpr(a, m);
 }
+
+namespace {
+
 
 // The check at the reduced sizes; expectations re-pointed into its own relation file.
 std::unique_ptr<ReducedCheck> mapCheck(const LGraph& spec, const LGraph& impl, const RelationFile& rel,
@@ -162,10 +168,10 @@ std::unique_ptr<ReducedCheck> mapCheck(const LGraph& spec, const LGraph& impl, c
   rc->spec = mapGraph(spec, m);
   rc->impl = mapGraph(impl, m);
   rc->relation = rel;
-  for (auto& r : rc->relation.relations) mapExpr(r.rhs, m);
+  for (auto& r : rc->relation.relations) mapRelExpr(r.rhs, m);
   for (auto& e : rc->relation.expectations) {
-    mapExpr(e.lhs, m);
-    mapExpr(e.rhs, m);
+    mapRelExpr(e.lhs, m);
+    mapRelExpr(e.rhs, m);
   }
   rc->result = res;
   mapRelations(rc->result.outputs, m);
@@ -318,6 +324,57 @@ void traceDimClasses(const LGraph& spec, const LGraph& impl, const RelationFile&
   }
 }
 
+int64_t elementsOfMapped(const LGraph& lg) { return elementsOf(lg, SizeMap{}); }
+
+// One size per dim class (class_sizes.h), thresholds as for roles; the instance or, in `reason`, why none.
+std::unique_ptr<ReducedCheck> reduceByClass(const LGraph& spec, const LGraph& impl, const RelationFile& relation,
+                                            const InferResult& result, int64_t maxElements,
+                                            const std::vector<char>& specTyped, const std::vector<char>& implTyped,
+                                            std::string& reason) {
+  for (int64_t t : {1, 4, 16}) {
+    auto t0 = std::chrono::steady_clock::now();
+    ClassSizes cs = collectClassSizes(spec, impl, relation, result, t);
+    if (std::getenv("TANGLE_TRACE_SIZES"))
+      std::fprintf(stderr, "class sizes above %lld: %zu classes, %zu variables, %zu facts, %.1f ms\n",
+                   static_cast<long long>(t), cs.classes, cs.roles.roles.size(), cs.roles.facts.size(),
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (!cs.problem.empty()) {
+      if (reason.empty()) reason = "by dim class: " + cs.problem;
+      return nullptr;
+    }
+    for (bool apart : {true, false}) {
+      auto solved = solveSizeRoles(cs.roles, apart, /*preferSmall=*/true);
+      if (!solved) continue;
+      std::string why;
+      auto rc = mapCheckByClass(spec, impl, relation, result, cs, *solved, why);
+      if (!rc) {
+        if (reason.empty()) reason = fmt::format("by dim class above {}: {}", t, why);
+        continue;
+      }
+      int64_t total = elementsOfMapped(rc->spec) + elementsOfMapped(rc->impl);
+      if (std::getenv("TANGLE_TRACE_SIZES"))
+        std::fprintf(stderr, "class sizes above %lld%s: %lld elements\n", static_cast<long long>(t),
+                     apart ? ", apart" : "", static_cast<long long>(total));
+      if (total > maxElements) {
+        if (reason.empty())
+          reason = fmt::format("by dim class above {}: the smallest instance found has {} elements, over the limit "
+                               "of {}", t, total, maxElements);
+        continue;
+      }
+      if (auto bad = validate(*rc, specTyped, implTyped)) {
+        if (reason.empty()) reason = fmt::format("by dim class above {}: {}", t, *bad);
+        continue;
+      }
+      rc->elements = total;
+      rc->sizes += fmt::format(" (one size per dim class: {} classes above {}; a/b: classes of one size reduced apart)",
+                               cs.classes, t);
+      return rc;
+    }
+  }
+  if (reason.empty()) reason = "by dim class: no small instance";
+  return nullptr;
+}
+
 }  // namespace
 
 Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFile& relation, const InferResult& result,
@@ -326,6 +383,18 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
   if (std::getenv("TANGLE_TRACE_SIZES")) traceDimClasses(spec, impl, relation, result);
   std::vector<int64_t> dims = dimsOf({&spec, &impl});
   const std::vector<char> specTyped = typedDefinitions(spec), implTyped = typedDefinitions(impl);
+  // One size per dim class (class_sizes.h) is experimental, opt-in: TANGLE_SIZE_CLASSES=first tries
+  // it before one size per value, =after when that finds no instance. It does not yet reach an
+  // instance under the element limit for GPT TP=4 (README, "reduced sizes").
+  const char* classMode = std::getenv("TANGLE_SIZE_CLASSES");
+  std::string classReason;
+  bool classesFirst = classMode && std::string(classMode) == "first";
+  bool classesAfter = classMode && std::string(classMode) == "after";
+  if (classesFirst)
+    if (auto rc = reduceByClass(spec, impl, relation, result, maxElements, specTyped, implTyped, classReason)) {
+      out.check = std::move(rc);
+      return out;
+    }
   // One size per role first: every size above 1 (a kv-head count 4 that is also the GQA group must
   // be free to shrink), then above 4 and above 16; roles kept apart when possible.
   std::string roleReason;
@@ -366,6 +435,12 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
       return out;
     }
   }
+  if (classesAfter)
+    if (auto rc = reduceByClass(spec, impl, relation, result, maxElements, specTyped, implTyped, classReason)) {
+      out.check = std::move(rc);
+      return out;
+    }
+  if (!classReason.empty()) roleReason = roleReason.empty() ? classReason : roleReason + "; " + classReason;
   // Candidates: every (g, T) that changes some dim, smallest total first.
   struct Candidate {
     int64_t g, t, elements;

@@ -64,6 +64,11 @@ struct Reduction {
   std::string refusal;                  // why no smaller instance was found
 };
 
+// Pieces of the rewrite shared with the class-wise one (class_sizes.cpp).
+void mapAttrs(eg::Symbol op, eg::AttrList& attrs, const SizeMap& m);
+bool scalarMayBeSize(const LGraph& lg, const CanonTerm::Node& tn, const SizeMap& m);
+void mapRelExpr(RelExpr& e, const SizeMap& m);
+
 // The smallest valid instance with at most `maxElements` elements in total.
 Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFile& relation, const InferResult& result,
                        int64_t maxElements);

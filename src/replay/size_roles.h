@@ -52,7 +52,13 @@ struct SizeRoles {
   std::map<int64_t, int64_t> boundValue;                   // key -> its real value
   std::map<std::pair<int64_t, int64_t>, int64_t> boundKey;  // (dim size, bound) -> key
   std::map<std::pair<int64_t, int64_t>, int64_t> windowDim;  // (start, end) -> the dim size it slices
+  // Keys that are not their own size (a dim class, a quotient; class_sizes.h) -> their real size.
+  std::map<int64_t, int64_t> keyValue;
   bool isRole(int64_t v) const;
+  int64_t realValue(int64_t key) const {
+    auto it = keyValue.find(key);
+    return it == keyValue.end() ? key : it->second;
+  }
 };
 
 SizeRoles collectSizeRoles(const LGraph& spec, const LGraph& impl, const RelationFile& rel, int64_t threshold);
@@ -68,7 +74,10 @@ bool isSizeAttr(eg::Symbol op, size_t pos);
 std::optional<std::pair<int64_t, int64_t>> sliceWindow(int64_t start, int64_t end, int64_t step);
 
 // The smallest assignment Z3 finds (role -> reduced size, each in [2, role]),
-// with the `apart` pairs different when `keepApart`; nullopt when none.
-std::optional<std::map<int64_t, int64_t>> solveSizeRoles(const SizeRoles& r, bool keepApart);
+// with the `apart` pairs different when `keepApart`; nullopt when none. `preferSmall`: Z3's search
+// tries low values first (class_sizes.h, where most of 100+ variables are otherwise left anywhere
+// under the bound); the value-keyed roles keep the plain search, so their instances are unchanged.
+std::optional<std::map<int64_t, int64_t>> solveSizeRoles(const SizeRoles& r, bool keepApart,
+                                                         bool preferSmall = false);
 
 }  // namespace tangle::replay::detail

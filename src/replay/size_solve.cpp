@@ -6,6 +6,7 @@
 // nonlinear integer search alone gives up on the GPT-sized systems.
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 
 #include <z3++.h>
 
@@ -19,11 +20,15 @@ using Assignment = std::map<int64_t, int64_t>;
 
 // Z3 work is bounded by its resource counter (rlimit), not by time, so the instance found (or the
 // refusal) is the same on a loaded machine as on an idle one; `used` accumulates the counter.
+// `preferSmall`: the bit-blasted search tries each bit 0 first (smt phase_selection 0), so the
+// model leaves free sizes low instead of anywhere under the bound.
 std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64_t bound, unsigned rlimit,
-                                       uint64_t& used) {
+                                       uint64_t& used, bool preferSmall) {
   z3::context c;
+  z3::params smtParams(c);
+  if (preferSmall) smtParams.set("phase_selection", 0u);
   z3::tactic t = z3::tactic(c, "simplify") & z3::tactic(c, "propagate-values") & z3::tactic(c, "solve-eqs") &
-                 z3::tactic(c, "nla2bv") & z3::tactic(c, "smt");
+                 z3::tactic(c, "nla2bv") & z3::with(z3::tactic(c, "smt"), smtParams);
   z3::solver s = t.mk_solver();
   z3::params p(c);
   p.set("rlimit", rlimit);
@@ -32,7 +37,7 @@ std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64
   for (int64_t v : r.roles) {
     z3::expr e = c.int_const(("n" + std::to_string(v)).c_str());
     if (v < 0) s.add(e >= 1 && e <= c.int_val(r.boundValue.at(v)));  // a slice bound: any position
-    else s.add(e >= 2 && e <= c.int_val(std::min(v, bound)));
+    else s.add(e >= 2 && e <= c.int_val(std::min(r.realValue(v), bound)));
     x.emplace(v, e);
   }
   auto sum = [&](const SizeSum& terms) {
@@ -65,7 +70,7 @@ std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64
 
 }  // namespace
 
-std::optional<Assignment> solveSizeRoles(const SizeRoles& r, bool keepApart) {
+std::optional<Assignment> solveSizeRoles(const SizeRoles& r, bool keepApart, bool preferSmall) {
   if (r.roles.empty()) return std::nullopt;
   // Budgets in Z3 resource units: the artifact systems need 5k-75k per bound, a few 100k in all.
   constexpr unsigned kPerBound = 1'000'000;
@@ -86,17 +91,18 @@ std::optional<Assignment> solveSizeRoles(const SizeRoles& r, bool keepApart) {
   // Bounds stop at 1597: past it nla2bv's bit-blasting of aws_llama TP=4 (whose roles are pinned at
   // their real sizes) ran for minutes, outside the rlimit, and such an instance is over the element limit anyway.
   constexpr int64_t kLargestBound = 1597;
-  int64_t top = r.roles.back();
+  int64_t top = 0;
+  for (int64_t v : r.roles) top = std::max(top, r.realValue(v));
   for (int64_t bound = 2, prev = 1; used < kTotal && bound <= kLargestBound; std::swap(bound, prev), bound += prev) {
     int64_t b = std::min(bound, top);  // Fibonacci steps
-    if (auto a = solveBounded(r, keepApart, b, kPerBound, used)) return a;
+    if (auto a = solveBounded(r, keepApart, b, kPerBound, used, preferSmall)) return a;
     if (b == top) break;
     // A larger bound only widens the domains, so when the largest is unsat every bound is: after
     // the small bounds fail, one probe at the largest refuses a pinned system (aws_llama TP=4)
     // without walking every Fibonacci bound up to it.
     if (b == 13 && std::min(kLargestBound, top) > 13) {
       uint64_t probe = 0;
-      if (!solveBounded(r, keepApart, std::min(kLargestBound, top), kPerBound, probe)) return std::nullopt;
+      if (!solveBounded(r, keepApart, std::min(kLargestBound, top), kPerBound, probe, preferSmall)) return std::nullopt;
       used += probe;
     }
   }

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "import/fx_importer.h"
+#include "replay/class_sizes.h"
 #include "replay/dim_classes.h"
 #include "replay/inputs.h"
 #include "replay/lgraph_eval.h"
@@ -302,6 +303,48 @@ TEST(DimClasses, EqualSizesAreLinkedByOperatorsAndTheCertificate) {
     EXPECT_EQ(cls(true, "S.mm", 1) == cls(false, "D0.mm", 1), withCert) << "the certificate links the 10s";
     EXPECT_EQ(cls(false, "D0.mm", 1) == cls(false, "D1.mm", 1), withCert);
   }
+}
+
+// 4 = 2 x 2 in one view and 8 = 2 x 4 in another: one size per value ties the 4s and pins every
+// size at its real value; one size per dim class leaves B's 4 free, so B shrinks to [2, 2].
+TEST(ClassSizes, CoincidenceThatPinsValuesDoesNotPinClasses) {
+  const char* body =
+      "a: \"f32[4]\" = torch.ops.aten.view.default(A, [4])\n"
+      "b: \"f32[8]\" = torch.ops.aten.view.default(B, [8])\nreturn (a, b)";
+  Case s("A: \"f32[2, 2]\", B: \"f32[2, 4]\"", body, "A: \"f32[2, 2]\", B: \"f32[2, 4]\"", body,
+         "S.A = D*.A\nS.B = D*.B\n");
+  auto byValue = detail::solveSizeRoles(detail::collectSizeRoles(s.specL, s.implL, s.rel, 1), false);
+  ASSERT_TRUE(byValue);
+  EXPECT_EQ(byValue->at(4), 4);
+  EXPECT_EQ(byValue->at(8), 8);
+
+  InferResult res;
+  detail::ClassSizes cs = detail::collectClassSizes(s.specL, s.implL, s.rel, res, 1);
+  ASSERT_EQ(cs.problem, "");
+  auto solved = detail::solveSizeRoles(cs.roles, false, /*preferSmall=*/true);
+  ASSERT_TRUE(solved);
+  std::string why;
+  auto rc = detail::mapCheckByClass(s.specL, s.implL, s.rel, res, cs, *solved, why);
+  ASSERT_TRUE(rc) << why;
+  auto shape = [](const LGraph& lg, const char* name) { return lg.nodes[size_t(id(lg, name))].data.types[0].shape; };
+  for (const LGraph* lg : {&rc->spec, &rc->impl}) {
+    bool spec = lg == &rc->spec;
+    EXPECT_EQ(shape(*lg, spec ? "S.A" : "D0.A"), (std::vector<Dim>{2, 2}));  // 4 = 2 x 2 holds only at 2
+    EXPECT_EQ(shape(*lg, spec ? "S.a" : "D1.a"), (std::vector<Dim>{4}));
+    EXPECT_EQ(shape(*lg, spec ? "S.B" : "D1.B"), (std::vector<Dim>{2, 2}));
+    EXPECT_EQ(shape(*lg, spec ? "S.b" : "D0.b"), (std::vector<Dim>{4}));
+  }
+}
+
+// The builder only joins equal sizes; a class that held two would be a contradiction, refused.
+TEST(ClassSizes, ClassOfTwoRealSizesIsRefused) {
+  detail::DimClasses dc;
+  int a = dc.add(6), b = dc.add(6), c = dc.add(4);
+  dc.unite(a, b);
+  EXPECT_EQ(detail::mixedClass(dc), "");
+  dc.unite(b, c);
+  std::string why = detail::mixedClass(dc);
+  EXPECT_TRUE(why == "a dim class joins sizes 6 and 4" || why == "a dim class joins sizes 4 and 6") << why;
 }
 
 // Slice windows keep their index at reduced sizes; their bounds are no size roles.
