@@ -165,9 +165,15 @@ std::vector<Proposal> propose(const Values& spec, const Values& impl, double tol
   std::vector<std::string> wanted;
   for (const auto& n : spec.order)
     if (spec.tensors.at(n).kind == "placeholder" && spec.tensors.at(n).feedsData) wanted.push_back(n);
-  for (const auto& n : spec.frontier) wanted.push_back(n);
   for (const auto& n : extra) wanted.push_back(n);
   std::vector<Proposal> out;
+  // Constant-only tensors the data reads (masks) are no longer cut points:
+  // the checker evaluates them exactly and relates them by their values
+  // (src/infer/closed.h). Listed for the reader, not related here.
+  for (const auto& n : spec.frontier)
+    if (std::find(extra.begin(), extra.end(), n) == extra.end())
+      out.push_back({n, "", "computed from constants alone: the checker relates it by exact evaluation (not assumed)",
+                     false});
   for (const auto& n : wanted) {
     Proposal p{n, "", "", !spec.tensors.count(n) || spec.tensors.at(n).kind != "placeholder"};
     auto it = spec.tensors.find(n);

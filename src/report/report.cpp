@@ -143,6 +143,11 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
     for (auto& o : r.outputs)
       for (auto& e : o.exprs) out << "  " << o.tensor << " = " << formatTerm(e) << "\n";
   }
+  if (!r.evaluated.empty()) {
+    out << "related by evaluation (closed constant tensors, equal values; not assumed):\n";
+    for (auto& e : r.evaluated)
+      out << "  " << e.spec << " = " << formatTerm(e.expr) << "   (" << e.type << ", " << e.elements << " values)\n";
+  }
   if (!info.symbolFacts.empty()) {
     out << "symbolic sizes: assuming\n";
     for (auto& f : info.symbolFacts) out << "  " << f << "\n";
@@ -241,6 +246,12 @@ nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph
     for (auto& o : r.outputs)
       for (auto& e : o.exprs) outs.push_back({{"tensor", o.tensor}, {"expression", formatTerm(e)}});
   j["output_relation"] = outs;
+  json evaluated = json::array();
+  for (auto& e : r.evaluated)
+    evaluated.push_back({{"tensor", e.spec}, {"expression", formatTerm(e.expr)}, {"type", e.type},
+                         {"elements", e.elements}, {"proof", "evaluation"}});
+  j["by_evaluation"] = evaluated;
+  j["not_evaluated"] = r.notEvaluated;
   if (r.failure) {
     const Failure& f = *r.failure;
     json inputs = json::array();
