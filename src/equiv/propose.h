@@ -44,6 +44,7 @@ struct Proposal {
   std::string expr;        // relation expression over D0 tensors, empty when none found
   std::string note;        // what matched / why none (one line)
   bool cut = false;        // an intermediate taken as given (computed from constants only)
+  bool evaluated = false;  // computed from constants alone: left to the checker's exact evaluation
 };
 
 // Spec tensors that need a relation: inputs (placeholders); spec.frontier (computed from constants

@@ -192,6 +192,7 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
     } else {
       out << "  no implementation operator reads only tensors related to its inputs\n";
     }
+    for (auto& w : r.notEvaluated) out << "  not related by evaluation: " << w << "\n";
     if (!info.symbolFacts.empty())
       out << "  note: sizes are symbolic; if the implementation is right only for some sizes (e.g. even ones), "
              "say so with `assume` in the relation file\n";

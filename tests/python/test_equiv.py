@@ -140,14 +140,16 @@ def test_relation_is_proposed_from_values(family, request):
 
 @needs_vllm
 @pytest.mark.parametrize("family", ["qwen2", "llama"])
-def test_only_inputs_and_the_mask_are_taken_from_values(family, request):
+def test_only_inputs_are_taken_from_values(family, request):
     """The rotary tables are proved (vLLM's cache is computed in the graph from its inv_freq buffer): the
-    buffers are related as inputs, and the one relation on a computed tensor is the causal mask's."""
+    buffers are related as inputs; the causal mask, computed from constants alone, is no cut point: the
+    checker relates it by exact evaluation."""
     out = request.getfixturevalue(family)
     _, text = _propose(out)
     assert re.fullmatch(r"D0\.arg\d+_1", _relation_of(text, "rotary_emb.inv_freq")), text
-    cuts = [line for line in text.splitlines() if "cut point" in line]
-    assert len(cuts) == 1 and cuts[0].startswith("S.where"), text  # HF's mask, from masking_utils
+    assert "cut point" not in text, text
+    assert re.search(r"^# S\.where: computed from constants alone: the checker relates it by exact evaluation",
+                     text, re.M), text  # HF's mask, from masking_utils
     hf = open(os.path.join(out, "hf.py")).read()
     assert re.search(r"\n\s*where: .*\n", hf) and "masking_utils" in hf
     assert "cos_sin_cache" not in open(os.path.join(out, "vllm.params.json")).read()  # not a buffer any more
@@ -198,9 +200,10 @@ def test_equiv_command_shows_the_relation_and_runs_the_checker(qwen2, tmp_path):
     finally:
         equiv.capture = orig
     assert "qkv_proj.weight" in text and logged[0].startswith("relation proposed from values")
-    # End to end: rotary (src/lemmas/rotary.cpp), attention and the logits, proved
+    # End to end: rotary (src/lemmas/rotary.cpp), attention and the logits, proved; the mask by evaluation
     assert code == 0 and report.startswith("verdict: refines"), report
     assert "output relation:" in report
+    assert re.search(r"related by evaluation .*\n  S\.where = reshape\(D0\.where, \[1, 1, 8, 8\]\)", report), report
 
 
 @needs_vllm
@@ -220,6 +223,7 @@ def test_llama_is_proved_end_to_end(llama):
     ("rms-eps", "torch.rsqrt(variance + self.variance_epsilon)"),
     ("no-residual", "hidden_states = residual + hidden_states"),
     ("scale", "* scaling"),
+    ("mask", "attn_weights = attn_weights + attention_mask"),  # vLLM's mask strict: no longer HF's values
 ])
 def test_planted_bug_is_not_refines(bug, spec_code, qwen2_variants):
     rel, _ = _propose(qwen2_variants[bug])
