@@ -143,11 +143,6 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
     for (auto& o : r.outputs)
       for (auto& e : o.exprs) out << "  " << o.tensor << " = " << formatTerm(e) << "\n";
   }
-  if (!r.evaluated.empty()) {
-    out << "related by evaluation (closed constant tensors, equal values; not assumed):\n";
-    for (auto& e : r.evaluated)
-      out << "  " << e.spec << " = " << formatTerm(e.expr) << "   (" << e.type << ", " << e.elements << " values)\n";
-  }
   if (!info.symbolFacts.empty()) {
     out << "symbolic sizes: assuming\n";
     for (auto& f : info.symbolFacts) out << "  " << f << "\n";
@@ -210,6 +205,12 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
       for (auto& k : e.known) out << "  known: " << x.lhs.toString() << " = " << formatTerm(k) << "\n";
       producers(out, x, spec, impl);
     }
+  }
+  // after the verdict's own lines, which readers find by position
+  if (!r.evaluated.empty()) {
+    out << "related by evaluation (closed constant tensors, equal values; not assumed):\n";
+    for (auto& e : r.evaluated)
+      out << "  " << e.spec << " = " << formatTerm(e.expr) << "   (" << e.type << ", " << e.elements << " values)\n";
   }
   const InferStats& s = r.stats;
   out << fmt::format(
