@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-BUGS = ("qkv-order", "rope-gptj", "rope-theta", "rms-eps", "no-residual", "scale")
+BUGS = ("qkv-order", "rope-gptj", "rope-theta", "rms-eps", "no-residual", "scale", "mask")
 
 
 def vllm_python() -> str | None:

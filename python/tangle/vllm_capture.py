@@ -24,7 +24,8 @@ state dict is loaded into vLLM's model with vLLM's own ``load_weights`` (which f
 Planted bugs (``--bug``), each a one-line change to the vLLM side, for the mismatch reports:
 ``qkv-order`` (k and v swapped after the split), ``rope-gptj`` (GPT-J instead of neox rotary),
 ``rope-theta`` (the rotary table built for base 1e6 instead of the config's, in the traced cache),
-``rms-eps`` (eps 1e-2), ``no-residual`` (first residual add dropped), ``scale`` (attention scale 1/D).
+``rms-eps`` (eps 1e-2), ``no-residual`` (first residual add dropped), ``scale`` (attention scale 1/D),
+``mask`` (the causal mask strict, ``<``: a query no longer sees itself).
 
     python -m tangle.vllm_capture qwen2|llama --out DIR [--layers N] [--tokens T] [--bug NAME | --bugs NAME...]
 """
@@ -36,7 +37,7 @@ import os
 import sys
 import tempfile
 
-BUGS = ("qkv-order", "rope-gptj", "rope-theta", "rms-eps", "no-residual", "scale")
+BUGS = ("qkv-order", "rope-gptj", "rope-theta", "rms-eps", "no-residual", "scale", "mask")
 
 
 def _config(family, layers):
@@ -62,7 +63,8 @@ def _prefill_attention(bug):
         scale = 1.0 / d if bug == "scale" else self.impl.scale
         s = torch.matmul(q, k.transpose(1, 2)) * scale
         pos = torch.arange(t)  # one prefill sequence: query i sees keys 0..i
-        mask = torch.where(pos[None, :] <= pos[:, None], 0.0, torch.finfo(q.dtype).min)
+        seen = pos[None, :] < pos[:, None] if bug == "mask" else pos[None, :] <= pos[:, None]
+        mask = torch.where(seen, 0.0, torch.finfo(q.dtype).min)
         o = torch.matmul(torch.softmax(s + mask, dim=-1), v)
         return o.transpose(0, 1).reshape(t, h * d)
 

@@ -163,11 +163,20 @@ Values readValues(const std::string& path) {
 
 std::vector<Proposal> propose(const Values& spec, const Values& impl, double tol, const std::vector<std::string>& extra) {
   std::vector<std::string> wanted;
-  for (const auto& n : spec.order)
-    if (spec.tensors.at(n).kind == "placeholder" && spec.tensors.at(n).feedsData) wanted.push_back(n);
-  for (const auto& n : spec.frontier) wanted.push_back(n);
+  for (const auto& n : spec.order) {
+    const Tensor& x = spec.tensors.at(n);
+    // graph constants (a lifted 0-d tensor) too: a mask evaluated by the checker may read them
+    if ((x.kind == "placeholder" && x.feedsData) || (x.kind == "get_attr" && x.data.size() == 1)) wanted.push_back(n);
+  }
   for (const auto& n : extra) wanted.push_back(n);
   std::vector<Proposal> out;
+  // Constant-only tensors the data reads (masks) are no longer cut points:
+  // the checker evaluates them exactly and relates them by their values
+  // (src/infer/closed.h). Listed for the reader, not related here.
+  for (const auto& n : spec.frontier)
+    if (std::find(extra.begin(), extra.end(), n) == extra.end())
+      out.push_back({n, "", "computed from constants alone: the checker relates it by exact evaluation (not assumed)",
+                     false, true});
   for (const auto& n : wanted) {
     Proposal p{n, "", "", !spec.tensors.count(n) || spec.tensors.at(n).kind != "placeholder"};
     auto it = spec.tensors.find(n);

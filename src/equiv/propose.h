@@ -3,9 +3,8 @@
 //
 // Both graphs were run on one random input at capture time and every tensor's
 // value recorded (python/tangle/vllm_capture.py writes STEM.values.json). For
-// each spec tensor that needs a relation -- every input, and every tensor
-// computed from constants alone (rotary tables, masks) that a data-dependent
-// operator reads -- this finds an implementation tensor and a rearrangement
+// each spec tensor that needs a relation -- every input, and the
+// intermediates the user asks for (cut points) -- this finds an implementation tensor and a rearrangement
 // (equal, reshape, transpose, slice, concat of two copies) whose values agree.
 // The result is relation-file text for the user to review; the checker then
 // proves everything downstream of it. A proposal is only a hint: a tensor whose
@@ -45,9 +44,11 @@ struct Proposal {
   std::string expr;        // relation expression over D0 tensors, empty when none found
   std::string note;        // what matched / why none (one line)
   bool cut = false;        // an intermediate taken as given (computed from constants only)
+  bool evaluated = false;  // computed from constants alone: left to the checker's exact evaluation
 };
 
-// Spec tensors that need a relation: inputs (placeholders) and spec.frontier.
+// Spec tensors that need a relation: inputs (placeholders); spec.frontier (computed from constants
+// alone) is listed with a note only, the checker relating it by exact evaluation.
 // extra: spec intermediates to relate as well (cut points the user asks for, e.g. to check one segment).
 std::vector<Proposal> propose(const Values& spec, const Values& impl, double tol = 1e-6,
                               const std::vector<std::string>& extra = {});

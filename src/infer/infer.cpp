@@ -37,6 +37,7 @@ bool isTableStep(const LNode& n, const std::vector<int>& deps, const std::vector
 InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules, const InferOptions& o)
     : spec(*p.spec), impl(*p.impl), rel(*p.relation), symbols(p.symbols), lemmas(lemmaRules), opts(o) {
   rels.resize(spec.nodes.size());
+  byEvaluation.assign(spec.nodes.size(), 0);
   inputRels.resize(spec.nodes.size());
   outRels.resize(spec.nodes.size());
   isTarget.assign(spec.nodes.size(), 0);
@@ -304,6 +305,7 @@ InferResult inferOnce(const Problem& p, const std::vector<eg::Rule>& lemmas, con
   loadInputRelations(st);
   std::vector<int> targets = outputsOfInterest(st);
   markTargets(st, targets);
+  relateClosedByEvaluation(st, targets, res);
   std::vector<SpecOp> order = specOrder(st, targets);
   res.stats.specOps = countOps(st.spec);
   res.stats.implOps = countOps(st.impl);

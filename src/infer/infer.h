@@ -108,8 +108,23 @@ struct InferStats {
   std::vector<MergedSize> mergedSizes;
 };
 
+// A relation between closed constant tensors, proved by evaluating both
+// (src/infer/closed.h): S.x = D_r.y, or reshape(D_r.y, shape) when the
+// values agree in row-major order under another shape.
+struct EvaluatedRelation {
+  std::string spec;        // "S.where"
+  eg::Term expr;           // over one implementation tensor
+  std::string type;        // "f32[1, 1, 8, 8]"
+  int64_t elements = 0;
+};
+
 struct InferResult {
   Verdict verdict = Verdict::Refines;
+  // Closed spec tensors the walk reads, related by evaluation instead of searched.
+  std::vector<EvaluatedRelation> evaluated;
+  // Closed spec tensors the walk reads that were not evaluated, and why (an
+  // operator that may round, a symbolic size, the element cap, no equal value).
+  std::vector<std::string> notEvaluated;
   std::vector<TensorRelations> outputs;           // R_o: one entry per spec output of interest
   std::vector<TensorRelations> all;               // every spec tensor processed, in order (R)
   std::optional<Failure> failure;

@@ -81,6 +81,10 @@ struct InferState {
   std::vector<char> implZero;
   std::vector<int> implZeroNodes;  // the computed ones
 
+  // Per spec node: related by evaluation (by_evaluation.cpp); its relations
+  // are in rels and, like an input relation, it is not searched.
+  std::vector<char> byEvaluation;
+
   // R: clean relations found per spec node.
   std::vector<std::vector<eg::Term>> rels;
   // Graph outputs: relations over implementation outputs only (R_o).
@@ -113,6 +117,15 @@ std::vector<int> outputsOfInterest(const InferState& st);
 void markTargets(InferState& st, const std::vector<int>& targets);
 std::vector<SpecOp> specOrder(const InferState& st, const std::vector<int>& targets);
 void collectSpecTensors(const InferState& st, const RelExpr& e, std::vector<int>& out);
+// Spec tensors the targets and the expectations read, stopping at tensors given a relation.
+std::vector<char> neededTensors(const InferState& st, const std::vector<int>& targets);
+
+// --- by_evaluation.cpp: closed constant tensors related by their values -----
+
+// The closed spec tensors the walk would read from a computation on inputs
+// (the frontier of each closed region) get every implementation closed
+// tensor of equal dtype and values as a relation (closed.h).
+void relateClosedByEvaluation(InferState& st, const std::vector<int>& targets, InferResult& res);
 
 // --- seed.cpp: building e-graphs over what is known ------------------------
 

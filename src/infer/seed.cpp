@@ -30,7 +30,7 @@ eg::Id addSpecTensor(const InferState& st, eg::EGraph& g, std::unordered_set<int
   eg::Id leaf = addLeaf(g, st.spec, s);
   st.noteSpecRead(s);
   const LNode& n = st.spec.nodes[s];
-  bool inlineDef = (st.deferredDepth[s] > 0 || inlineDepth > 0) && !n.isInput && st.inputRels[s].empty() &&
+  bool inlineDef = (st.deferredDepth[s] > 0 || inlineDepth > 0) && !n.isInput && st.inputRels[s].empty() && !st.byEvaluation[s] &&
                    !n.def.nodes.empty() && !n.tuple() && inlined.insert(s).second;
   if (inlineDef) {
     int depth = st.deferredDepth[s] > 0 ? 1 : inlineDepth - 1;

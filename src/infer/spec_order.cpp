@@ -85,9 +85,8 @@ void markTargets(InferState& st, const std::vector<int>& targets) {
   st.strictOutputs = st.rel.outputs.empty();
 }
 
-namespace {
-
-// Spec tensors the targets and the expectations read, stopping at cut points.
+// Spec tensors the targets and the expectations read, stopping at cut points
+// and at tensors related by evaluation.
 std::vector<char> neededTensors(const InferState& st, const std::vector<int>& targets) {
   std::vector<char> needed(st.spec.nodes.size(), 0);
   std::vector<int> stack(targets.begin(), targets.end());
@@ -97,11 +96,13 @@ std::vector<char> neededTensors(const InferState& st, const std::vector<int>& ta
     stack.pop_back();
     if (needed[n]) continue;
     needed[n] = 1;
-    if (!st.inputRels[n].empty()) continue;  // given by the user: a cut point
+    if (!st.inputRels[n].empty() || st.byEvaluation[n]) continue;  // given: a cut point, or by evaluation
     for (int o : st.spec.nodes[n].operands) stack.push_back(o);
   }
   return needed;
 }
+
+namespace {
 
 // The step computing spec node `id`; a getitem of a tuple producer reads the producer's operands.
 SpecOp specOpFor(const InferState& st, int id) {
@@ -132,6 +133,7 @@ std::vector<SpecOp> specOrder(const InferState& st, const std::vector<int>& targ
         throw InputError({st.rel.path, 0}, "spec input '" + n.name + "' is needed but the relation file gives no relation for it");
       continue;
     }
+    if (st.byEvaluation[i]) continue;  // related by evaluation: known before the walk
     if (n.tuple()) continue;  // computed as part of each getitem that reads it
     order.push_back(specOpFor(st, id));
   }

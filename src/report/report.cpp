@@ -187,6 +187,7 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
     } else {
       out << "  no implementation operator reads only tensors related to its inputs\n";
     }
+    for (auto& w : r.notEvaluated) out << "  not related by evaluation: " << w << "\n";
     if (!info.symbolFacts.empty())
       out << "  note: sizes are symbolic; if the implementation is right only for some sizes (e.g. even ones), "
              "say so with `assume` in the relation file\n";
@@ -204,6 +205,12 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
       for (auto& k : e.known) out << "  known: " << x.lhs.toString() << " = " << formatTerm(k) << "\n";
       producers(out, x, spec, impl);
     }
+  }
+  // after the verdict's own lines, which readers find by position
+  if (!r.evaluated.empty()) {
+    out << "related by evaluation (closed constant tensors, equal values; not assumed):\n";
+    for (auto& e : r.evaluated)
+      out << "  " << e.spec << " = " << formatTerm(e.expr) << "   (" << e.type << ", " << e.elements << " values)\n";
   }
   const InferStats& s = r.stats;
   out << fmt::format(
@@ -241,6 +248,12 @@ nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph
     for (auto& o : r.outputs)
       for (auto& e : o.exprs) outs.push_back({{"tensor", o.tensor}, {"expression", formatTerm(e)}});
   j["output_relation"] = outs;
+  json evaluated = json::array();
+  for (auto& e : r.evaluated)
+    evaluated.push_back({{"tensor", e.spec}, {"expression", formatTerm(e.expr)}, {"type", e.type},
+                         {"elements", e.elements}, {"proof", "evaluation"}});
+  j["by_evaluation"] = evaluated;
+  j["not_evaluated"] = r.notEvaluated;
   if (r.failure) {
     const Failure& f = *r.failure;
     json inputs = json::array();

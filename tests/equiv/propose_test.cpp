@@ -68,10 +68,23 @@ TEST(Propose, ConstantRegionFrontierMatchesDoubledHalves) {
   // HF's rotary cos = cat(c, c) over [T, D]; vLLM's cache lookup holds c: [T, D/2]
   put(impl, "cos_half", t({2, 2}, {0.1, 0.2, 0.3, 0.4}, "call_function"));
   put(spec, "cos", t({1, 2, 4}, {0.1, 0.2, 0.1, 0.2, 0.3, 0.4, 0.3, 0.4}, "call_function"));
-  spec.frontier = {"cos"};
-  auto ps = propose(spec, impl);
+  auto ps = propose(spec, impl, 1e-6, {"cos"});  // a cut point the user asks for
   EXPECT_EQ(of(ps, "cos").expr, "reshape(concat(D0.cos_half, D0.cos_half, dim=1), [1, 2, 4])");
   EXPECT_TRUE(of(ps, "cos").cut);
+}
+
+TEST(Propose, ConstantOnlyFrontierIsLeftToEvaluationNotCut) {
+  Values spec, impl;
+  put(impl, "mask", t({2, 2}, {0, -1, 0, 0}, "call_function"));
+  put(spec, "where", t({1, 2, 2}, {0, -1, 0, 0}, "call_function"));
+  spec.frontier = {"where"};
+  auto ps = propose(spec, impl);
+  EXPECT_EQ(of(ps, "where").expr, "");
+  EXPECT_FALSE(of(ps, "where").cut);
+  std::string text = relationText(ps, "hf.py", "vllm.py", {}, {});
+  EXPECT_EQ(text.find("cut point"), std::string::npos) << text;
+  EXPECT_NE(text.find("# S.where: computed from constants alone: the checker relates it by exact evaluation"),
+            std::string::npos) << text;
 }
 
 TEST(Propose, NoMatchIsReportedWithoutARelation) {

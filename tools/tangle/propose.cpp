@@ -58,7 +58,7 @@ int propose(const std::string& specValues, const std::string& implValues, const 
   }
   int missing = 0;
   for (const auto& p : ps)
-    if (p.expr.empty()) {
+    if (p.expr.empty() && !p.evaluated) {
       ++missing;
       std::cerr << "tangle propose: no relation for S." << p.spec << ": " << p.note << "\n";
     }
