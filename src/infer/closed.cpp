@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "ops/ops.h"
+#include "ops/shape.h"
 
 namespace tangle::closed {
 
@@ -37,29 +38,13 @@ struct Ty {
   bool weak = false;
 };
 
-int intRank(DType t) {
-  switch (t) {
-    case DType::Bool: return 0;
-    case DType::U8: return 1;
-    case DType::I8: return 2;
-    case DType::I16: return 3;
-    case DType::I32: return 4;
-    default: return 5;
-  }
-}
-
 // PyTorch's promotion for the cases met here (same category, or a scalar
 // of a higher category: the default float dtype).
 Ty promote(Ty a, Ty b) {
   if (a.weak && b.weak) return {isFloating(a.dtype) || isFloating(b.dtype) ? DType::F64 : DType::I64, true};
   if (a.weak) std::swap(a, b);
   if (b.weak) return isFloating(b.dtype) && !isFloating(a.dtype) ? Ty{DType::F32, false} : a;
-  if (a.dtype == b.dtype) return a;
-  if (isFloating(a.dtype) != isFloating(b.dtype)) return isFloating(a.dtype) ? a : b;
-  if (isFloating(a.dtype)) return {a.dtype == DType::F64 || b.dtype == DType::F64 ? DType::F64 : DType::F32, false};
-  if ((a.dtype == DType::U8 && b.dtype == DType::I8) || (a.dtype == DType::I8 && b.dtype == DType::U8))
-    return {DType::I16, false};
-  return intRank(a.dtype) >= intRank(b.dtype) ? a : b;
+  return {ops::promote(a.dtype, b.dtype), false};
 }
 
 bool isIntegral(Ty t) { return integral(t.dtype); }

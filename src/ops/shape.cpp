@@ -46,6 +46,8 @@ DType promote(DType a, DType b) {
   if (b == DType::Unknown || a == b) return a;
   // f16 + bf16 -> f32 in PyTorch.
   if ((a == DType::F16 && b == DType::BF16) || (a == DType::BF16 && b == DType::F16)) return DType::F32;
+  // u8 + i8 -> i16: neither holds every value of the other.
+  if ((a == DType::U8 && b == DType::I8) || (a == DType::I8 && b == DType::U8)) return DType::I16;
   return rankOf(a) >= rankOf(b) ? a : b;
 }
 

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "ops/ops.h"
+#include "replay/agree.h"
 #include "replay/term_eval.h"
 
 namespace tangle::replay {
@@ -30,20 +31,6 @@ struct Verdict {
 // doubled) moves a value by ~1e-6 and would otherwise pass, to be blamed later.
 constexpr double kTolerance = 1e-9;
 
-// Largest finite |x|: the scale of the replay tolerance (as compareTensors).
-double scaleOf(const interp::Tensor& t) {
-  double m = 0;
-  for (double x : t.data)
-    if (std::isfinite(x)) m = std::max(m, std::abs(x));
-  return m;
-}
-
-bool close(double want, double got, double tol) {
-  if (std::isnan(want) && std::isnan(got)) return true;
-  if (want == got) return true;
-  return std::abs(want - got) <= tol;
-}
-
 // v equals block `block` of s when s is cut into `blocks` equal blocks along `dim`.
 bool blockEquals(const interp::Tensor& s, double tol, size_t dim, int64_t block, const interp::Tensor& v) {
   int64_t outer = 1, inner = 1;
@@ -55,7 +42,7 @@ bool blockEquals(const interp::Tensor& s, double tol, size_t dim, int64_t block,
       for (int64_t k = 0; k < inner; ++k) {
         double want = s.data[static_cast<size_t>((o * full + block * n + i) * inner + k)];
         double got = v.data[static_cast<size_t>((o * n + i) * inner + k)];
-        if (!close(want, got, tol)) return false;
+        if (!agrees(want, got, tol)) return false;
       }
   return true;
 }
@@ -176,7 +163,7 @@ class Localizer {
     for (int s : it->second) {
       const interp::Tensor& sv = *specValue(s);
       bool eq = true;
-      for (size_t e = 0; eq && e < v.data.size(); ++e) eq = close(sv.data[e], v.data[e], specTol_[static_cast<size_t>(s)]);
+      for (size_t e = 0; eq && e < v.data.size(); ++e) eq = agrees(sv.data[e], v.data[e], specTol_[static_cast<size_t>(s)]);
       if (eq) return s;
     }
     return std::nullopt;

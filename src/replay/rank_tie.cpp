@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "ops/ops.h"
+#include "replay/agree.h"
 #include "replay/term_eval.h"
 
 namespace tangle::replay::detail {
@@ -35,22 +36,10 @@ std::set<int> implLeaves(const eg::Term& t, const LGraph& impl) {
   return out;
 }
 
-double scaleOf(const interp::Tensor& t) {
-  double m = 0;
-  for (double x : t.data)
-    if (std::isfinite(x)) m = std::max(m, std::abs(x));
-  return m;
-}
-
-bool same(double a, double b, double tol) {
-  if (std::isnan(a) && std::isnan(b)) return true;
-  return a == b || std::abs(a - b) <= tol;
-}
-
 bool sameTensor(const interp::Tensor& a, const interp::Tensor& b, double tol) {
   if (a.shape != b.shape) return false;
   for (size_t e = 0; e < a.data.size(); ++e)
-    if (!same(a.data[e], b.data[e], tol)) return false;
+    if (!agrees(a.data[e], b.data[e], tol)) return false;
   return true;
 }
 
