@@ -159,7 +159,6 @@ void mapRelExpr(RelExpr& e, const SizeMap& m) {
 
 namespace {
 
-
 // The check at the reduced sizes; expectations re-pointed into its own relation file.
 std::unique_ptr<ReducedCheck> mapCheck(const LGraph& spec, const LGraph& impl, const RelationFile& rel,
                                        const InferResult& res, const SizeMap& m) {
