@@ -165,9 +165,12 @@ def capture_pipeline(build_ref, spec_ref, world_size, out_dir, timeout=600):
     return time.time() - t0
 
 
-def write_relation(out_dir, world_size, name="check.rel"):
+def write_relation(out_dir, world_size, name="check.rel", expect=False):
     """The relation of a captured pipeline: each stage parameter is the spec's; the spec's batch is
-    the concatenation of the ranks' chunks (data-parallel replicas); outputs are the gradients."""
+    the concatenation of the ranks' chunks (data-parallel replicas); outputs are the gradients.
+    expect=True also states what each rank must end with (an `expect` per gradient it returns): the
+    spec's gradient of a replicated parameter, its shard's rows of a sharded one. Without it a
+    gradient the ranks never reduced still refines (the spec's is their sum, a clean expression)."""
     def load(stem):
         with open(os.path.join(out_dir, stem + ".pp.json")) as f:
             return json.load(f)
@@ -201,10 +204,29 @@ def write_relation(out_dir, world_size, name="check.rel"):
         for j in range(max(len(v) for v in by_index.values())):
             parts = [by_index[i][min(j, len(by_index[i]) - 1)] for i in sorted(by_index)]
             lines.append(f"S.{ph} = " + (parts[0] if len(parts) == 1 else f"concat({', '.join(parts)}, dim=0)"))
+    if expect:
+        lines += _expectations(spec, [load(f"impl.r{r}") for r in range(world_size)])
     path = os.path.join(out_dir, name)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return path
+
+
+def _expectations(spec, metas):
+    lines, pieces = [], {}
+    for r, meta in enumerate(metas):
+        for fqn, node in meta["outputs"].items():
+            if fqn not in spec["outputs"]:
+                raise ValueError(f"rank {r}: gradient {fqn} is not in the spec")
+            if fqn in meta.get("shards", {}):
+                dim, index, count = meta["shards"][fqn]
+                pieces.setdefault((fqn, meta.get("replica", 0), dim, count), {})[index] = f"D{r}.{node}"
+            else:
+                lines.append(f"expect S.{spec['outputs'][fqn]} = D{r}.{node}")
+    for (fqn, _, dim, count), by_index in sorted(pieces.items()):
+        parts = ", ".join(by_index[i] for i in range(count))
+        lines.append(f"expect S.{spec['outputs'][fqn]} = concat({parts}, dim={dim})")
+    return lines
 
 
 # ---- shapes-only capture: fake tensors under the fake process group ------------------------------

@@ -89,35 +89,69 @@ std::optional<Id> flattenConcat(EGraph& g, const Match& m) {
   return makeConcat(g, d, *out);
 }
 
+// A splat of a constant (zeros padding a gradient: slice_backward) cut along
+// `dim` into pieces of `sizes`: expand[piece shape](c) each. Only concrete shapes.
+std::optional<std::vector<Id>> splatPieces(EGraph& g, Id c, int64_t dim, const std::vector<Dim>& sizes) {
+  const eg::ClassData& data = g.data(c);
+  const TensorType* t = data.tensor();
+  if (!data.constant || !t || dim < 0 || dim >= t->rank()) return std::nullopt;
+  std::vector<int64_t> shape;
+  for (Dim x : t->shape) {
+    if (isSymbolic(x)) return std::nullopt;
+    shape.push_back(x);
+  }
+  std::vector<Id> out;
+  int64_t total = 0;
+  for (Dim len : sizes) {
+    if (isSymbolic(len)) return std::nullopt;
+    shape[static_cast<size_t>(dim)] = len;
+    total += len;
+    auto piece = make(g, op().expand, {Attr::ints(shape)}, {makeConstant(g, *data.constant)});
+    if (!piece) return std::nullopt;
+    out.push_back(*piece);
+  }
+  if (total != t->shape[static_cast<size_t>(dim)]) return std::nullopt;
+  return out;
+}
+
 // concat[d](concat[e](a1..ak), concat[e](b1..bk), ..), e != d, the inner
 // concats split alike along e = concat[e](concat[d](a1, b1, ..), .., concat[d](ak, bk, ..)):
 // a block matrix read by rows or by columns (heads sharded over ranks, then
 // halves of each head concatenated, as rotate_half does on every rank).
+// A constant splat among the blocks is cut alike (the zeros slice_backward puts
+// around a row-sharded gradient); the split is taken from the first block, or
+// from the first non-splat block when only splats precede it.
 std::optional<Id> concatInterchange(EGraph& g, const Match& m) {
   int64_t d = attrI(m.subst, "d");
   const auto& xs = m.subst.list("xs");
   if (xs.size() < 2) return std::nullopt;
-  for (const ENode* first : nodesOf(g, xs[0], op().concat)) {
-    auto e = ops::attrInt(attrsOf(*first), 0);
-    if (!e || *e == d || first->children.size() < 2) continue;
-    auto sizes = dimsAlong(g, first->children, *e);
-    if (!sizes) continue;
-    std::vector<std::vector<Id>> rows{first->children};
-    for (size_t j = 1; j < xs.size(); ++j) {
-      auto pieces = piecesOf(g, xs[j], *e, *sizes, /*allowSlices=*/false);
-      if (!pieces) break;
-      rows.push_back(*pieces);
+  auto isSplat = [&](Id c) { return g.data(c).constant.has_value() && g.data(c).tensor(); };
+  for (size_t t = 0; t < xs.size(); ++t) {
+    if (t > 0 && !isSplat(xs[t - 1])) break;
+    for (const ENode* first : nodesOf(g, xs[t], op().concat)) {
+      auto e = ops::attrInt(attrsOf(*first), 0);
+      if (!e || *e == d || first->children.size() < 2) continue;
+      auto sizes = dimsAlong(g, first->children, *e);
+      if (!sizes) continue;
+      std::vector<std::vector<Id>> rows;
+      for (size_t j = 0; j < xs.size(); ++j) {
+        auto pieces = j == t ? std::optional<std::vector<Id>>(first->children)
+                             : piecesOf(g, xs[j], *e, *sizes, /*allowSlices=*/false);
+        if (!pieces && isSplat(xs[j])) pieces = splatPieces(g, xs[j], *e, *sizes);
+        if (!pieces) break;
+        rows.push_back(*pieces);
+      }
+      if (rows.size() != xs.size()) continue;
+      std::vector<Id> cols;
+      for (size_t i = 0; i < sizes->size(); ++i) {
+        std::vector<Id> col;
+        for (const auto& row : rows) col.push_back(row[i]);
+        auto c = makeConcat(g, d, col);
+        if (!c) return std::nullopt;
+        cols.push_back(*c);
+      }
+      return makeConcat(g, *e, cols);
     }
-    if (rows.size() != xs.size()) continue;
-    std::vector<Id> cols;
-    for (size_t i = 0; i < sizes->size(); ++i) {
-      std::vector<Id> col;
-      for (const auto& row : rows) col.push_back(row[i]);
-      auto c = makeConcat(g, d, col);
-      if (!c) return std::nullopt;
-      cols.push_back(*c);
-    }
-    return makeConcat(g, *e, cols);
   }
   return std::nullopt;
 }
@@ -368,7 +402,7 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                         "(concat[?d] ?xs...)", flattenConcat));
   out.push_back(applier("concat-interchange",
                         "concat[d](concat[e](a1..ak), concat[e](b1..bk), ..) = concat[e](concat[d](a1, b1, ..), .., "
-                        "concat[d](ak, bk, ..)), e != d, the inner concats split alike",
+                        "concat[d](ak, bk, ..)), e != d, the inner concats split alike (a constant splat is cut alike)",
                         "(concat[?d] ?xs...)", concatInterchange));
   out.push_back(applier("concat-adjacent-slices",
                         "concat[d](.., slice[d,a,b](x), slice[d,b,c](x), ..) = concat[d](.., slice[d,a,c](x), ..)",

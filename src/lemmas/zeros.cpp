@@ -85,6 +85,21 @@ std::optional<Id> canonicalSplat(EGraph& g, const Match& m) {
   return make(g, op().expand, {Attr::ints(shape)}, {makeConstant(g, *d.constant)});
 }
 
+// add(x, zeros) = x (and zeros + x, x - zeros) for an all-zero tensor operand,
+// when the result keeps x's type: the sum of slice_backward's zero-padded
+// pieces of a gradient (each piece placed in its own rows). The scalar 0 is
+// arange.cpp's add-zero-*.
+Apply withoutZeroTerm() {
+  return [](EGraph& g, const Match& m) -> std::optional<Id> {
+    Id x = m.subst.cls("x"), z = m.subst.cls("z");
+    const TensorType *zt = typeOf(g, z), *xt = typeOf(g, x), *out = typeOf(g, m.eclass);
+    if (!isZeroSplat(g, z) || !zt || zt->shape.empty() || !xt || !out || xt->dtype != out->dtype ||
+        xt->shape != out->shape)
+      return std::nullopt;
+    return g.find(x);
+  };
+}
+
 }  // namespace
 
 void addZeroLemmas(std::vector<Lemma>& out) {
@@ -108,6 +123,9 @@ void addZeroLemmas(std::vector<Lemma>& out) {
                         "(bmm ?y (concat[1] ?xs...))", contractedWithZeros(op().bmm, false, 1, 2)));
   out.push_back(applier("bmm-zero-cols", "bmm(concat[2](a_i), y) = sum over the non-zero a_i of bmm(a_i, y[:, k_i])",
                         "(bmm (concat[2] ?xs...) ?y)", contractedWithZeros(op().bmm, true, 2, 1)));
+  out.push_back(applier("add-zeros-rhs", "add(x, zeros) = x (x's type kept)", "(add ?x ?z)", withoutZeroTerm()));
+  out.push_back(applier("add-zeros-lhs", "add(zeros, x) = x (x's type kept)", "(add ?z ?x)", withoutZeroTerm()));
+  out.push_back(applier("sub-zeros", "sub(x, zeros) = x (x's type kept)", "(sub ?x ?z)", withoutZeroTerm()));
   out.push_back(applier("sum-zeros", "sum(x_i..., 0, ...) = sum(x_i...): all-zero terms drop out", "(sum ?xs...)",
                         sumWithoutZeros));
 }

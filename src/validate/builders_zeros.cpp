@@ -73,6 +73,49 @@ std::optional<eg::Id> sumWithZeros(Gen& gen) {
   return gen.node("sum", {}, xs);
 }
 
+// add(x, zeros) / add(zeros, x) / sub(x, zeros): zeros of x's shape, of a
+// shape that broadcasts to it, or (refused by the guard) one that widens it.
+Builder withZeroTerm(const std::string& op, bool zerosOnLeft) {
+  return [op, zerosOnLeft](Gen& gen) -> std::optional<eg::Id> {
+    Shape s = {gen.uniform(1, 3), gen.uniform(2, 3)}, zs = s;
+    int64_t form = gen.uniform(0, 2);
+    if (form == 1) zs[0] = 1;
+    if (form == 2) s[0] = 1;
+    auto z = zeros(gen, zs);
+    if (!z) return std::nullopt;
+    eg::Id x = gen.leaf(s);
+    return zerosOnLeft ? gen.node(op, {}, {*z, x}) : gen.node(op, {}, {x, *z});
+  };
+}
+
+// concat[d](A, B) with A or B (or both) a concat along another dim e, the
+// other one split alike or zeros (slice_backward's padding): what
+// concat-interchange rewrites, splat blocks included.
+std::optional<eg::Id> concatOfConcats(Gen& gen) {
+  int64_t d = gen.uniform(0, 1), e = 1 - d, pieces = gen.uniform(2, 3);
+  std::vector<int64_t> split;
+  for (int64_t i = 0; i < pieces; ++i) split.push_back(gen.uniform(1, 3));
+  auto block = [&](bool asZeros) -> std::optional<eg::Id> {
+    Shape s(2);
+    s[static_cast<size_t>(d)] = gen.uniform(1, 3);
+    if (asZeros) {
+      s[static_cast<size_t>(e)] = 0;
+      for (int64_t n : split) s[static_cast<size_t>(e)] += n;
+      return zeros(gen, s);
+    }
+    std::vector<eg::Id> xs;
+    for (int64_t n : split) {
+      s[static_cast<size_t>(e)] = n;
+      xs.push_back(gen.leaf(s));
+    }
+    return gen.node("concat", {Attr::integer(e)}, xs);
+  };
+  int64_t zerosAt = gen.uniform(-1, 1);  // -1: no splat block
+  auto a = block(zerosAt == 0), b = block(zerosAt == 1);
+  if (!a || !b) return std::nullopt;
+  return gen.node("concat", {Attr::integer(d)}, {*a, *b});
+}
+
 }  // namespace tangle::validate
 
 namespace tangle::validate {

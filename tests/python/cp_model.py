@@ -38,7 +38,9 @@ def _rope(t, cos, sin):
     return t * cos + rotated * sin
 
 
-def attention(world_size=1, group=None, rank=0, rope_offset=True):
+def attention(world_size=1, group=None, rank=0, rope_offset=True, gather=funcol.all_gather_tensor):
+    """gather: the K/V all-gather (a training step needs funcol.all_gather_tensor_autograd, whose backward is
+    a reduce-scatter: every rank's queries send their K/V gradients back to the keys' owner)."""
     local = SEQ // world_size
 
     def attn(x, wq, wk, wv, wo, cos, sin, mask):
@@ -49,8 +51,8 @@ def attention(world_size=1, group=None, rank=0, rope_offset=True):
         k = _rope(x @ wk.t(), cos[pos], sin[pos])
         v = x @ wv.t()
         if world_size > 1:  # exchange K/V: every rank sees the whole sequence's keys and values
-            k = funcol.all_gather_tensor(k, 0, group)
-            v = funcol.all_gather_tensor(v, 0, group)
+            k = gather(k, 0, group)
+            v = gather(v, 0, group)
         scores = (q @ k.t()) / math.sqrt(HEAD) + mask[rows]  # my query rows of the causal mask
         return torch.softmax(scores, dim=-1) @ v @ wo.t()
 

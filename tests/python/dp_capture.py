@@ -8,6 +8,10 @@ destroyed in turn). Each case's folder then holds what ``tangle verify MODULE:bu
 
     python dp_capture.py OUT_ROOT NAME=MODULE:SPEC:BUILD:RANKS[:RELATION] ...
 
+RELATION ``program``: SPEC and BUILD return ``tangle.pp.RankProgram``s (a training step traced with make_fx,
+as tangle.ddp / tangle.fsdp make them); the ranks are traced under the fake process group in this process
+and check.rel is ``pp.write_relation``'s with the gradients' expectations.
+
 Tests call ``capture_in_child(root, {NAME: "MODULE:SPEC:BUILD:RANKS[:RELATION]", ...})``.
 """
 import importlib
@@ -58,12 +62,23 @@ def capture_case(out, module, spec_name, build_name, ranks, relation_name="relat
         f.write(text)
 
 
+def capture_program(out, module, spec_name, build_name, ranks):
+    from tangle import pp
+
+    os.makedirs(out, exist_ok=True)
+    pp._fake_main((module, build_name), (module, spec_name), ranks, out, list(range(ranks)), True)
+    pp.write_relation(out, ranks, expect=True)
+
+
 def main(argv):
     root = argv[0]
     for item in argv[1:]:
         name, ref = item.split("=", 1)
         module, spec_name, build_name, ranks, *rel = ref.split(":")
-        capture_case(os.path.join(root, name), module, spec_name, build_name, int(ranks), *rel)
+        if rel == ["program"]:
+            capture_program(os.path.join(root, name), module, spec_name, build_name, int(ranks))
+        else:
+            capture_case(os.path.join(root, name), module, spec_name, build_name, int(ranks), *rel)
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Expert parallelism (moe_model.py) and context parallelism (cp_model.py), captured from torch code and checked.
+"""Expert parallelism (moe_model.py) and context parallelism (cp_model.py), captured from torch code and checked;
+the context-parallel training step (cp_train_model.py: forward, loss, backward, gradients all-reduced).
 
 Every graph is captured once, all in one spawned process (fake process groups, one after another), so the
 twins share their spec and torch is imported once; the relations are written from each model's
@@ -23,6 +24,10 @@ CASES = {f"{module}.{build}": f"{module}:spec:{build}:{RANKS}"
          for module, builds in {"moe_model": ["build", "build_wrong_ranks", "build_no_combine_weights"],
                                 "cp_model": ["build", "build_rope_from_zero"]}.items()
          for build in builds}
+# training steps (forward, loss, backward) traced with make_fx as tangle.pp does, with the gradients' expectations
+CASES.update({f"{module}.{build}": f"{module}:spec:{build}:{RANKS}:program"
+              for module, builds in {"cp_train_model": ["build", "build_no_reduce", "build_no_kv_grad"]}.items()
+              for build in builds})
 
 
 @pytest.fixture(scope="module")
@@ -78,3 +83,32 @@ def test_rope_positions_not_offset_is_a_violation_at_the_rope(captured):
     assert r.verdict == "violation", r.checker_report
     op = _failing(r)
     assert op["op"] == "aten.mul.Tensor" and "t * cos" in op["source"], r.checker_report  # q's rotary embedding
+
+
+# ---- context-parallel training step (cp_train_model.py): the K/V all-gather's backward is a reduce-scatter
+def test_context_parallel_training_step_refines(captured):
+    r = _check(captured, "cp_train_model", "build")
+    assert r.verdict == "refines", r.checker_report
+    # every rank ends with the spec's gradient of each of the 4 replicated weights
+    assert len(r.json["expectations"]) == 8 and all(e["holds"] for e in r.json["expectations"]), r.checker_report
+    impl = open(os.path.join(captured, "cp_train_model.build", "impl.r0.py")).read()
+    assert impl.count("_c10d_functional.reduce_scatter_tensor.default(") == 2, "K and V's gradients"
+
+
+def test_cp_gradients_not_reduced_is_a_violation_at_every_gradient(captured):
+    r = _check(captured, "cp_train_model", "build_no_reduce")
+    assert r.verdict == "violation", r.checker_report
+    # each spec gradient is known only as the SUM of the ranks' partial gradients, never a rank's own
+    refused = [e for e in r.json["expectations"] if not e["holds"]]
+    assert len(refused) == 8, r.checker_report
+    assert all(any(k.startswith("sum(D0.") for k in e["known"]) for e in refused), r.checker_report
+
+
+def test_cp_kv_gathered_without_gradient_is_a_violation_at_a_weight_gradient(captured):
+    # The other ranks' K/V rows are constants: the spec's dV is still the sum of the ranks' full-size dV
+    # partials, but no rank multiplies that sum by its input: wv's gradient matmul is where it fails.
+    r = _check(captured, "cp_train_model", "build_no_kv_grad")
+    assert r.verdict == "violation", r.checker_report
+    op = _failing(r)
+    assert op["op"] == "aten.mm.default" and [i["tensor"] for i in op["inputs_read"]] == ["S.arg0_1"], \
+        r.checker_report

@@ -1,0 +1,93 @@
+"""A training step (forward, loss, backward) of context-parallel causal attention (cp_model.py's attention).
+
+The spec is the attention's step on the whole sequence: squared error against a target summed and divided by
+the sequence's element count, ``loss.backward()``; the gradients of the four projection weights are the
+outputs. Each rank holds its sequence rows of the input and the target and runs the attention with the K/V
+all-gather (``funcol.all_gather_tensor`` is differentiable: its backward is a reduce-scatter that sends the K/V
+gradients of every rank's queries back to the rows' owner). Its loss is its rows' squared error divided by the
+global element count (global normalization, so the ranks' losses add up to the spec's), and the gradients of
+the replicated weights are all-reduced (sum) over the CP ranks. make_fx records the whole step (tangle.pp).
+
+Planted bugs, both silent in a real run:
+* ``build_no_reduce``: the weight gradients are never reduced over the CP ranks;
+* ``build_no_kv_grad``: the other ranks' K/V rows are gathered detached (as constants), so the gradients of
+  every rank's queries with respect to the keys it did not compute never reach the keys' owner.
+
+Not modelled: a loss averaged over each rank's own rows with the gradients averaged over the ranks (DDP /
+FSDP's default): the 1/2 between a rank's seed and the spec's is carried through the attention backward and
+tangle does not recover it there (a false violation at the seed's division; see README).
+"""
+import torch
+import torch.distributed._functional_collectives as funcol
+
+import cp_model
+
+
+class Attention(torch.nn.Module):
+    """cp_model.attention with its weights as parameters and its RoPE tables and causal mask as buffers."""
+
+    def __init__(self, world_size=1, rank=0, gather=funcol.all_gather_tensor):
+        super().__init__()
+        _, wq, wk, wv, wo, cos, sin, mask = cp_model._weights()
+        for name, w in (("wq", wq), ("wk", wk), ("wv", wv), ("wo", wo)):
+            setattr(self, name, torch.nn.Parameter(w))
+        for name, b in (("cos", cos), ("sin", sin), ("mask", mask)):
+            self.register_buffer(name, b)
+        group = torch.distributed.group.WORLD if world_size > 1 else None
+        self.attn = cp_model.attention(world_size, group, rank, gather=gather)
+
+    def forward(self, x):
+        return self.attn(x, self.wq, self.wk, self.wv, self.wo, self.cos, self.sin, self.mask)
+
+
+def _detached_gather(t, dim, group):
+    """The other ranks' rows as constants; only this rank's own rows keep their gradient."""
+    full = funcol.all_gather_tensor(t.detach(), dim, group)
+    n, rank = t.shape[0], torch.distributed.get_rank()
+    return torch.cat([full[:rank * n], t, full[(rank + 1) * n:]], dim=0)
+
+
+def _batch():
+    x = cp_model._weights()[0]
+    return x, torch.randn(cp_model.SEQ, cp_model.DIM, generator=torch.Generator().manual_seed(1))
+
+
+def _loss(out, y):
+    return ((out - y) ** 2).sum() / (cp_model.SEQ * cp_model.DIM)
+
+
+def _program(m, rank, world_size, reduce=True):
+    """Forward, loss, backward; each weight gradient all-reduced (sum) over the CP ranks."""
+    from tangle import pp
+
+    params = dict(m.named_parameters())
+
+    def step(*batch):  # *batch: make_fx names the placeholders arg0_1, arg1_1 as tangle.pp expects
+        x, y = batch
+        _loss(m(x), y).backward()
+        grads = tuple(p.grad for p in params.values())
+        if world_size > 1 and reduce:
+            grads = tuple(funcol.wait_tensor(funcol.all_reduce(g, "sum", list(range(world_size))))
+                          for g in grads)
+        return grads
+
+    n = cp_model.SEQ // world_size
+    rows = tuple(t[rank * n:(rank + 1) * n].contiguous() for t in _batch())
+    return pp.RankProgram(step=step, args=rows, params=params, outputs=list(params),
+                          inputs={a: (a, rank) for a in ("arg0", "arg1")}, buffers=dict(m.named_buffers()))
+
+
+def spec():
+    return _program(Attention(), 0, 1)
+
+
+def build(rank, world_size):
+    return _program(Attention(world_size, rank), rank, world_size)
+
+
+def build_no_reduce(rank, world_size):
+    return _program(Attention(world_size, rank), rank, world_size, reduce=False)
+
+
+def build_no_kv_grad(rank, world_size):
+    return _program(Attention(world_size, rank, _detached_gather), rank, world_size)
