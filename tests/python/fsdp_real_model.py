@@ -56,3 +56,29 @@ def build_premul_sum(rank, world_size):
     """A gradient divide factor other than the world size: FSDP reduce-scatters with PREMUL_SUM,
     which tangle does not model (refused as bad input)."""
     return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, divide_factor=3.0)
+
+
+def build_no_sync(rank, world_size):
+    """Gradient accumulation over 2 micro-batches: the first under set_requires_gradient_sync(False)
+    (FSDP keeps the unsharded gradient), the last reduce-scatters the sum."""
+    return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, micro=2)
+
+
+def build_no_sync_on_last(rank, world_size):
+    """Planted bug: the toggle inverted, gradient sync on for the first micro-batch and off for the
+    last: the first is reduce-scattered, the last's gradient stays unsharded and is never reduced."""
+    return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, micro=2, sync_at=0)
+
+
+def _dim1_if_matrix(param):
+    """shard_placement_fn: each weight matrix sharded on its columns (Shard(1)), the rest on rows."""
+    from torch.distributed.tensor import Shard
+
+    return Shard(1) if param.ndim == 2 else None
+
+
+def build_shard_dim1(rank, world_size):
+    """shard_placement_fn puts both weights on Shard(1): FSDP all-gathers into a temporary and
+    concatenates the ranks' chunks on dim 1 (aten.cat.out into its buffer); the gradients are chunked
+    on dim 1 and concatenated on dim 0 before the reduce-scatter."""
+    return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, shard_placement_fn=_dim1_if_matrix)
