@@ -241,6 +241,13 @@ class Rewriter {
     const TensorType& bt = typeOf(b, at);
     if (numel(typeOf(target, at).shape) != numel(bt.shape))
       throw fsdpError(at, "writes '" + g_.node(target).name + "', only part of its buffer '" + g_.node(b).name + "'");
+    // a copy into a buffer of another dtype converts (FSDP's mixed precision casts there): not
+    // modelled, and writing the value unconverted would give the buffer the wrong rounding
+    DType from = newType(value).dtype;
+    if (from != bt.dtype && from != DType::Unknown && bt.dtype != DType::Unknown)
+      throw fsdpError(at, std::string("writes a ") + dtypeName(from) + " value into the " + dtypeName(bt.dtype) +
+                              " buffer '" + g_.node(b).name +
+                              "': a dtype conversion in FSDP's buffer ops (mixed precision) is not supported");
     sub_[static_cast<size_t>(b)] = reshape(at, value, bt.shape);
     ++ver_[static_cast<size_t>(b)];
     partial_[static_cast<size_t>(b)] = false;

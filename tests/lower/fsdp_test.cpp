@@ -91,6 +91,11 @@ TEST(Fsdp, StaleAndUnwrittenBuffersAreBadInput) {
               "read before anything writes it");
   expectError(replaced(kStep, "[g], 0, 2", "[g], 1, 2"), "dim other than 0");
   expectError(replaced(kStep, "'0', 'avg'", "'0', 'premul_sum'"), "not supported");
+  // mixed precision: bf16 gradients chunk_cat'ed into an f32 reduce-scatter buffer (a conversion)
+  std::string mixed = replaced(kStep, "g: \"f32[3, 2]\" = torch.ops.aten.mul.Tensor(w, x)\n",
+                               "g0: \"f32[3, 2]\" = torch.ops.aten.mul.Tensor(w, x)\n"
+                               "g: \"bf16[3, 2]\" = torch.ops.aten._to_copy.default(g0, dtype = torch.bfloat16)\n");
+  expectError(mixed, "writes a bf16 value into the f32 buffer 'empty_1'");
 }
 
 // A Shard(1) parameter w [2, 4] over 2 ranks (local [2, 2]): FSDP all-gathers into a temporary

@@ -82,3 +82,51 @@ def build_shard_dim1(rank, world_size):
     concatenates the ranks' chunks on dim 1 (aten.cat.out into its buffer); the gradients are chunked
     on dim 1 and concatenated on dim 0 before the reduce-scatter."""
     return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, shard_placement_fn=_dim1_if_matrix)
+
+
+def _copy_out_as_dim0():
+    """FSDP's all-gather copy-out, made to lay out the params marked `_tangle_as_dim0` as if they
+    were Shard(0) (installed once; unmarked params, other models, are copied out as FSDP does)."""
+    from torch.distributed.fsdp._fully_shard import _fsdp_param_group as group
+    from torch.distributed.tensor import Shard
+
+    if getattr(group.foreach_all_gather_copy_out, "_tangle", False):
+        return
+    original = group.foreach_all_gather_copy_out
+
+    def copy_out(result, fsdp_params, pg):
+        marked = [(fp, fp.fsdp_placement) for fp in fsdp_params if getattr(fp, "_tangle_as_dim0", False)]
+        for fp, _ in marked:
+            fp.fsdp_placement = Shard(0)
+        try:
+            return original(result, fsdp_params, pg)
+        finally:
+            for fp, placement in marked:
+                fp.fsdp_placement = placement
+
+    copy_out._tangle = True
+    group.foreach_all_gather_copy_out = copy_out
+
+
+def build_shard_dim1_gathered_on_dim0(rank, world_size):
+    """Planted bug: the all-gather's copy-out ignores the Shard(1) placement (no chunk and cat on
+    dim 1): each weight's buffer holds the ranks' column blocks one after the other, so the
+    unsharded weight is wrong while every shape still fits."""
+    _copy_out_as_dim0()
+    m = model()
+    prog = fsdp.fsdp_program(m, batch(), mse, rank, world_size, shard_placement_fn=_dim1_if_matrix)
+    for group in m._get_fsdp_state()._fsdp_param_groups:
+        for fp in group.fsdp_params:
+            fp._tangle_as_dim0 = fp.fsdp_placement.dim != 0
+    return prog
+
+
+def build_mixed_precision(rank, world_size):
+    """MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=f32): FSDP all-gathers bf16 copies of the
+    shards and reduce-scatters the bf16 gradients converted to f32 by its chunk_cat into an f32
+    buffer. tangle does not model a dtype conversion inside FSDP's buffer ops (bad input)."""
+    import torch
+    from torch.distributed.fsdp import MixedPrecisionPolicy
+
+    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, mp_policy=policy)
