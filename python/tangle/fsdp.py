@@ -13,7 +13,8 @@ buffers, a storage sharing the trace does not show. This module only records wha
   zero padded to FSDP's padded size;
 * each returned gradient (a DTensor the trace cannot follow) as the ``as_strided`` view of the
   reduce-scatter's output with its local tensor's size, stride and offset.
-Profiler markers are dropped. ``fsdp_program`` returns the rank's ``pp.RankProgram``, capture it with
+Every read of the unsharded parameter (one per all-gather: micro-batches accumulating without
+sync all-gather again) becomes that ``as_strided`` read. Profiler markers are dropped. ``fsdp_program`` returns the rank's ``pp.RankProgram``, capture it with
 ``pp.capture_pipeline_fake`` and write the relation with ``pp.write_relation`` (the spec's parameters
 are the concatenation of the ranks' dim-0 shards; its batch that of the ranks' rows).
 """
