@@ -13,7 +13,8 @@ buffers, a storage sharing the trace does not show. This module only records wha
   zero padded to FSDP's padded size;
 * each returned gradient (a DTensor the trace cannot follow) as the ``as_strided`` view of the
   reduce-scatter's output with its local tensor's size, stride and offset.
-Profiler markers are dropped. ``fsdp_program`` returns the rank's ``pp.RankProgram``, capture it with
+Every read of the unsharded parameter (one per all-gather: micro-batches accumulating without
+sync all-gather again) becomes that ``as_strided`` read. Profiler markers are dropped. ``fsdp_program`` returns the rank's ``pp.RankProgram``, capture it with
 ``pp.capture_pipeline_fake`` and write the relation with ``pp.write_relation`` (the spec's parameters
 are the concatenation of the ranks' dim-0 shards; its batch that of the ranks' rows).
 """
@@ -85,7 +86,10 @@ def _rewrite(gm, fsdp_params, grads, reduce_ops):
             if target.startswith("c10d._reduce"):
                 args[3] = ops[scatters.index(node)]
             node.args = tuple(args)
-    by_id = {id(getattr(gm, n.target)): n for n in graph.nodes if n.op == "get_attr"}
+    by_id = {}  # id of an attribute tensor -> its get_attr nodes
+    for n in graph.nodes:
+        if n.op == "get_attr":
+            by_id.setdefault(id(getattr(gm, n.target)), []).append(n)
     first = next(iter(graph.nodes))
     aten = torch.ops.aten
     named = {}
@@ -111,14 +115,14 @@ def _rewrite(gm, fsdp_params, grads, reduce_ops):
                     flat.meta["val"] = torch.zeros(data.numel(), dtype=data.dtype)
             flat_data.replace_all_uses_with(flat)
             graph.erase_node(flat_data)
-        unsharded = by_id.get(id(fp._unsharded_param))
-        if unsharded is not None:  # torch.as_strided(all_gather_outputs[0], orig size, contiguous, 0)
+        # each read of the unsharded parameter (one per micro-batch's all-gather when gradients
+        # accumulate) becomes torch.as_strided(all_gather_outputs[0], orig size, contiguous, 0)
+        for unsharded in by_id.get(id(fp._unsharded_param), []):
             if len(fp.all_gather_outputs) != 1 or id(fp.all_gather_outputs[0]) not in by_id:
                 raise CaptureError(f"{fqn}: its unsharded parameter is not a view of one traced all-gather buffer")
-            buf = by_id[id(fp.all_gather_outputs[0])]
-            if not _before(buf, unsharded):
-                unsharded.prepend(buf)
             with graph.inserting_before(unsharded):
+                buf = graph.get_attr(by_id[id(fp.all_gather_outputs[0])][0].target)
+                buf.meta["val"] = fp.all_gather_outputs[0]
                 view = graph.call_function(aten.as_strided.default, (buf, list(fp._orig_size),
                                                                       list(fp._contiguous_orig_stride), 0))
                 view.meta["val"] = torch.empty(fp._orig_size, dtype=local.dtype)
@@ -146,16 +150,6 @@ def _same_data(gm, data):
     return out
 
 
-def _before(a, b):
-    """True when node a comes before node b."""
-    n = a
-    while n.op != "root":
-        if n is b:
-            return True
-        n = n.next
-    return False
-
-
 def _from_reduce_scatter(node):
     """True when node is a reduce-scatter's output, through in-place ops on it (FSDP's div_)."""
     while hasattr(node, "target"):
@@ -179,6 +173,8 @@ def _return_grads(gm, grads):
     new = []
     for i, arg in enumerate(out.args[0]):
         g = grads[i]
+        if g is None:
+            raise CaptureError(f"gradient {i} is None: no reduce-scatter produced it (gradient sync off?)")
         local = g._local_tensor if hasattr(g, "_local_tensor") else g
         key = (list(local.shape), list(local.stride()), local.storage_offset())
         match = [v for v in views if (list(v.args[1]), list(v.args[2]), v.args[3] if len(v.args) > 3 else 0) == key]
@@ -205,11 +201,33 @@ def _fsdp_params(model, params):
     return {fqn: by_param[id(p)] for fqn, p in params.items()}
 
 
+def _accumulating_step(model, params, loss_fn, micro, sync_at):
+    """`micro` micro-batches (args x0, y0, x1, y1, ...): each loss divided by `micro`, backward; gradient
+    sync (set_requires_gradient_sync) on for micro-batch `sync_at` only (the last, when correct): the
+    others accumulate FSDP's unsharded gradients, which the synced backward reduce-scatters."""
+    def step(*args):
+        # a step from zero gradients: drop the unsharded gradients a previous step left unreduced
+        # (the warm-up step, when sync is off on its last micro-batch)
+        for fp in _fsdp_params(model, params).values():
+            fp.unsharded_accumulated_grad = None
+            if hasattr(fp, "_unsharded_param"):
+                fp._unsharded_param.grad = None
+        for m in range(micro):
+            model.set_requires_gradient_sync(m == sync_at)
+            *inputs, target = args[m * len(args) // micro:(m + 1) * len(args) // micro]
+            (loss_fn(model(*inputs), target) / micro).backward()
+        return tuple(p.grad for p in params.values())
+
+    return step
+
+
 def fsdp_program(model, batch, loss_fn, rank, world_size, per_layer=False, force_sum=False, divide_factor=None,
-                 **fsdp_kwargs) -> RankProgram:
+                 micro=1, sync_at=-1, **fsdp_kwargs) -> RankProgram:
     """Rank `rank`'s step: `model` under fully_shard (each child with parameters too, when
     per_layer) on its rows of every batch tensor; force_sum and divide_factor set FSDP's
-    set_force_sum_reduction_for_comms / set_gradient_divide_factor. Needs an initialized process group."""
+    set_force_sum_reduction_for_comms / set_gradient_divide_factor; micro > 1 accumulates over that many
+    micro-batches of the rank's rows, syncing gradients on micro-batch sync_at only (the last by
+    default). Needs an initialized process group."""
     from torch.distributed.fsdp import fully_shard
 
     if per_layer:
@@ -224,9 +242,16 @@ def fsdp_program(model, batch, loss_fn, rank, world_size, per_layer=False, force
     params = dict(model.named_parameters())
     reduce_ops = _reduce_ops()
     names = ddp._names(batch)
-    prog = RankProgram(step=ddp._step(model, params, loss_fn), args=tuple(ddp._rows(t, rank, world_size) for t in batch),
-                       params=params, outputs=list(params), inputs={a: (a, rank) for a in names},
-                       shards={fqn: (0, rank, world_size) for fqn in params}, decompose=ddp._losses())
+    rows = [ddp._rows(t, rank, world_size) for t in batch]
+    if micro == 1:
+        step, args, inputs = ddp._step(model, params, loss_fn), rows, {a: (a, rank) for a in names}
+    else:  # micro-batch m of rank r is chunk r * micro + m of the spec's batch
+        step = _accumulating_step(model, params, loss_fn, micro, sync_at % micro)
+        args = [ddp._rows(t, m, micro) for m in range(micro) for t in rows]
+        inputs = {f"arg{m * len(names) + i}": (a, rank * micro + m) for m in range(micro) for i, a in enumerate(names)}
+    prog = RankProgram(step=step, args=tuple(args), params=params, outputs=list(params), inputs=inputs,
+                       shards={fqn: (fp.fsdp_placement.dim, rank, world_size)
+                               for fqn, fp in _fsdp_params(model, params).items()}, decompose=ddp._losses())
 
     def rewrite(gm):
         return _rewrite(gm, _fsdp_params(model, params), [p.grad for p in params.values()], reduce_ops)

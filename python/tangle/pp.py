@@ -313,6 +313,38 @@ def _fake_main(build_ref, spec_ref, world_size, out_dir, ranks, with_spec):
                   spec_path.replace(".py", ".pp.json"))
 
 
+def capture_fake_cases(cases, world_size, root, timeout=3600):
+    """Several captures of capture_pipeline_fake in ONE child process (torch imported once):
+    cases maps NAME -> (build_ref, spec_ref), written under root/NAME; returns the seconds it took."""
+    os.makedirs(root, exist_ok=True)
+    t0 = time.time()
+    marker = os.path.join(root, "capture.cases")
+    p = multiprocessing.get_context("spawn").Process(target=_fake_cases_entry, args=(cases, world_size, root, marker))
+    p.start()
+    p.join(timeout)
+    if p.is_alive():
+        p.kill()
+        p.join()
+        raise _capture.CaptureError(f"capturing {len(cases)} cases timed out after {timeout} s")
+    message = _capture.failure_message(marker)
+    if p.exitcode != 0:
+        raise _capture.CaptureError(f"capturing failed: {message or f'exit code {p.exitcode}'}")
+    return time.time() - t0
+
+
+def _fake_cases_entry(cases, world_size, root, marker):
+    def work():
+        for name, (build_ref, spec_ref) in cases.items():
+            out = os.path.join(root, name)
+            os.makedirs(out, exist_ok=True)
+            try:
+                _fake_main(build_ref, spec_ref, world_size, out, range(world_size), True)
+            except Exception as e:
+                raise RuntimeError(f"{name}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from e
+
+    _capture._run_reporting(marker, work)
+
+
 def _fake_entry(build_ref, spec_ref, world_size, out_dir, ranks, with_spec, marker):
     _capture._run_reporting(marker, lambda: _fake_main(build_ref, spec_ref, world_size, out_dir, ranks, with_spec))
 

@@ -1,5 +1,6 @@
 #include "lower/fsdp.h"
 
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -17,6 +18,8 @@ const std::string kAllGather = "c10d._allgather_base_.default";
 const std::string kReduceScatter = "c10d._reduce_scatter_base_.default";
 const std::string kView = "aten.view.default";
 const std::string kAsStrided = "aten.as_strided.default";
+const std::string kCatOut = "aten.cat.out";  // Shard(d != 0): the all-gathered chunks laid out along d
+const std::string kEmptyLike = "aten.empty_like.default";
 
 bool isEmpty(const Node& n) { return n.op.rfind("aten.empty", 0) == 0; }
 
@@ -102,6 +105,8 @@ class Rewriter {
       else if (n.op == kAllGather || n.op == kReduceScatter) collective(id);
       else if (n.op == kSplitCopy) splitCopy(id);
       else if (n.op == kChunkCat) chunkCat(id);
+      else if (n.op == kCatOut) catOut(id);
+      else if (n.op == kEmptyLike) emptyLike(id);
       else if (n.op == "getitem" && items_.count(tupleOf(n))) item(id);
       else if (n.op == kAsStrided) asStrided(id);
       else if (n.op == "output") continue;
@@ -159,7 +164,7 @@ class Rewriter {
     };
     if ((n.op == kAllGather || n.op == kReduceScatter) && !n.args.empty()) add(n.args[0]);
     if (n.op == kCopyIn && n.args.size() > 1) add(n.args[1]);
-    if (n.op == kSplitCopy || n.op == kChunkCat)
+    if (n.op == kSplitCopy || n.op == kChunkCat || n.op == kCatOut)
       if (const Value* o = n.kwarg("out")) add(*o);
     return out;
   }
@@ -236,6 +241,13 @@ class Rewriter {
     const TensorType& bt = typeOf(b, at);
     if (numel(typeOf(target, at).shape) != numel(bt.shape))
       throw fsdpError(at, "writes '" + g_.node(target).name + "', only part of its buffer '" + g_.node(b).name + "'");
+    // a copy into a buffer of another dtype converts (FSDP's mixed precision casts there): not
+    // modelled, and writing the value unconverted would give the buffer the wrong rounding
+    DType from = newType(value).dtype;
+    if (from != bt.dtype && from != DType::Unknown && bt.dtype != DType::Unknown)
+      throw fsdpError(at, std::string("writes a ") + dtypeName(from) + " value into the " + dtypeName(bt.dtype) +
+                              " buffer '" + g_.node(b).name +
+                              "': a dtype conversion in FSDP's buffer ops (mixed precision) is not supported");
     sub_[static_cast<size_t>(b)] = reshape(at, value, bt.shape);
     ++ver_[static_cast<size_t>(b)];
     partial_[static_cast<size_t>(b)] = false;
@@ -377,6 +389,45 @@ class Rewriter {
     if (outs.size() != 1 || typeOf(outs[0], n).shape != newType(cat).shape)
       throw fsdpError(n, "out= is not one [" + std::to_string(chunks) + ", " + std::to_string(width) + "] buffer");
     write(outs[0], cat, n);
+  }
+
+  // cat.out(ts, dim, out=o): o = cat(ts, dim), the whole buffer behind o. FSDP's copy-out of a
+  // Shard(dim) parameter: the all-gathered [ranks * rows, ...] temporary, chunked on dim 0, laid out
+  // along dim in its all-gather buffer.
+  void catOut(NodeId id) {
+    const Node& n = g_.node(id);
+    auto* list = std::get_if<ValueList>(&argAt(n, 0, "tensors").v);
+    if (!list || list->empty()) throw fsdpError(n, "expected a list of tensors as argument 0");
+    int64_t dim = n.args.size() > 1 ? intAt(n, 1, "dim") : 0;
+    ValueList parts;
+    std::optional<TensorType> cat;
+    for (const Value& v : *list) {
+      NodeId t = read(tensorAt(n, v, "a tensor"), n);
+      const TensorType& tt = newType(t);
+      if (!cat) {
+        cat = tt;
+        if (dim < 0) dim += tt.rank();
+        if (dim < 0 || dim >= tt.rank()) throw fsdpError(n, "dim out of range");
+      } else {
+        bool fits = tt.rank() == cat->rank() && tt.dtype == cat->dtype;
+        for (size_t k = 0; fits && k < tt.shape.size(); ++k) fits = k == static_cast<size_t>(dim) || tt.shape[k] == cat->shape[k];
+        if (!fits) throw fsdpError(n, "the tensors do not fit together along dim " + std::to_string(dim));
+        cat->shape[static_cast<size_t>(dim)] += tt.shape[static_cast<size_t>(dim)];
+      }
+      parts.push_back(TensorRef{t});
+    }
+    std::vector<NodeId> outs = outTargets(n);
+    if (outs.size() != 1 || typeOf(outs[0], n).shape != cat->shape)
+      throw fsdpError(n, "out= is not one buffer of the concatenation's shape");
+    write(outs[0], emit(n, "aten.cat.default", {parts, dim}, *cat), n);
+  }
+
+  // empty_like(x): fresh memory of x's shape; x's value is not read (it may be a buffer not filled yet).
+  void emptyLike(NodeId id) {
+    const Node& n = g_.node(id);
+    const TensorType& t = typeOf(id, n);
+    sub_[static_cast<size_t>(id)] =
+        emit(n, "aten.empty.memory_format", {ValueList(t.shape.begin(), t.shape.end())}, t);
   }
 
   // as_strided(x, size, stride, offset) with contiguous strides: a flat slice of x, reshaped.

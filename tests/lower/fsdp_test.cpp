@@ -91,6 +91,93 @@ TEST(Fsdp, StaleAndUnwrittenBuffersAreBadInput) {
               "read before anything writes it");
   expectError(replaced(kStep, "[g], 0, 2", "[g], 1, 2"), "dim other than 0");
   expectError(replaced(kStep, "'0', 'avg'", "'0', 'premul_sum'"), "not supported");
+  // mixed precision: bf16 gradients chunk_cat'ed into an f32 reduce-scatter buffer (a conversion)
+  std::string mixed = replaced(kStep, "g: \"f32[3, 2]\" = torch.ops.aten.mul.Tensor(w, x)\n",
+                               "g0: \"f32[3, 2]\" = torch.ops.aten.mul.Tensor(w, x)\n"
+                               "g: \"bf16[3, 2]\" = torch.ops.aten._to_copy.default(g0, dtype = torch.bfloat16)\n");
+  expectError(mixed, "writes a bf16 value into the f32 buffer 'empty_1'");
+}
+
+// A Shard(1) parameter w [2, 4] over 2 ranks (local [2, 2]): FSDP all-gathers into a temporary
+// (empty_like of the buffer), then lays the ranks' chunks out along dim 1 with cat.out into the
+// parameter's all-gather buffer; the gradient is chunked on dim 1 and stacked on dim 0 (functional).
+const char* kShard1 =
+    "shard: \"f32[2, 2]\" = self._tensor_constant0\n"
+    "flat: \"f32[4]\" = torch.ops.aten.view.default(shard, [4])\n"
+    "empty: \"f32[8]\" = torch.ops.aten.empty.memory_format([8], dtype = torch.float32)\n"
+    "copy_in = torch.ops.fsdp.all_gather_copy_in.default([flat], empty, [4], 4, 0)\n"
+    "getitem: \"f32[4]\" = copy_in[0]\n"
+    "getitem_1: \"f32[8]\" = copy_in[1]\n"
+    "ag = torch.ops.c10d._allgather_base_.default(getitem_1, getitem, '0', False)\n"
+    "getitem_2: \"f32[8]\" = ag[0]\n"
+    "view: \"f32[2, 4]\" = torch.ops.aten.view.default(getitem_2, [2, -1])\n"
+    "buf: \"f32[8]\" = self._tensor_constant1\n"
+    "tmp: \"f32[8]\" = torch.ops.aten.empty_like.default(buf, pin_memory = False)\n"
+    "view_1: \"f32[2, 4]\" = torch.ops.aten.view.default(tmp, [2, -1])\n"
+    "split = torch.ops.fsdp.split_with_sizes_copy.default(view, [4], 1, out = [view_1])\n"
+    "view_2: \"f32[4, 2]\" = torch.ops.aten.view.default(tmp, [4, 2])\n"
+    "chunks = torch.ops.aten.split.Tensor(view_2, 2)\n"
+    "c0: \"f32[2, 2]\" = chunks[0]\n"
+    "c1: \"f32[2, 2]\" = chunks[1]\n"
+    "buf_1: \"f32[8]\" = self._tensor_constant1\n"
+    "view_3: \"f32[2, 4]\" = torch.ops.aten.view.default(buf_1, [2, 4])\n"
+    "cat = torch.ops.aten.cat.out([c0, c1], 1, out = view_3)\n"
+    "buf_2: \"f32[8]\" = self._tensor_constant1\n"
+    "w: \"f32[2, 4]\" = torch.ops.aten.as_strided.default(buf_2, [2, 4], [4, 1], 0)\n"
+    "g: \"f32[2, 4]\" = torch.ops.aten.mul.Tensor(w, x)\n"
+    "gs = torch.ops.aten.split.Tensor(g, 2, 1)\n"
+    "g0: \"f32[2, 2]\" = gs[0]\n"
+    "g1: \"f32[2, 2]\" = gs[1]\n"
+    "stacked: \"f32[4, 2]\" = torch.ops.aten.cat.default([g0, g1])\n"
+    "empty_1: \"f32[8]\" = torch.ops.aten.empty.memory_format([8], dtype = torch.float32)\n"
+    "view_4: \"f32[2, 4]\" = torch.ops.aten.view.default(empty_1, [2, -1])\n"
+    "cc = torch.ops.fsdp.chunk_cat.default([stacked], 0, 2, out = view_4)\n"
+    "empty_2: \"f32[4]\" = torch.ops.aten.empty.memory_format([4], dtype = torch.float32)\n"
+    "rs = torch.ops.c10d._reduce_scatter_base_.default(empty_2, empty_1, '0', 'avg', False)\n"
+    "getitem_4: \"f32[4]\" = rs[0]\n"
+    "grad: \"f32[2, 2]\" = torch.ops.aten.as_strided.default(getitem_4, [2, 2], [2, 1], 0)\n"
+    "return (grad,)";
+
+Graph loweredShard1(const std::string& body) {
+  Graph g = importFxText(testing::fxModuleText("x: \"f32[2, 4]\"", body), "rank.py");
+  lowerFsdpBuffers(g);
+  return g;
+}
+
+TEST(Fsdp, Shard1CopyOutIsACatAlongDim1) {
+  Graph g = loweredShard1(kShard1);
+  g.verify();
+  for (const Node& n : g.nodes) {
+    EXPECT_NE(n.op, "aten.cat.out") << n.name;
+    EXPECT_NE(n.op, "aten.empty_like.default") << n.name;  // a fresh empty: its operand is not read
+  }
+  // w reads the cat along dim 1 of the two all-gathered chunks (through a view of the buffer)
+  NodeId w = std::get<TensorRef>(g.node(*g.find("g")).args[0].v).node;
+  while (g.node(w).op == "aten.view.default" || g.node(w).op == "aten.slice.Tensor")
+    w = std::get<TensorRef>(g.node(w).args[0].v).node;
+  EXPECT_EQ(g.node(w).op, "aten.cat.default");
+  EXPECT_EQ(std::get<int64_t>(g.node(w).args[1].v), 1);
+}
+
+void expectShard1Error(const std::string& body, const std::string& what) {
+  try {
+    loweredShard1(body);
+    ADD_FAILURE() << "expected an error mentioning " << what;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
+TEST(Fsdp, Shard1BadCopyOutsAreBadInput) {
+  // the chunks laid out along dim 0 do not have the shape of the [2, 4] buffer view
+  expectShard1Error(replaced(kShard1, "[c0, c1], 1, out", "[c0, c1], 0, out"), "out= is not one buffer");
+  // the parameter's view made before the copy-out fills its buffer
+  std::string stale = replaced(kShard1, "w: \"f32[2, 4]\" = torch.ops.aten.as_strided.default(buf_2, [2, 4], [4, 1], 0)\n", "");
+  stale = replaced(stale, "cat = torch", "w: \"f32[2, 4]\" = torch.ops.aten.as_strided.default(buf_2, [2, 4], [4, 1], 0)\ncat = torch");
+  stale = replaced(stale, "buf_2: \"f32[8]\" = self._tensor_constant1\n", "");
+  stale = replaced(stale, "w: \"f32[2, 4]\" = torch.ops.aten.as_strided",
+                   "buf_2: \"f32[8]\" = self._tensor_constant1\nw: \"f32[2, 4]\" = torch.ops.aten.as_strided");
+  expectShard1Error(stale, "stale");
 }
 
 }  // namespace

@@ -56,3 +56,77 @@ def build_premul_sum(rank, world_size):
     """A gradient divide factor other than the world size: FSDP reduce-scatters with PREMUL_SUM,
     which tangle does not model (refused as bad input)."""
     return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, divide_factor=3.0)
+
+
+def build_no_sync(rank, world_size):
+    """Gradient accumulation over 2 micro-batches: the first under set_requires_gradient_sync(False)
+    (FSDP keeps the unsharded gradient), the last reduce-scatters the sum."""
+    return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, micro=2)
+
+
+def build_no_sync_on_last(rank, world_size):
+    """Planted bug: the toggle inverted, gradient sync on for the first micro-batch and off for the
+    last: the first is reduce-scattered, the last's gradient stays unsharded and is never reduced."""
+    return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, micro=2, sync_at=0)
+
+
+def _dim1_if_matrix(param):
+    """shard_placement_fn: each weight matrix sharded on its columns (Shard(1)), the rest on rows."""
+    from torch.distributed.tensor import Shard
+
+    return Shard(1) if param.ndim == 2 else None
+
+
+def build_shard_dim1(rank, world_size):
+    """shard_placement_fn puts both weights on Shard(1): FSDP all-gathers into a temporary and
+    concatenates the ranks' chunks on dim 1 (aten.cat.out into its buffer); the gradients are chunked
+    on dim 1 and concatenated on dim 0 before the reduce-scatter."""
+    return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, shard_placement_fn=_dim1_if_matrix)
+
+
+def _copy_out_as_dim0():
+    """FSDP's all-gather copy-out, made to lay out the params marked `_tangle_as_dim0` as if they
+    were Shard(0) (installed once; unmarked params, other models, are copied out as FSDP does)."""
+    from torch.distributed.fsdp._fully_shard import _fsdp_param_group as group
+    from torch.distributed.tensor import Shard
+
+    if getattr(group.foreach_all_gather_copy_out, "_tangle", False):
+        return
+    original = group.foreach_all_gather_copy_out
+
+    def copy_out(result, fsdp_params, pg):
+        marked = [(fp, fp.fsdp_placement) for fp in fsdp_params if getattr(fp, "_tangle_as_dim0", False)]
+        for fp, _ in marked:
+            fp.fsdp_placement = Shard(0)
+        try:
+            return original(result, fsdp_params, pg)
+        finally:
+            for fp, placement in marked:
+                fp.fsdp_placement = placement
+
+    copy_out._tangle = True
+    group.foreach_all_gather_copy_out = copy_out
+
+
+def build_shard_dim1_gathered_on_dim0(rank, world_size):
+    """Planted bug: the all-gather's copy-out ignores the Shard(1) placement (no chunk and cat on
+    dim 1): each weight's buffer holds the ranks' column blocks one after the other, so the
+    unsharded weight is wrong while every shape still fits."""
+    _copy_out_as_dim0()
+    m = model()
+    prog = fsdp.fsdp_program(m, batch(), mse, rank, world_size, shard_placement_fn=_dim1_if_matrix)
+    for group in m._get_fsdp_state()._fsdp_param_groups:
+        for fp in group.fsdp_params:
+            fp._tangle_as_dim0 = fp.fsdp_placement.dim != 0
+    return prog
+
+
+def build_mixed_precision(rank, world_size):
+    """MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=f32): FSDP all-gathers bf16 copies of the
+    shards and reduce-scatters the bf16 gradients converted to f32 by its chunk_cat into an f32
+    buffer. tangle does not model a dtype conversion inside FSDP's buffer ops (bad input)."""
+    import torch
+    from torch.distributed.fsdp import MixedPrecisionPolicy
+
+    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, mp_policy=policy)
