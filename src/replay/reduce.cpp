@@ -398,8 +398,8 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
   std::vector<int64_t> dims = dimsOf({&spec, &impl});
   const std::vector<char> specTyped = typedDefinitions(spec), implTyped = typedDefinitions(impl);
   // One size per dim class (class_sizes.h) is experimental, opt-in: TANGLE_SIZE_CLASSES=first tries
-  // it before one size per value, =after when that finds no instance. It does not yet reach an
-  // instance under the element limit for GPT TP=4 (README, "reduced sizes").
+  // it before one size per value, =after when that finds no instance. It replays GPT TP=4, which
+  // one size per value cannot reduce (README, "reduced sizes").
   const char* classMode = std::getenv("TANGLE_SIZE_CLASSES");
   std::string classReason;
   bool classesFirst = classMode && std::string(classMode) == "first";
