@@ -295,6 +295,58 @@ struct LiteralTies {
   }
 };
 
+// A product split back into factors (GPT's [b, np] -> b*np -> [b, np] around the attention bmm):
+// every split of one product class into factors of the same real sizes, in the same order, is
+// tied factor by factor. Without it the two splits are free to factor the reduced product
+// differently (b' x np' against b'' x np''), and the spec regroups its heads unlike the ranks,
+// so a relation that holds at the real sizes fails at the reduced ones. Equal sizes only: a tie
+// costs freedom, never validity.
+struct FactorTies {
+  DimClasses& dc;
+
+  // Reshape groups whose one side is one dim and the other several, as (product, factors).
+  static void groups(const DimClasses& dc, const OpOccs& o, std::vector<std::pair<int, std::vector<int>>>& out) {
+    if (o.op != ops::syms().reshape || o.children.empty() || o.children[0].size() != 1 || o.result.size() != 1) return;
+    const auto &in = o.children[0][0], &res = o.result[0];
+    for (const auto* s : {&in, &res})
+      for (int x : *s)
+        if (dc.value(x) <= 0) return;
+    size_t i = 0, j = 0;
+    while (i < in.size() || j < res.size()) {
+      std::vector<int> ga, gb;
+      __int128 pa = 1, pb = 1;
+      if (i < in.size()) pa *= dc.value(in[i]), ga.push_back(in[i++]);
+      if (j < res.size()) pb *= dc.value(res[j]), gb.push_back(res[j++]);
+      while (pa != pb) {
+        if (pa < pb && i < in.size()) pa *= dc.value(in[i]), ga.push_back(in[i++]);
+        else if (pb < pa && j < res.size()) pb *= dc.value(res[j]), gb.push_back(res[j++]);
+        else return;
+      }
+      if (ga.size() == 1 && gb.size() > 1) out.push_back({ga[0], gb});
+      if (gb.size() == 1 && ga.size() > 1) out.push_back({gb[0], ga});
+    }
+  }
+  void run() {
+    std::vector<std::pair<int, std::vector<int>>> splits;
+    for (const OpOccs& o : dc.ops) groups(dc, o, splits);
+    for (bool changed = true; changed;) {  // a tie can make two products one class: again
+      changed = false;
+      std::map<std::pair<int, std::vector<int64_t>>, const std::vector<int>*> first;
+      for (const auto& [p, factors] : splits) {
+        std::vector<int64_t> values;
+        for (int f : factors) values.push_back(dc.value(f));
+        auto [it, isNew] = first.emplace(std::make_pair(dc.find(p), values), &factors);
+        if (isNew) continue;
+        for (size_t k = 0; k < factors.size(); ++k)
+          if (dc.find((*it->second)[k]) != dc.find(factors[k])) {
+            dc.unite((*it->second)[k], factors[k]);
+            changed = true;
+          }
+      }
+    }
+  }
+};
+
 }  // namespace
 
 std::string mixedClass(const DimClasses& dc) {
@@ -316,6 +368,7 @@ ClassSizes collectClassSizes(const LGraph& spec, const LGraph& impl, const Relat
   ties.graph(impl, false);
   for (const RelationEntry& r : rel.relations) ties.expr(r.rhs);
   for (const Expectation& e : rel.expectations) ties.expr(e.lhs), ties.expr(e.rhs);
+  FactorTies{cs.dc}.run();
   cs.problem = mixedClass(cs.dc);
   if (!cs.problem.empty()) return cs;
   FactBuilder fb{cs.dc, cs.roles, {}, {}, kClassKey * 2};
@@ -509,7 +562,7 @@ struct ClassMapper {
 std::unique_ptr<ReducedCheck> mapCheckByClass(const LGraph& spec, const LGraph& impl, const RelationFile& rel,
                                               const InferResult& result, const ClassSizes& cs,
                                               const std::map<int64_t, int64_t>& solved, std::string& why) {
-  ClassMapper m{cs, solved, {}, {}, {}, {}};
+  ClassMapper m{cs, solved, {}, {}, {}, {}, {}};
   m.build();
   auto rc = std::make_unique<ReducedCheck>();
   rc->spec = spec;

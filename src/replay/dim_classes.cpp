@@ -1,5 +1,6 @@
 #include "replay/dim_classes.h"
 
+#include <algorithm>
 #include <set>
 
 #include "ops/ops.h"
@@ -66,6 +67,8 @@ bool isSliceBound(eg::Symbol op, const eg::AttrList& a, size_t k) {
          a[3].i == 1;
 }
 
+bool tilesOneTensor(const eg::Term& t);
+
 struct Builder {
   DimClasses& dc;
   const LGraph& spec;
@@ -86,6 +89,27 @@ struct Builder {
   const Typed& dimsOf(const LGraph& lg, bool isSpec, int id) {
     return dc.table(isSpec)[static_cast<size_t>(lg.resolve(id))];
   }
+  // A definition's own result. A tuple of a known operator has no annotation (lower.cpp's
+  // fillTupleTypes leaves it to the type rules): its items get occurrences from the rule's types
+  // here, so the getitems that read it are tied to the operator's operands through them.
+  // Its readers see the tuple as a leaf of those types too (else getitem has nothing to type).
+  std::map<std::pair<bool, int>, eg::ClassData> inferredTuples;
+  const Typed& ownDims(const LGraph& lg, bool isSpec, int id, const eg::ClassData& inferred) {
+    int at = lg.resolve(id);
+    Typed& own = dc.table(isSpec)[static_cast<size_t>(at)];
+    if (own.empty() && !inferred.types.empty()) {
+      own = fresh(inferred);
+      inferredTuples[{isSpec, at}] = inferred;
+    }
+    return own;
+  }
+  eg::Id leaf(eg::EGraph& g, const LGraph& lg, bool isSpec, int id) {
+    int at = lg.resolve(id);
+    auto it = inferredTuples.find({isSpec, at});
+    if (it == inferredTuples.end()) return addLeaf(g, lg, id);
+    const LNode& ln = lg.node(at);
+    return g.leaf(ln.leafName, ln.owner, it->second);
+  }
   Typed fresh(const eg::ClassData& d) {
     Typed out;
     for (const TensorType& ty : d.types) {
@@ -93,6 +117,27 @@ struct Builder {
       for (Dim x : ty.shape) out.back().push_back(dc.add(x));
     }
     return out;
+  }
+  // Slice and concat keep every dim but one in place: those are tied position by position, and the
+  // sliced or concatenated one to nothing here (its size fact relates it). By value, aws_llama's
+  // rotary halves (64 = 32 + 32, a concat of [.., 32 heads, 32]) were one class with its 32 heads,
+  // which pinned the head count, the head dim and every size with them.
+  bool positional(const OpOccs& o) {
+    const ops::Syms& s = ops::syms();
+    if ((o.op != s.slice && o.op != s.concat) || o.attrs.empty() || o.attrs[0].kind != eg::Attr::Kind::Int ||
+        o.result.size() != 1 || o.children.empty())
+      return false;
+    if (o.op == s.slice && !isSliceBound(o.op, o.attrs, 1)) return false;  // other steps: their bounds are sizes
+    const Occs& out = o.result[0];
+    int64_t d = o.attrs[0].i < 0 ? o.attrs[0].i + static_cast<int64_t>(out.size()) : o.attrs[0].i;
+    if (d < 0 || d >= static_cast<int64_t>(out.size())) return false;
+    for (const Typed& c : o.children)
+      if (c.size() != 1 || c[0].size() != out.size()) return false;
+    for (const Typed& c : o.children)
+      for (size_t k = 0; k < out.size(); ++k)
+        if (static_cast<int64_t>(k) != d && dc.value(c[0][k]) == dc.value(out[k]) && dc.value(out[k]) >= 0)
+          dc.unite(c[0][k], out[k]);
+    return true;
   }
   // One operator: its operands' and its result's dims and its size attributes of one value are one size.
   int record(eg::Symbol op, const eg::AttrList& attrs, std::vector<Typed> children, Typed result) {
@@ -110,6 +155,10 @@ struct Builder {
       if (attrs[k].kind == eg::Attr::Kind::IntList)
         for (int64_t v : attrs[k].list) o.attrOccs[k].push_back(dc.add(v));
       here.insert(here.end(), o.attrOccs[k].begin(), o.attrOccs[k].end());
+    }
+    if (positional(o)) {
+      dc.ops.push_back(std::move(o));
+      return static_cast<int>(dc.ops.size()) - 1;
     }
     std::map<int64_t, int> first;
     for (int x : here) {
@@ -133,7 +182,7 @@ struct Builder {
       std::vector<Typed> children;
       for (const CanonTerm::Ref& r : tn.children) {
         if (r.kind == CanonTerm::Ref::Kind::Operand) {
-          en.children.push_back(addLeaf(g, lg, static_cast<int>(r.operand)));
+          en.children.push_back(leaf(g, lg, isSpec, static_cast<int>(r.operand)));
           children.push_back(dimsOf(lg, isSpec, static_cast<int>(r.operand)));
         } else if (r.kind == CanonTerm::Ref::Kind::Local) {
           en.children.push_back(ids[static_cast<size_t>(r.local)]);
@@ -147,7 +196,7 @@ struct Builder {
       auto added = g.tryAdd(std::move(en));
       if (!added) return;  // ill-typed here: links nothing
       ids.push_back(*added);
-      Typed result = k + 1 == ln.def.nodes.size() ? dimsOf(lg, isSpec, id) : fresh(g.data(*added));
+      Typed result = k + 1 == ln.def.nodes.size() ? ownDims(lg, isSpec, id, g.data(*added)) : fresh(g.data(*added));
       dc.defOps[{isSpec, id, k}] = record(tn.op, tn.attrs, std::move(children), result);
       local.push_back(std::move(result));
     }
@@ -163,6 +212,7 @@ struct Builder {
   // A term's operators as above; with `specNode` >= 0 (a relation S.x = term), its result's dims
   // position by position S.x's.
   void relation(int specNode, const eg::Term& t, bool keep) {
+    if (tilesOneTensor(t)) return;
     sym::Context none;
     eg::EGraph g(ops::inferData, &none);
     std::vector<eg::Id> ids;
@@ -174,7 +224,7 @@ struct Builder {
         const LGraph& lg = isSpec ? spec : impl;
         auto id = lg.find(*name);
         if (!id) return;
-        ids.push_back(addLeaf(g, lg, *id));
+        ids.push_back(leaf(g, lg, isSpec, *id));
         occs.push_back(dimsOf(lg, isSpec, *id));
         where.push_back(-1);
         continue;
@@ -201,12 +251,29 @@ struct Builder {
   }
 };
 
+// A concat of k copies of one tensor (aws_llama: a broadcast constant of 64 rows is found equal to
+// 16 copies of a rank's 4-row one). It holds because the value is constant along the dim, not by
+// the program's structure, so its sizes (64 = 16 x 4) are a coincidence: linking them would pin the
+// batch 4 to the head dim 64 and every size with them. Such a relation links nothing here.
+bool tilesOneTensor(const eg::Term& t) {
+  auto same = [&](uint32_t a, uint32_t b) {
+    if (a == b) return true;
+    const std::string *x = leafName(t.nodes[a]), *y = leafName(t.nodes[b]);
+    return x && y && *x == *y;
+  };
+  for (const eg::Term::Node& n : t.nodes)
+    if (n.op == ops::syms().concat && n.children.size() >= 2 &&
+        std::all_of(n.children.begin(), n.children.end(), [&](uint32_t c) { return same(c, n.children[0]); }))
+      return true;
+  return false;
+}
+
 }  // namespace
 
 DimClasses collectDimClasses(const LGraph& spec, const LGraph& impl, const RelationFile& rel,
                              const std::vector<TensorRelations>& certificate, const InferResult* result) {
   DimClasses dc;
-  Builder b{dc, spec, impl};
+  Builder b{dc, spec, impl, {}};
   b.allocate(spec, true);
   b.allocate(impl, false);
   b.graph(spec, true);

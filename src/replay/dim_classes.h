@@ -5,15 +5,16 @@
 // Every dim of every tensor of the spec and the implementation is an
 // occurrence. Two occurrences are one class when
 //   * they have the same value and one operator reads or writes both
-//     (its operands and its result; a definition's intermediate results count);
+//     (its operands and its result; a definition's intermediate results count),
+//     except that a slice or a concat ties its kept dims by position only;
 //   * a certificate relation S.x = term(D.y, ...) puts them at the same
 //     position: dim k of the spec tensor is dim k of the term's result. This
 //     ties a length the spec builds on its own (arange(L) of a loss mask) to
 //     the ranks' copy of it, which the graphs alone never link.
 // A value that splits into several classes is a coincidence that one size per
 // value (size_roles.h) must keep; per class it would not. This is the
-// quotient only: the shape facts over classes and the rewrite of each
-// occurrence are not built yet (README, "reduced sizes").
+// quotient; the shape facts over classes and the rewrite of each occurrence
+// are class_sizes.h's.
 #pragma once
 
 #include <cstdint>

@@ -325,9 +325,22 @@ void traceDimClasses(const LGraph& spec, const LGraph& impl, const RelationFile&
 
 int64_t elementsOfMapped(const LGraph& lg) { return elementsOf(lg, SizeMap{}); }
 
+int64_t inputElementsOf(const LGraph& lg) {
+  int64_t n = 0;
+  for (const LNode& x : lg.nodes) {
+    if (x.aliasOf >= 0 || !x.isInput) continue;
+    for (const TensorType& t : x.data.types) {
+      int64_t k = 1;
+      for (Dim d : t.shape) k *= std::max<Dim>(d, 0);
+      n += k;
+    }
+  }
+  return n;
+}
+
 // One size per dim class (class_sizes.h), thresholds as for roles; the instance or, in `reason`, why none.
 std::unique_ptr<ReducedCheck> reduceByClass(const LGraph& spec, const LGraph& impl, const RelationFile& relation,
-                                            const InferResult& result, int64_t maxElements,
+                                            const InferResult& result, const ElementLimits& limits,
                                             const std::vector<char>& specTyped, const std::vector<char>& implTyped,
                                             std::string& reason) {
   for (int64_t t : {1, 4, 16}) {
@@ -351,13 +364,14 @@ std::unique_ptr<ReducedCheck> reduceByClass(const LGraph& spec, const LGraph& im
         continue;
       }
       int64_t total = elementsOfMapped(rc->spec) + elementsOfMapped(rc->impl);
+      int64_t inputs = inputElementsOf(rc->spec) + inputElementsOf(rc->impl);
       if (std::getenv("TANGLE_TRACE_SIZES"))
-        std::fprintf(stderr, "class sizes above %lld%s: %lld elements\n", static_cast<long long>(t),
-                     apart ? ", apart" : "", static_cast<long long>(total));
-      if (total > maxElements) {
+        std::fprintf(stderr, "class sizes above %lld%s: %lld elements, %lld inputs\n", static_cast<long long>(t),
+                     apart ? ", apart" : "", static_cast<long long>(total), static_cast<long long>(inputs));
+      if (total > limits.all || inputs > limits.inputs) {
         if (reason.empty())
-          reason = fmt::format("by dim class above {}: the smallest instance found has {} elements, over the limit "
-                               "of {}", t, total, maxElements);
+          reason = fmt::format("by dim class above {}: the smallest instance found has {} elements ({} inputs), over "
+                               "the limit of {} ({} inputs)", t, total, inputs, limits.all, limits.inputs);
         continue;
       }
       if (auto bad = validate(*rc, specTyped, implTyped)) {
@@ -377,20 +391,21 @@ std::unique_ptr<ReducedCheck> reduceByClass(const LGraph& spec, const LGraph& im
 }  // namespace
 
 Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFile& relation, const InferResult& result,
-                       int64_t maxElements) {
+                       const ElementLimits& limits) {
+  const int64_t maxElements = limits.elements;
   Reduction out;
   if (std::getenv("TANGLE_TRACE_SIZES")) traceDimClasses(spec, impl, relation, result);
   std::vector<int64_t> dims = dimsOf({&spec, &impl});
   const std::vector<char> specTyped = typedDefinitions(spec), implTyped = typedDefinitions(impl);
   // One size per dim class (class_sizes.h) is experimental, opt-in: TANGLE_SIZE_CLASSES=first tries
-  // it before one size per value, =after when that finds no instance. It does not yet reach an
-  // instance under the element limit for GPT TP=4 (README, "reduced sizes").
+  // it before one size per value, =after when that finds no instance. It replays GPT TP=4, which
+  // one size per value cannot reduce (README, "reduced sizes").
   const char* classMode = std::getenv("TANGLE_SIZE_CLASSES");
   std::string classReason;
   bool classesFirst = classMode && std::string(classMode) == "first";
   bool classesAfter = classMode && std::string(classMode) == "after";
   if (classesFirst)
-    if (auto rc = reduceByClass(spec, impl, relation, result, maxElements, specTyped, implTyped, classReason)) {
+    if (auto rc = reduceByClass(spec, impl, relation, result, limits, specTyped, implTyped, classReason)) {
       out.check = std::move(rc);
       return out;
     }
@@ -435,7 +450,7 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
     }
   }
   if (classesAfter)
-    if (auto rc = reduceByClass(spec, impl, relation, result, maxElements, specTyped, implTyped, classReason)) {
+    if (auto rc = reduceByClass(spec, impl, relation, result, limits, specTyped, implTyped, classReason)) {
       out.check = std::move(rc);
       return out;
     }

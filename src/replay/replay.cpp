@@ -422,7 +422,9 @@ ReplayReport replayReducedSizes(const LGraph& spec, const LGraph& impl, const Re
                                 const InferResult& result, const ReplayOptions& opts, const Sizes& real) {
   ReplayReport rep;
   rep.inputElements = real.inputs;
-  auto red = detail::reduceShapes(spec, impl, relation, result, std::min(opts.maxElements, opts.maxInputElements));
+  auto red = detail::reduceShapes(
+      spec, impl, relation, result,
+      {std::min(opts.maxElements, opts.maxInputElements), opts.maxInputElements, opts.maxElements});
   if (!red.check) {
     rep.status = ReplayStatus::Skipped;
     rep.summary = fmt::format("replay skipped: graphs too large ({} elements) and {}", real.all, red.refusal);

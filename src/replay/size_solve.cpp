@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <algorithm>
 
+#include <string>
+
+#include <fmt/format.h>
 #include <z3++.h>
 
 #include "replay/size_roles.h"
@@ -23,7 +26,7 @@ using Assignment = std::map<int64_t, int64_t>;
 // `preferSmall`: the bit-blasted search tries each bit 0 first (smt phase_selection 0), so the
 // model leaves free sizes low instead of anywhere under the bound.
 std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64_t bound, unsigned rlimit,
-                                       uint64_t& used, bool preferSmall) {
+                                       uint64_t& used, bool preferSmall, const std::vector<char>* dropped = nullptr) {
   z3::context c;
   z3::params smtParams(c);
   if (preferSmall) smtParams.set("phase_selection", 0u);
@@ -49,23 +52,54 @@ std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64
     }
     return out;
   };
-  for (const SizeFact& f : r.facts) s.add(f.le ? sum(f.lhs) <= sum(f.rhs) : sum(f.lhs) == sum(f.rhs));
+  for (size_t i = 0; i < r.facts.size(); ++i) {
+    const SizeFact& f = r.facts[i];
+    if (!dropped || !(*dropped)[i]) s.add(f.le ? sum(f.lhs) <= sum(f.rhs) : sum(f.lhs) == sum(f.rhs));
+  }
   if (keepApart)
     for (auto [a, b] : r.apart) s.add(x.at(a) != x.at(b));
   z3::check_result res = s.check();
   auto st = s.statistics();
   for (unsigned i = 0; i < st.size(); ++i)
     if (st.key(i) == "rlimit count") used += st.is_uint(i) ? st.uint_value(i) : uint64_t(st.double_value(i));
-  if (std::getenv("TANGLE_TRACE_SIZES"))
+  if (std::getenv("TANGLE_TRACE_SIZES") && !dropped)
     std::fprintf(stderr, "size solve bound %lld: %s, rlimit used so far %llu\n", static_cast<long long>(bound),
                  res == z3::sat ? "sat" : res == z3::unsat ? "unsat" : "unknown", static_cast<unsigned long long>(used));
   if (res != z3::sat) return std::nullopt;
   z3::model m = s.get_model();
   Assignment a;
   for (auto& [v, e] : x) a[v] = m.eval(e, true).get_numeral_int64();
-  if (std::getenv("TANGLE_TRACE_SIZES"))
+  if (std::getenv("TANGLE_TRACE_SIZES") && !dropped)
     for (auto& [v, k] : a) std::fprintf(stderr, "  size %lld -> %lld\n", static_cast<long long>(v), static_cast<long long>(k));
   return a;
+}
+
+std::string show(const SizeRoles& r, const SizeSum& t) {
+  std::string o;
+  for (const SizeMono& m : t) {
+    o += (o.empty() ? "" : " + ") + std::to_string(m.coeff);
+    for (int64_t v : m.sizes)
+      o += "*" + (r.isRole(v) ? fmt::format("n{}({})", v, v < 0 ? r.boundValue.at(v) : r.realValue(v))
+                              : std::to_string(v));
+  }
+  return o;
+}
+
+// TANGLE_TRACE_SIZES=core: why no instance has every size under `bound`. Deletion-based: a fact
+// whose removal leaves the system unsat is not needed; what remains is a minimal unsat subset.
+void explainUnsat(const SizeRoles& r, bool keepApart, int64_t bound) {
+  std::vector<char> dropped(r.facts.size(), 0);
+  for (size_t i = 0; i < r.facts.size(); ++i) {
+    dropped[i] = 1;
+    uint64_t used = 0;
+    if (solveBounded(r, keepApart, bound, 1'000'000, used, false, &dropped)) dropped[i] = 0;
+  }
+  std::fprintf(stderr, "size solve: no instance under %lld; a minimal unsat set of facts (n<key>(real size)):\n",
+               static_cast<long long>(bound));
+  for (size_t i = 0; i < r.facts.size(); ++i)
+    if (!dropped[i])
+      std::fprintf(stderr, "  %s %s %s\n", show(r, r.facts[i].lhs).c_str(), r.facts[i].le ? "<=" : "==",
+                   show(r, r.facts[i].rhs).c_str());
 }
 
 }  // namespace
@@ -102,7 +136,11 @@ std::optional<Assignment> solveSizeRoles(const SizeRoles& r, bool keepApart, boo
     // without walking every Fibonacci bound up to it.
     if (b == 13 && std::min(kLargestBound, top) > 13) {
       uint64_t probe = 0;
-      if (!solveBounded(r, keepApart, std::min(kLargestBound, top), kPerBound, probe, preferSmall)) return std::nullopt;
+      if (!solveBounded(r, keepApart, std::min(kLargestBound, top), kPerBound, probe, preferSmall)) {
+        const char* trace = std::getenv("TANGLE_TRACE_SIZES");
+        if (trace && std::string(trace) == "core") explainUnsat(r, keepApart, std::min(kLargestBound, top));
+        return std::nullopt;
+      }
       used += probe;
     }
   }

@@ -1,6 +1,7 @@
 // Shape-reduced replay of real Entangle artifact configurations (issue 14):
 // the GPT certificate replays at sizes solved per role, and a real bug gives a
 // counterexample at reduced sizes. Skips when the data is absent.
+#include <cstdlib>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -52,6 +53,22 @@ TEST(ArtifactReplay, MissingLayerNormAllReduceHasACounterexampleAtReducedSizes) 
   ASSERT_TRUE(r.is_object()) << run.out;
   EXPECT_EQ(r["status"], "counterexample") << run.out;
   EXPECT_FALSE(r["reduced_sizes"].is_null()) << run.out;
+}
+
+// GPT TP=4 has no small instance with one size per value (3072 = 384 x 8 = 4 x 768 chains every
+// size); one size per dim class (opt-in) finds one and the certificate replays there.
+TEST(ArtifactReplay, GptTp4CertificateReplaysAtReducedSizesByDimClass) {
+  REQUIRE_DATA("gpt/paral4_layer1");
+  ::setenv("TANGLE_SIZE_CLASSES", "first", 1);
+  RunResult run;
+  nlohmann::json r = replayOf("artifact/gpt/paral4_layer1.rel", run);
+  ::unsetenv("TANGLE_SIZE_CLASSES");
+  ASSERT_EQ(run.exitCode, 0) << run.out << run.err;
+  ASSERT_TRUE(r.is_object()) << run.out;
+  EXPECT_EQ(r["status"], "matched") << run.out;
+  std::string sizes = r["reduced_sizes"];
+  EXPECT_TRUE(contains(sizes, "one size per dim class")) << sizes;
+  EXPECT_TRUE(contains(sizes, "98304 -> ")) << sizes;  // the vocabulary shrinks with its shards
 }
 
 }  // namespace

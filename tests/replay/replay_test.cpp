@@ -336,6 +336,40 @@ TEST(ClassSizes, CoincidenceThatPinsValuesDoesNotPinClasses) {
   }
 }
 
+// A tuple of a known operator (apex's fused layer norm) has no annotation: its getitems must still be
+// tied to the operator's operand through it, or a reduction rewrites getitem[0]'s 8 apart from the
+// operand's (GPT TP=4: computed [48, 2, 24] against an annotation [48, 8, 24]).
+TEST(DimClasses, GetitemOfAnUnannotatedTupleIsTiedToTheOperatorsOperand) {
+  const char* params = "X: \"f32[6, 8, 4]\", W: \"f32[4]\", B: \"f32[4]\"";
+  const char* body =
+      "ap = torch.ops.apex.fused_layer_norm_affine_fwd.default(X, W, B, [4], 1e-05)\n"
+      "g0: \"f32[6, 8, 4]\" = ap[0]\n"
+      "g1: \"f32[48]\" = ap[1]\n"
+      "g2: \"f32[48]\" = ap[2]\nreturn (g0, g1, g2)";
+  Case s(params, body, params, body, "S.X = D*.X\nS.W = D*.W\nS.B = D*.B\n");
+  detail::DimClasses dc = detail::collectDimClasses(s.specL, s.implL, s.rel, {});
+  auto cls = [&](const char* name, size_t dim) { return dc.find(dc.of(true, id(s.specL, name), 0, dim)); };
+  for (size_t d = 0; d < 3; ++d) EXPECT_EQ(cls("S.g0", d), cls("S.X", d)) << "dim " << d;
+  EXPECT_EQ(cls("S.g1", 0), cls("S.g2", 0));  // both statistics: one tuple, one operator
+
+  InferResult res;
+  detail::ClassSizes cs = detail::collectClassSizes(s.specL, s.implL, s.rel, res, 1);
+  ASSERT_EQ(cs.problem, "");
+  auto solved = detail::solveSizeRoles(cs.roles, false, /*preferSmall=*/true);
+  ASSERT_TRUE(solved);
+  std::string why;
+  auto rc = detail::mapCheckByClass(s.specL, s.implL, s.rel, res, cs, *solved, why);
+  ASSERT_TRUE(rc) << why;
+  auto shape = [](const LGraph& lg, const char* name) { return lg.nodes[size_t(id(lg, name))].data.types[0].shape; };
+  for (const LGraph* lg : {&rc->spec, &rc->impl}) {
+    bool spec = lg == &rc->spec;
+    auto x = shape(*lg, spec ? "S.X" : "D1.X");
+    EXPECT_LT(x[0] * x[1], 48) << "reduced";
+    EXPECT_EQ(shape(*lg, spec ? "S.g0" : "D1.g0"), x);
+    EXPECT_EQ(shape(*lg, spec ? "S.g1" : "D1.g1"), (std::vector<Dim>{x[0] * x[1]}));  // stats: the leading dims
+  }
+}
+
 // The builder only joins equal sizes; a class that held two would be a contradiction, refused.
 TEST(ClassSizes, ClassOfTwoRealSizesIsRefused) {
   detail::DimClasses dc;
