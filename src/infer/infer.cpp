@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 #include "infer/operator_search.h"
 #include "infer/reuse.h"
@@ -91,6 +92,13 @@ bool tracing() {
   return trace;
 }
 
+// The calling thread's CPU seconds: under load, wall time says little about an operator's cost.
+double threadCpuSeconds() {
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 const char* specOpName(const InferState& st, int node) {
   const auto& def = st.spec.nodes[node].def.nodes;
   return def.empty() ? "" : eg::symbolName(def.back().op).c_str();
@@ -163,6 +171,7 @@ std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& s
                      st.spec.nodes[op.node].name.c_str());
     }
   st.marks.nextOperator();
+  double cpu0 = tracing() ? threadCpuSeconds() : 0;
   OperatorSearch s(op, st.symbols);
   std::optional<Failure> failure = seed(st, s);
   if (!failure) {
@@ -174,8 +183,9 @@ std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& s
   if (!failure && step.ahead && st.deferredDepth[op.node] == 0) step.pairs = implEqualPairs(st, s.g);
   inlined = std::move(s.inlined);
   if (tracing())
-    std::fprintf(stderr, "op %s (%s): %zu e-nodes, %zu explored, %.3f s\n", st.spec.nodes[op.node].name.c_str(),
-                 specOpName(st, op.node), s.g.numNodes(), s.explored.size(), since(s.start));
+    std::fprintf(stderr, "op %s (%s): %zu e-nodes, %zu explored, %.3f s, %.3f CPU s\n",
+                 st.spec.nodes[op.node].name.c_str(), specOpName(st, op.node), s.g.numNodes(), s.explored.size(),
+                 since(s.start), threadCpuSeconds() - cpu0);
   return failure;
 }
 

@@ -121,6 +121,12 @@ Apply sliceThroughBroadcast(eg::Symbol sym, bool sliceOnLeft) {
     if (at->rank() != R || d < 0 || d >= R) return std::nullopt;  // a sets the result's rank
     int64_t db = d - (R - bt->rank());
     if (db >= 0) return std::nullopt;  // a unit dim of b there would do too, but then slices of unit dims multiply
+    // a concatenated along d: slice-concat takes the slice to a's pieces, while
+    // the product of b with all of a is distributed over every piece, a new
+    // product per (slice, piece) pair: quadratic in the pieces (microbatches x
+    // replicas of a pipeline's batch), and never needed for a proof.
+    for (const ENode* c : nodesOf(g, a, op().concat))
+      if (c->children.size() >= 2 && ops::attrInt(attrsOf(*c), 0) == d) return std::nullopt;
     auto whole = sliceOnLeft ? make(g, sym, {}, {a, b}) : make(g, sym, {}, {b, a});
     if (!whole) return std::nullopt;
     return make(g, op().slice, {Attr::integer(d), m.subst.attr("s"), m.subst.attr("e"), m.subst.attr("st")}, {*whole});
