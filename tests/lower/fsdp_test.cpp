@@ -34,8 +34,8 @@ const char* kStep =
     "grad: \"f32[2, 2]\" = torch.ops.aten.as_strided.default(getitem_4, [2, 2], [2, 1], 0)\n"
     "return (grad,)";
 
-Graph lowered(const std::string& body) {
-  Graph g = importFxText(testing::fxModuleText("x: \"f32[3, 2]\"", body), "rank.py");
+Graph lowered(const std::string& body, const char* params = "x: \"f32[3, 2]\"") {
+  Graph g = importFxText(testing::fxModuleText(params, body), "rank.py");
   lowerFsdpBuffers(g);
   return g;
 }
@@ -67,9 +67,9 @@ TEST(Fsdp, BufferOpsBecomeFunctional) {
   EXPECT_EQ(g.node(g.outputNodes()[0]).type->shape, (std::vector<Dim>{2, 2}));
 }
 
-void expectError(const std::string& body, const std::string& what) {
+void expectError(const std::string& body, const std::string& what, const char* params = "x: \"f32[3, 2]\"") {
   try {
-    lowered(body);
+    lowered(body, params);
     ADD_FAILURE() << "expected an error mentioning " << what;
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
@@ -138,14 +138,10 @@ const char* kShard1 =
     "grad: \"f32[2, 2]\" = torch.ops.aten.as_strided.default(getitem_4, [2, 2], [2, 1], 0)\n"
     "return (grad,)";
 
-Graph loweredShard1(const std::string& body) {
-  Graph g = importFxText(testing::fxModuleText("x: \"f32[2, 4]\"", body), "rank.py");
-  lowerFsdpBuffers(g);
-  return g;
-}
+const char* kShard1Params = "x: \"f32[2, 4]\"";
 
 TEST(Fsdp, Shard1CopyOutIsACatAlongDim1) {
-  Graph g = loweredShard1(kShard1);
+  Graph g = lowered(kShard1, kShard1Params);
   g.verify();
   for (const Node& n : g.nodes) {
     EXPECT_NE(n.op, "aten.cat.out") << n.name;
@@ -159,14 +155,7 @@ TEST(Fsdp, Shard1CopyOutIsACatAlongDim1) {
   EXPECT_EQ(std::get<int64_t>(g.node(w).args[1].v), 1);
 }
 
-void expectShard1Error(const std::string& body, const std::string& what) {
-  try {
-    loweredShard1(body);
-    ADD_FAILURE() << "expected an error mentioning " << what;
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-  }
-}
+void expectShard1Error(const std::string& body, const std::string& what) { expectError(body, what, kShard1Params); }
 
 TEST(Fsdp, Shard1BadCopyOutsAreBadInput) {
   // the chunks laid out along dim 0 do not have the shape of the [2, 4] buffer view

@@ -307,6 +307,18 @@ TEST(DimClasses, EqualSizesAreLinkedByOperatorsAndTheCertificate) {
 
 // 4 = 2 x 2 in one view and 8 = 2 x 4 in another: one size per value ties the 4s and pins every
 // size at its real value; one size per dim class leaves B's 4 free, so B shrinks to [2, 2].
+// Class mode end to end on a test case: classes, the smallest solution, the rewritten check in rc.
+void reduceByClass(const Case& s, std::unique_ptr<detail::ReducedCheck>& rc) {
+  InferResult res;
+  detail::ClassSizes cs = detail::collectClassSizes(s.specL, s.implL, s.rel, res, 1);
+  ASSERT_EQ(cs.problem, "");
+  auto solved = detail::solveSizeRoles(cs.roles, false, /*preferSmall=*/true);
+  ASSERT_TRUE(solved);
+  std::string why;
+  rc = detail::mapCheckByClass(s.specL, s.implL, s.rel, res, cs, *solved, why);
+  ASSERT_TRUE(rc) << why;
+}
+
 TEST(ClassSizes, CoincidenceThatPinsValuesDoesNotPinClasses) {
   const char* body =
       "a: \"f32[4]\" = torch.ops.aten.view.default(A, [4])\n"
@@ -318,14 +330,8 @@ TEST(ClassSizes, CoincidenceThatPinsValuesDoesNotPinClasses) {
   EXPECT_EQ(byValue->at(4), 4);
   EXPECT_EQ(byValue->at(8), 8);
 
-  InferResult res;
-  detail::ClassSizes cs = detail::collectClassSizes(s.specL, s.implL, s.rel, res, 1);
-  ASSERT_EQ(cs.problem, "");
-  auto solved = detail::solveSizeRoles(cs.roles, false, /*preferSmall=*/true);
-  ASSERT_TRUE(solved);
-  std::string why;
-  auto rc = detail::mapCheckByClass(s.specL, s.implL, s.rel, res, cs, *solved, why);
-  ASSERT_TRUE(rc) << why;
+  std::unique_ptr<detail::ReducedCheck> rc;
+  ASSERT_NO_FATAL_FAILURE(reduceByClass(s, rc));
   auto shape = [](const LGraph& lg, const char* name) { return lg.nodes[size_t(id(lg, name))].data.types[0].shape; };
   for (const LGraph* lg : {&rc->spec, &rc->impl}) {
     bool spec = lg == &rc->spec;
@@ -352,14 +358,8 @@ TEST(DimClasses, GetitemOfAnUnannotatedTupleIsTiedToTheOperatorsOperand) {
   for (size_t d = 0; d < 3; ++d) EXPECT_EQ(cls("S.g0", d), cls("S.X", d)) << "dim " << d;
   EXPECT_EQ(cls("S.g1", 0), cls("S.g2", 0));  // both statistics: one tuple, one operator
 
-  InferResult res;
-  detail::ClassSizes cs = detail::collectClassSizes(s.specL, s.implL, s.rel, res, 1);
-  ASSERT_EQ(cs.problem, "");
-  auto solved = detail::solveSizeRoles(cs.roles, false, /*preferSmall=*/true);
-  ASSERT_TRUE(solved);
-  std::string why;
-  auto rc = detail::mapCheckByClass(s.specL, s.implL, s.rel, res, cs, *solved, why);
-  ASSERT_TRUE(rc) << why;
+  std::unique_ptr<detail::ReducedCheck> rc;
+  ASSERT_NO_FATAL_FAILURE(reduceByClass(s, rc));
   auto shape = [](const LGraph& lg, const char* name) { return lg.nodes[size_t(id(lg, name))].data.types[0].shape; };
   for (const LGraph* lg : {&rc->spec, &rc->impl}) {
     bool spec = lg == &rc->spec;
