@@ -165,12 +165,13 @@ def capture_pipeline(build_ref, spec_ref, world_size, out_dir, timeout=600):
     return time.time() - t0
 
 
-def write_relation(out_dir, world_size, name="check.rel", expect=False):
+def write_relation(out_dir, world_size, name="check.rel", expect=True):
     """The relation of a captured pipeline: each stage parameter is the spec's; the spec's batch is
     the concatenation of the ranks' chunks (data-parallel replicas); outputs are the gradients.
-    expect=True also states what each rank must end with (an `expect` per gradient it returns): the
-    spec's gradient of a replicated parameter, its shard's rows of a sharded one. Without it a
-    gradient the ranks never reduced still refines (the spec's is their sum, a clean expression)."""
+    expect (the default) also states what each rank must end with (an `expect` per gradient it
+    returns): the spec's gradient of a replicated parameter, its shard's rows of a sharded one.
+    Without it a gradient the ranks never reduced still refines (the spec's is their sum, a clean
+    expression), which is true of the outputs together but not what a training step needs."""
     def load(stem):
         with open(os.path.join(out_dir, stem + ".pp.json")) as f:
             return json.load(f)
