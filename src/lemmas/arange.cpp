@@ -124,7 +124,8 @@ Apply sliceThroughBroadcast(eg::Symbol sym, bool sliceOnLeft) {
     // a concatenated along d: slice-concat takes the slice to a's pieces, while
     // the product of b with all of a is distributed over every piece, a new
     // product per (slice, piece) pair: quadratic in the pieces (microbatches x
-    // replicas of a pipeline's batch), and never needed for a proof.
+    // replicas of a pipeline's batch). The artifact, pipeline and TrainVerify
+    // checks prove the same relations without it (tv13, session 13).
     for (const ENode* c : nodesOf(g, a, op().concat))
       if (c->children.size() >= 2 && ops::attrInt(attrsOf(*c), 0) == d) return std::nullopt;
     auto whole = sliceOnLeft ? make(g, sym, {}, {a, b}) : make(g, sym, {}, {b, a});
