@@ -30,6 +30,24 @@ bool stepOneSlice(const eg::AttrList& a) {
          a[3].i == 1;
 }
 
+// Definition node k of LNode `node` as the builder recorded it. A node merged into an equal one
+// (aliasOf) keeps its definition but was recorded once, under the node it resolves to: its
+// attributes are that node's occurrences (else they were mapped by value, and aws_llama TP=4
+// layer2's mask broadcast [4, 8, 64, 64] was refused as ambiguous).
+const OpOccs* recordedOp(const DimClasses& dc, const LGraph& lg, bool isSpec, int node, size_t k) {
+  auto at = dc.defOps.find({isSpec, node, k});
+  if (at == dc.defOps.end()) {
+    int to = lg.resolve(node);
+    const auto& mine = lg.nodes[static_cast<size_t>(node)].def.nodes;
+    const auto& theirs = lg.nodes[static_cast<size_t>(to)].def.nodes;
+    if (to == node || mine.size() != theirs.size() || k >= mine.size() || mine[k].op != theirs[k].op ||
+        mine[k].attrs != theirs[k].attrs)
+      return nullptr;
+    at = dc.defOps.find({isSpec, to, k});
+  }
+  return at == dc.defOps.end() ? nullptr : &dc.ops[static_cast<size_t>(at->second)];
+}
+
 struct FactBuilder {
   const DimClasses& dc;
   SizeRoles& r;
@@ -246,15 +264,15 @@ struct LiteralTies {
       for (size_t k = 0; k < lg.nodes[i].def.nodes.size(); ++k) {
         const CanonTerm::Node& tn = lg.nodes[i].def.nodes[k];
         if (!scalarMayBeSize(lg, tn, anyRole)) continue;
-        auto at = dc.defOps.find({isSpec, static_cast<int>(i), k});
+        const OpOccs* at = recordedOp(dc, lg, isSpec, static_cast<int>(i), k);
         for (const CanonTerm::Ref& r : tn.children) {
           double v = r.scalar;
           if (r.kind != CanonTerm::Ref::Kind::Scalar || !std::isfinite(v) || v != std::floor(v) || std::abs(v) > 9e15)
             continue;
           auto a = static_cast<int64_t>(std::abs(v));
           bool local = false;
-          if (at != dc.defOps.end()) {
-            const OpOccs& o = dc.ops[static_cast<size_t>(at->second)];
+          if (at) {
+            const OpOccs& o = *at;
             for (const auto* ts : {&o.result})
               for (const auto& t : *ts)
                 for (int x : t) local = local || dc.value(x) == a;
@@ -504,8 +522,7 @@ struct ClassMapper {
           else check(n.data.types[t].shape[d], "dim");
       for (size_t k = 0; k < n.def.nodes.size(); ++k) {
         CanonTerm::Node& tn = n.def.nodes[k];
-        auto at = cs.dc.defOps.find({isSpec, static_cast<int>(i), k});
-        const OpOccs* o = at == cs.dc.defOps.end() ? nullptr : &cs.dc.ops[static_cast<size_t>(at->second)];
+        const OpOccs* o = recordedOp(cs.dc, lg, isSpec, static_cast<int>(i), k);
         if (o) attrs(*o, tn.attrs);
         else attrsByValue(tn.op, tn.attrs);
         if (!scalarMayBeSize(lg, lg.nodes[i].def.nodes[k], byValue)) continue;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ops/ops.h"
+#include "replay/dim_ties.h"
 #include "replay/size_roles.h"
 #include "replay/term_eval.h"
 #include "support/error.h"
@@ -139,7 +140,8 @@ struct Builder {
           dc.unite(c[0][k], out[k]);
     return true;
   }
-  // One operator: its operands' and its result's dims and its size attributes of one value are one size.
+  // One operator: dims its structure makes equal (dim_ties.h), else its operands' and its result's
+  // dims and its size attributes of one value, are one size.
   int record(eg::Symbol op, const eg::AttrList& attrs, std::vector<Typed> children, Typed result) {
     OpOccs o{op, attrs, std::move(children), std::move(result), {}};
     Occs here = flat(o.result);
@@ -156,7 +158,7 @@ struct Builder {
         for (int64_t v : attrs[k].list) o.attrOccs[k].push_back(dc.add(v));
       here.insert(here.end(), o.attrOccs[k].begin(), o.attrOccs[k].end());
     }
-    if (positional(o)) {
+    if (positional(o) || tieByPosition(dc, o)) {
       dc.ops.push_back(std::move(o));
       return static_cast<int>(dc.ops.size()) - 1;
     }

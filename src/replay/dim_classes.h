@@ -4,9 +4,11 @@
 //
 // Every dim of every tensor of the spec and the implementation is an
 // occurrence. Two occurrences are one class when
-//   * they have the same value and one operator reads or writes both
-//     (its operands and its result; a definition's intermediate results count),
-//     except that a slice or a concat ties its kept dims by position only;
+//   * one operator's structure makes them equal (dim_ties.h: elementwise ops
+//     right-aligned, transposes, reshapes, products, reductions and norms by
+//     position; slice and concat their kept dims), or, for any other operator,
+//     they have the same value and it reads or writes both (its operands and
+//     its result; a definition's intermediate results count);
 //   * a certificate relation S.x = term(D.y, ...) puts them at the same
 //     position: dim k of the spec tensor is dim k of the term's result. This
 //     ties a length the spec builds on its own (arange(L) of a loss mask) to
