@@ -370,6 +370,42 @@ TEST(DimClasses, GetitemOfAnUnannotatedTupleIsTiedToTheOperatorsOperand) {
   }
 }
 
+// Two dims of one tensor that merely have the same size (8 heads x a rotary half of 8) stay two
+// classes through elementwise ops (right-aligned broadcasting), transposes, reductions and
+// products: tying equal values inside an operator made aws_llama TP=4's head count its rotary half,
+// which pinned every size (dim_ties.h).
+TEST(DimClasses, OperatorsTieDimsByPositionNotByValue) {
+  const char* params = "X: \"f32[4, 8, 8]\", Y: \"f32[8]\", M: \"f32[8, 8]\", N: \"f32[8, 8]\"";
+  const char* body =
+      "m: \"f32[4, 8, 8]\" = torch.ops.aten.mul.Tensor(X, Y)\n"
+      "t: \"f32[4, 8, 8]\" = torch.ops.aten.transpose.int(m, 1, 2)\n"
+      "s: \"f32[4, 8]\" = torch.ops.aten.sum.dim_IntList(t, [-1])\n"
+      "p: \"f32[8, 8]\" = torch.ops.aten.mm.default(M, N)\nreturn (s, p)";
+  Case c(params, body, params, body, "S.X = D*.X\nS.Y = D*.Y\nS.M = D*.M\nS.N = D*.N\n");
+  detail::DimClasses dc = detail::collectDimClasses(c.specL, c.implL, c.rel, {});
+  auto cls = [&](const char* name, size_t dim) { return dc.find(dc.of(true, id(c.specL, name), 0, dim)); };
+  EXPECT_NE(cls("S.X", 1), cls("S.X", 2));  // heads and half: 8 by coincidence
+  EXPECT_EQ(cls("S.Y", 0), cls("S.X", 2));  // broadcast from the right
+  EXPECT_NE(cls("S.Y", 0), cls("S.X", 1));
+  EXPECT_EQ(cls("S.m", 1), cls("S.X", 1));
+  EXPECT_EQ(cls("S.t", 1), cls("S.X", 2));  // transposed
+  EXPECT_EQ(cls("S.t", 2), cls("S.X", 1));
+  EXPECT_EQ(cls("S.s", 1), cls("S.X", 2));  // the kept dim of the sum over the last one
+  EXPECT_NE(cls("S.s", 1), cls("S.X", 1));
+  EXPECT_EQ(cls("S.M", 1), cls("S.N", 0));  // the product's inner dim
+  EXPECT_EQ(cls("S.p", 0), cls("S.M", 0));
+  EXPECT_EQ(cls("S.p", 1), cls("S.N", 1));
+  EXPECT_NE(cls("S.M", 0), cls("S.M", 1));
+  EXPECT_NE(cls("S.N", 0), cls("S.N", 1));
+
+  // Reduced, the heads and the half may differ, and every operator still accepts its operands.
+  std::unique_ptr<detail::ReducedCheck> rc;
+  ASSERT_NO_FATAL_FAILURE(reduceByClass(c, rc));
+  auto x = rc->spec.nodes[size_t(id(rc->spec, "S.X"))].data.types[0].shape;
+  EXPECT_EQ(rc->spec.nodes[size_t(id(rc->spec, "S.s"))].data.types[0].shape, (std::vector<Dim>{x[0], x[2]}));
+  EXPECT_EQ(rc->spec.nodes[size_t(id(rc->spec, "S.Y"))].data.types[0].shape, (std::vector<Dim>{x[2]}));
+}
+
 // The builder only joins equal sizes; a class that held two would be a contradiction, refused.
 TEST(ClassSizes, ClassOfTwoRealSizesIsRefused) {
   detail::DimClasses dc;
