@@ -397,15 +397,17 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
   if (std::getenv("TANGLE_TRACE_SIZES")) traceDimClasses(spec, impl, relation, result);
   std::vector<int64_t> dims = dimsOf({&spec, &impl});
   const std::vector<char> specTyped = typedDefinitions(spec), implTyped = typedDefinitions(impl);
-  // One size per dim class (class_sizes.h) is tried when one size per value finds no instance: it
-  // replays GPT TP=4 and aws_llama TP=4, which one size per value cannot reduce (README, "reduced
-  // sizes"). Not first: on Qwen2 it finds an instance where the certificate replay fails (a false
-  // mismatch, not yet understood), and one size per value is fast there. TANGLE_SIZE_CLASSES
-  // overrides: =first tries it before one size per value, =off never.
+  // One size per dim class (class_sizes.h) is tried when one size per value above 1 finds no
+  // instance (before the thresholds 4 and 16, whose refusals cost seconds on TP=4): it replays GPT
+  // TP=4 and aws_llama TP=4, which one size per value cannot reduce (README, "reduced sizes"). Not
+  // first: on Qwen2 it finds an instance where the certificate replay fails (a false mismatch, not
+  // yet understood), and one size per value is fast there. TANGLE_SIZE_CLASSES overrides: =first
+  // tries it before one size per value, =after after every threshold of it, =off never.
   const char* classMode = std::getenv("TANGLE_SIZE_CLASSES");
   std::string classReason;
   bool classesFirst = classMode && std::string(classMode) == "first";
-  bool classesAfter = !classMode || std::string(classMode) == "after";
+  bool classesAfter = classMode && std::string(classMode) == "after";
+  bool classesNext = !classMode;  // after one size per value above 1
   if (classesFirst)
     if (auto rc = reduceByClass(spec, impl, relation, result, limits, specTyped, implTyped, classReason)) {
       out.check = std::move(rc);
@@ -415,6 +417,11 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
   // be free to shrink), then above 4 and above 16; roles kept apart when possible.
   std::string roleReason;
   for (int64_t t : {1, 4, 16}) {
+    if (t == 4 && classesNext)
+      if (auto rc = reduceByClass(spec, impl, relation, result, limits, specTyped, implTyped, classReason)) {
+        out.check = std::move(rc);
+        return out;
+      }
     SizeRoles roles = collectSizeRoles(spec, impl, relation, t);
     for (bool apart : {true, false}) {
       auto solved = solveSizeRoles(roles, apart);

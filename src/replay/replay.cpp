@@ -355,6 +355,8 @@ nlohmann::json ReplayReport::json() const {
   for (auto& d : counterexamples) j["counterexamples"].push_back(diff(d));
   j["localization"] = localization ? localization->json() : nlohmann::json(nullptr);
   j["reduced_sizes"] = reducedSizes.empty() ? nlohmann::json(nullptr) : nlohmann::json(reducedSizes);
+  j["seconds"] = seconds;
+  j["cpu_seconds"] = cpuSeconds;
   return j;
 }
 
