@@ -1,4 +1,5 @@
 // Scalar constants, unary and cast, broadcasting binary ops.
+#include <algorithm>
 #include <cmath>
 
 #include "interp/detail.h"
@@ -76,6 +77,19 @@ Result silu(const eg::AttrList& a, const Inputs& in) { return map(a, in, [](doub
 Result relu(const eg::AttrList& a, const Inputs& in) { return map(a, in, [](double x) { return x > 0 ? x : 0.0; }); }
 Result tanh(const eg::AttrList& a, const Inputs& in) { return map(a, in, [](double x) { return std::tanh(x); }); }
 Result sigmoid(const eg::AttrList& a, const Inputs& in) { return map(a, in, detail::sigmoid); }
+// log_sigmoid x = (min(x, 0) - log1p(exp(-|x|)), exp(-|x|)): ATen's CPU
+// log_sigmoid_forward, whose second output its backward reads.
+Result logSigmoid(const eg::AttrList& a, const Inputs& in) {
+  auto xs = detail::tensors(in, 1);
+  if (!xs || !a.empty()) return std::nullopt;
+  Tensor out = *(*xs)[0], buffer = out;
+  for (size_t i = 0; i < out.data.size(); ++i) {
+    double x = out.data[i], z = std::exp(-std::fabs(x));
+    out.data[i] = std::min(x, 0.0) - std::log1p(z);
+    buffer.data[i] = z;
+  }
+  return Value::tupleOf({std::move(out), std::move(buffer)});
+}
 Result rsqrt(const eg::AttrList& a, const Inputs& in) { return map(a, in, [](double x) { return 1.0 / std::sqrt(x); }); }
 Result sqrt(const eg::AttrList& a, const Inputs& in) { return map(a, in, [](double x) { return std::sqrt(x); }); }
 

@@ -66,6 +66,7 @@ Result silu(const eg::AttrList&, const Inputs&);
 Result relu(const eg::AttrList&, const Inputs&);
 Result tanh(const eg::AttrList&, const Inputs&);
 Result sigmoid(const eg::AttrList&, const Inputs&);
+Result logSigmoid(const eg::AttrList&, const Inputs&);
 Result rsqrt(const eg::AttrList&, const Inputs&);
 Result sqrt(const eg::AttrList&, const Inputs&);
 Result powScalar(const eg::AttrList&, const Inputs&);

@@ -348,6 +348,7 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addNormLemmas(t);
     detail::addModelLemmas(t);
     detail::addSdpaLemmas(t);
+    detail::addSdpaSequenceLemmas(t);
     detail::addRegroupLemmas(t);
     detail::addVocabLemmas(t);
     detail::addArithLemmas(t);

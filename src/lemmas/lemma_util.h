@@ -97,6 +97,11 @@ AttrList boundAttrs(const Subst& s, size_t n);
 // Pattern text for "(op[?a0, ...] child)" with n attribute variables.
 std::string opPattern(const std::string& opName, size_t nAttrs, const std::string& child);
 
+// Pieces of the attention mask m (right-aligned against the [B, H, L, S]
+// scores) for pieces of `sizes` along scores dim d: m itself where it
+// broadcasts along d, else its slices (sdpa.cpp).
+std::optional<std::vector<Id>> maskPieces(EGraph& g, Id m, int64_t d, const std::vector<int64_t>& sizes);
+
 // ---- rule constructors ------------------------------------------------------
 using Guard = std::function<bool(const EGraph&, Subst&)>;
 using Apply = std::function<std::optional<Id>(EGraph&, const Match&)>;
@@ -111,6 +116,7 @@ void addMatmulLemmas(std::vector<Lemma>& out);
 void addNormLemmas(std::vector<Lemma>& out);
 void addModelLemmas(std::vector<Lemma>& out);
 void addSdpaLemmas(std::vector<Lemma>& out);
+void addSdpaSequenceLemmas(std::vector<Lemma>& out);  // sdpa_sequence.cpp
 void addRegroupLemmas(std::vector<Lemma>& out);
 void addVocabLemmas(std::vector<Lemma>& out);
 void addScaleLemmas(std::vector<Lemma>& out);  // scale.cpp

@@ -13,9 +13,6 @@
 
 namespace tangle::lemmas::detail {
 
-namespace {
-
-// Pieces of the mask m for pieces of `sizes` along dim d of the [B, H, L, S] scores.
 std::optional<std::vector<Id>> maskPieces(EGraph& g, Id m, int64_t d, const std::vector<int64_t>& sizes) {
   const TensorType* t = typeOf(g, m);
   if (!t) return std::nullopt;
@@ -23,6 +20,8 @@ std::optional<std::vector<Id>> maskPieces(EGraph& g, Id m, int64_t d, const std:
   if (md < 0 || t->shape[md] == 1) return std::vector<Id>(sizes.size(), m);
   return piecesOf(g, m, md, std::vector<Dim>(sizes.begin(), sizes.end()));
 }
+
+namespace {
 
 // The pieces' query sizes along d when q, k, v (and the rest of `same`, shaped
 // like q) are split consistently: along the batch (d = 0) k/v pieces match q's;

@@ -49,6 +49,8 @@ Data inferBinary(const eg::EGraph&, const eg::ENode&);
 
 // Model-level ops (infer_model.cpp)
 Data inferDropout(const eg::EGraph&, const eg::ENode&);
+// x -> (x-typed, x-typed): an elementwise op whose ATen form returns a buffer beside its result.
+Data inferPairOfInput(const eg::EGraph&, const eg::ENode&);
 Data inferWhere(const eg::EGraph&, const eg::ENode&);
 Data inferCompare(const eg::EGraph&, const eg::ENode&);
 Data inferIndexRows(const eg::EGraph&, const eg::ENode&);

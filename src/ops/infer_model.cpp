@@ -14,6 +14,15 @@ Data inferDropout(const eg::EGraph& g, const eg::ENode& n) {
   return d;
 }
 
+Data inferPairOfInput(const eg::EGraph& g, const eg::ENode& n) {
+  const TensorType* x = childTensor(g, n, 0);
+  if (!x || n.children.size() != 1 || !isFloating(x->dtype)) return std::nullopt;
+  eg::ClassData d;
+  d.tuple = true;
+  d.types = {*x, *x};
+  return d;
+}
+
 // where(cond, a, b): a where cond, else b; all three broadcast. The dtype is
 // that of the tensor operand(s) among a, b (0-d constants do not decide it).
 Data inferWhere(const eg::EGraph& g, const eg::ENode& n) {

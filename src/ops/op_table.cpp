@@ -48,6 +48,7 @@ const OpDef kOps[] = {
   {"relu",       "",                                       false, inferUnary,      k::relu,       nullptr,            nullptr,        "aten.relu"},
   {"tanh",       "",                                       false, inferUnary,      k::tanh,       nullptr,            nullptr,        "aten.tanh"},
   {"sigmoid",    "",                                       false, inferUnary,      k::sigmoid,    nullptr,            nullptr,        "aten.sigmoid"},
+  {"log_sigmoid", "",                                      false, inferPairOfInput, k::logSigmoid, nullptr,           nullptr,        "aten.log_sigmoid_forward"},  // x -> (log sigmoid x, exp(-|x|)): ATen's CPU pair
   {"rsqrt",      "",                                       false, inferUnary,      k::rsqrt,      nullptr,            nullptr,        "aten.rsqrt"},
   {"sqrt",       "",                                       false, inferUnary,      k::sqrt,       nullptr,            nullptr,        "aten.sqrt"},
   {"abs",        "",                                       false, inferUnary,      k::unary<+[](double x) { return std::fabs(x); }>, nullptr, nullptr, "aten.abs"},

@@ -162,7 +162,7 @@ const Syms& syms() {
     y.getitem = op("getitem"), y.split = op("split"), y.expand = op("expand");
     y.add = op("add"), y.sub = op("sub"), y.mul = op("mul"), y.div = op("div"), y.neg = op("neg"), y.exp = op("exp");
     y.log = op("log"), y.gelu = op("gelu"), y.silu = op("silu"), y.relu = op("relu"), y.tanh = op("tanh");
-    y.sigmoid = op("sigmoid"), y.rsqrt = op("rsqrt"), y.sqrt = op("sqrt"), y.powScalar = op("pow_scalar");
+    y.sigmoid = op("sigmoid"), y.logSigmoid = op("log_sigmoid"), y.rsqrt = op("rsqrt"), y.sqrt = op("sqrt"), y.powScalar = op("pow_scalar");
     y.cast = op("cast"), y.mm = op("mm"), y.bmm = op("bmm"), y.matmul = op("matmul");
     y.sumDim = op("sum_dim"), y.meanDim = op("mean_dim"), y.amax = op("amax"), y.softmax = op("softmax");
     y.layerNorm = op("native_layer_norm"), y.apexLayerNorm = op("apex_layer_norm");

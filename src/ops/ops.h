@@ -110,7 +110,7 @@ eg::AttrsId tensorAttrs(std::string_view name, Owner owner);
 struct Syms {
   eg::Symbol tensor, constant, slice, concat, transpose, permute, reshape, sum, getitem, split, expand;
   eg::Symbol add, sub, mul, div, neg, exp, log, gelu, silu, relu, tanh, sigmoid, rsqrt, sqrt, powScalar, cast;
-  eg::Symbol mm, bmm, matmul;
+  eg::Symbol logSigmoid, mm, bmm, matmul;
   eg::Symbol sumDim, meanDim, amax, softmax, layerNorm, apexLayerNorm;
   eg::Symbol dropout, where, lt, le, gt, ge, eq, ne, logicalOr, logicalAnd, indexRows, gatherRows, maxDim,
       geluBackward, rmsNorm, rotary, attention, apexLayerNormBwd, rmax, rmin, sdpa, sdpaBackward, safeSoftmax;

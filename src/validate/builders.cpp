@@ -300,6 +300,8 @@ const std::map<std::string, Builder>& builders() {
       {"index_rows-prefix", indexRowsOfPrefix},
       {"concat-equal-pieces", concatEqualPieces},
       {"sdpa-heads-subgroup", sdpaOfSubgroups},
+      {"sdpa-rows", sdpaOfSequenceBlocks(false)},
+      {"sdpa-ring", sdpaOfSequenceBlocks(true)},
       {"mm-zeros", productWithZeros(false, 0)},
       {"bmm-zeros", productWithZeros(true, 0)},
       {"mm-zero-rows", productWithZeros(false, 1)},

@@ -57,4 +57,40 @@ Builder sdpaOfPieces(bool backward, int64_t d) {
   };
 }
 
+// Query rows (keys = false) or key/value blocks (keys = true) split along the
+// sequence into 2-4 pieces; the mask absent, broadcast, full, or split alike;
+// causal now and then (the lemmas must decline it).
+Builder sdpaOfSequenceBlocks(bool keys) {
+  return [keys](Gen& gen) -> std::optional<eg::Id> {
+    int64_t B = gen.uniform(1, 2), H = gen.uniform(1, 2), E = gen.uniform(1, 3), n = gen.uniform(2, 4);
+    std::vector<int64_t> lens;
+    int64_t total = 0;
+    for (int64_t j = 0; j < n; ++j) total += lens.emplace_back(gen.uniform(1, 3));
+    int64_t L = keys ? gen.uniform(1, 3) : total, S = keys ? total : gen.uniform(1, 3);
+    auto split = [&](Shape s, int64_t d) -> std::optional<eg::Id> {
+      std::vector<eg::Id> ps;
+      for (int64_t len : lens) {
+        s[d] = len;
+        ps.push_back(gen.leaf(s));
+      }
+      return gen.node("concat", {Attr::integer(d)}, ps);
+    };
+    auto q = keys ? std::optional<eg::Id>(gen.leaf({B, H, L, E})) : split({B, H, L, E}, 2);
+    auto k = keys ? split({B, H, S, E}, 2) : std::optional<eg::Id>(gen.leaf({B, H, S, E}));
+    auto v = keys ? split({B, H, S, E}, 2) : std::optional<eg::Id>(gen.leaf({B, H, S, E}));
+    if (!q || !k || !v) return std::nullopt;
+    std::optional<eg::Id> mask;
+    const Shape shapes[] = {{L, S}, {1, 1, L, S}, {B, 1, L, 1}, {1, H, 1, S}, {B, H, L, S}};
+    int64_t pick = gen.uniform(0, 6);
+    if (pick == 5) mask = gen.constant(0);
+    else if (pick == 6) mask = split({B, H, L, S}, keys ? 3 : 2);
+    else mask = gen.leaf(shapes[pick]);
+    if (!mask) return std::nullopt;
+    eg::AttrList a = {Attr::boolean(gen.chance(0.2)), Attr::real(0.25 * static_cast<double>(gen.uniform(1, 6)))};
+    auto r = gen.node("sdpa", a, {*q, *k, *v, *mask});
+    if (!r) return std::nullopt;
+    return gen.node("getitem", {Attr::integer(gen.uniform(0, 1))}, {*r});
+  };
+}
+
 }  // namespace tangle::validate

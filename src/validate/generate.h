@@ -75,6 +75,8 @@ class Gen {
 using Builder = std::function<std::optional<eg::Id>(Gen&)>;
 // getitem of sdpa (or sdpa_backward) over pieces along dim d (builders_sdpa.cpp).
 Builder sdpaOfPieces(bool backward, int64_t d);
+// getitem(sdpa(q, k, v, m)) with q split along the sequence (keys = false) or k/v split alike (keys = true).
+Builder sdpaOfSequenceBlocks(bool keys);
 // one_hot of a concat of integral pieces (builders_select.cpp).
 std::optional<eg::Id> oneHotOfConcat(Gen& gen);
 std::optional<eg::Id> indexRowsOfConcat(Gen& gen);
