@@ -9,7 +9,9 @@
 //   lse = lA - log_sigmoid(lA - lB)              (= log(e^lA + e^lB))
 // A ring on rank r starts from block r and merges r-1, r-2, ... (cyclically)
 // into its state, as torch writes it (the state A first, the log-sum-exps
-// unsqueezed to [B, H, L, 1]). sdpa-ring writes the attention over n blocks
+// unsqueezed to [B, H, L, 1]); with a causal mask and no load balancing,
+// rank r starts from its own block, masked, and merges r-1, ..., 0
+// (sdpa-causal-ring). sdpa-ring writes the attention over n blocks
 // as that chain from every starting block: n chains of n - 1 merges, each
 // node of which is a value the ring computes, so the search explores the
 // ring's operators one by one. (Rewriting the spec into merges of a block and
@@ -85,6 +87,33 @@ std::optional<Id> mergeForm(EGraph& g, int64_t item, Id oA, Id uA, Id oB, Id uB)
   return step ? make(g, op().sub, {}, {oA, *step}) : std::nullopt;
 }
 
+// One block's attention: its output and unsqueezed log-sum-exp.
+struct Block {
+  Id o, u;
+};
+
+std::optional<Block> block(EGraph& g, bool causal, const Match& m, Id q, Id k, Id v, Id mask, const Shape& column) {
+  auto r = make(g, op().sdpa, {Attr::boolean(causal), m.subst.attr("s")}, {q, k, v, mask});
+  auto o = r ? make(g, op().getitem, {Attr::integer(0)}, {*r}) : std::nullopt;
+  auto l = r ? make(g, op().getitem, {Attr::integer(1)}, {*r}) : std::nullopt;
+  auto u = l ? make(g, op().reshape, {Attr::ints(column)}, {*l}) : std::nullopt;
+  if (!o || !u) return std::nullopt;
+  return Block{*o, *u};
+}
+
+// Item `item` (0: out, 1: lse) of the state `first` with `rest` merged into it in turn, as torch's ring does.
+std::optional<Id> chain(EGraph& g, int64_t item, Block state, const std::vector<Block>& rest, const Shape& column) {
+  for (const Block& b : rest) {
+    auto o = item == 0 ? mergeForm(g, 0, state.o, state.u, b.o, b.u) : std::optional<Id>(state.o);
+    auto u = mergeForm(g, 1, state.o, state.u, b.o, b.u);
+    if (!o || !u) return std::nullopt;
+    state = {*o, *u};
+  }
+  if (item == 0) return state.o;
+  Shape lse(column.begin(), column.end() - 1);
+  return make(g, op().reshape, {Attr::ints(lse)}, {state.u});
+}
+
 // getitem[i](sdpa(q, concat[2](k_j), concat[2](v_j), m)) as torch's ring
 // merges the blocks from each starting block s: s, s-1, ..., s+1.
 std::optional<Id> ring(EGraph& g, const Match& m) {
@@ -97,36 +126,55 @@ std::optional<Id> ring(EGraph& g, const Match& m) {
   for (const ENode* c : nodesOf(g, q, op().concat))
     if (attrsOf(*c)[0].i == 2 && c->children.size() > 1) return std::nullopt;
   size_t n = ks.size();
-  std::vector<Id> os, us;  // each block's output and unsqueezed log-sum-exp
+  std::vector<Block> blocks;
   for (size_t j = 0; j < n; ++j) {
-    auto o = sdpaItem(g, m, 0, q, ks[j], vs[j], mask), l = sdpaItem(g, m, 1, q, ks[j], vs[j], mask);
-    auto u = l ? make(g, op().reshape, {Attr::ints(*column)}, {*l}) : std::nullopt;
-    if (!o || !u) return std::nullopt;
-    os.push_back(*o);
-    us.push_back(*u);
+    auto b = block(g, false, m, q, ks[j], vs[j], mask, *column);
+    if (!b) return std::nullopt;
+    blocks.push_back(*b);
   }
   int64_t item = m.subst.attr("i").i;
   std::vector<Id> chains;
   for (size_t s = 0; s < n; ++s) {
-    Id o = os[s], u = us[s];
-    for (size_t t = 1; t < n; ++t) {
-      size_t b = (s + n - t) % n;
-      auto o2 = item == 0 ? mergeForm(g, 0, o, u, os[b], us[b]) : std::optional<Id>(o);
-      auto u2 = mergeForm(g, 1, o, u, os[b], us[b]);
-      if (!o2 || !u2) return std::nullopt;
-      o = *o2, u = *u2;
-    }
-    if (item == 0) {
-      chains.push_back(o);
-      continue;
-    }
-    Shape lse(column->begin(), column->end() - 1);
-    auto l = make(g, op().reshape, {Attr::ints(lse)}, {u});
-    if (!l) return std::nullopt;
-    chains.push_back(*l);
+    std::vector<Block> rest;
+    for (size_t t = 1; t < n; ++t) rest.push_back(blocks[(s + n - t) % n]);
+    auto c = chain(g, item, blocks[s], rest, *column);
+    if (!c) return std::nullopt;
+    chains.push_back(*c);
   }
   for (size_t s = 1; s < n; ++s) g.merge(chains[0], chains[s]);
   return chains[0];
+}
+
+// Causal (top-left) attention with queries and keys split alike along the
+// sequence: row block r sees blocks 0..r-1 whole and its own block causally,
+// which torch's ring (without load balancing) merges as: block r causal, then
+// r-1, ..., 0 without the mask.
+std::optional<Id> causalRing(EGraph& g, const Match& m) {
+  const auto &qs = m.subst.list("qs"), &ks = m.subst.list("ks"), &vs = m.subst.list("vs");
+  Id mask = m.subst.cls("m");
+  if (m.subst.attr("c") != Attr::boolean(true) || qs.size() != ks.size() || !broadcastsOverKeys(g, mask))
+    return std::nullopt;
+  auto sk = keySizes(g, ks, vs), sq = sizesAlong(g, qs, 2);
+  if (!sk || !sq || *sk != *sq) return std::nullopt;
+  auto masks = maskPieces(g, mask, 2, *sq);
+  if (!masks) return std::nullopt;
+  int64_t item = m.subst.attr("i").i;
+  std::vector<Id> rows;
+  for (size_t r = 0; r < qs.size(); ++r) {
+    auto column = lseColumn(g, qs[r]);
+    auto diag = column ? block(g, true, m, qs[r], ks[r], vs[r], (*masks)[r], *column) : std::nullopt;
+    if (!diag) return std::nullopt;
+    std::vector<Block> before;
+    for (size_t b = r; b-- > 0;) {
+      auto x = block(g, false, m, qs[r], ks[b], vs[b], (*masks)[r], *column);
+      if (!x) return std::nullopt;
+      before.push_back(*x);
+    }
+    auto row = chain(g, item, *diag, before, *column);
+    if (!row) return std::nullopt;
+    rows.push_back(*row);
+  }
+  return makeConcat(g, 2, rows);
 }
 
 }  // namespace
@@ -142,6 +190,12 @@ void addSdpaSequenceLemmas(std::vector<Lemma>& out) {
                         "(o_b, u_b) give o - sigmoid(u_b - u) * (o - o_b), u - log_sigmoid(u - u_b), u the "
                         "log-sum-exp unsqueezed; not causal, m broadcast over keys",
                         "(getitem[?i] (sdpa[?c, ?s] ?q (concat[2] ?ks...) (concat[2] ?vs...) ?m))", ring));
+  out.push_back(applier("sdpa-causal-ring",
+                        "getitem[i](sdpa[causal](concat[2](q_j), concat[2](k_j), concat[2](v_j), m)), q_j and k_j of "
+                        "equal lengths = concat[2] over rows r of torch's ring merge of block r's causal attention "
+                        "with blocks r-1, ..., 0 unmasked; m broadcast over keys",
+                        "(getitem[?i] (sdpa[?c, ?s] (concat[2] ?qs...) (concat[2] ?ks...) (concat[2] ?vs...) ?m))",
+                        causalRing));
 }
 
 }  // namespace tangle::lemmas::detail

@@ -302,6 +302,7 @@ const std::map<std::string, Builder>& builders() {
       {"sdpa-heads-subgroup", sdpaOfSubgroups},
       {"sdpa-rows", sdpaOfSequenceBlocks(false)},
       {"sdpa-ring", sdpaOfSequenceBlocks(true)},
+      {"sdpa-causal-ring", causalSdpaOfBlocks},
       {"mm-zeros", productWithZeros(false, 0)},
       {"bmm-zeros", productWithZeros(true, 0)},
       {"mm-zero-rows", productWithZeros(false, 1)},

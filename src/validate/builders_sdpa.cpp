@@ -93,4 +93,28 @@ Builder sdpaOfSequenceBlocks(bool keys) {
   };
 }
 
+std::optional<eg::Id> causalSdpaOfBlocks(Gen& gen) {
+  int64_t B = gen.uniform(1, 2), H = gen.uniform(1, 2), E = gen.uniform(1, 3), n = gen.uniform(2, 4);
+  std::vector<int64_t> lens, qlens;
+  for (int64_t j = 0; j < n; ++j) lens.push_back(gen.uniform(1, 3));
+  qlens = lens;
+  if (gen.chance(0.2)) std::swap(qlens.front(), qlens.back());  // unequal blocks now and then: the lemma declines
+  auto cat = [&](const std::vector<int64_t>& ls) -> std::optional<eg::Id> {
+    std::vector<eg::Id> ps;
+    for (int64_t len : ls) ps.push_back(gen.leaf({B, H, len, E}));
+    return gen.node("concat", {Attr::integer(2)}, ps);
+  };
+  auto q = cat(qlens), k = cat(lens), v = cat(lens);
+  if (!q || !k || !v) return std::nullopt;
+  int64_t L = 0;
+  for (int64_t len : qlens) L += len;
+  const Shape shapes[] = {{L, 1}, {1, H, L, 1}, {B, H, 1, 1}};
+  int64_t pick = gen.uniform(0, 3);
+  eg::Id mask = pick == 3 ? gen.constant(0) : gen.leaf(shapes[pick]);
+  eg::AttrList a = {Attr::boolean(gen.chance(0.8)), Attr::real(0.25 * static_cast<double>(gen.uniform(1, 6)))};
+  auto r = gen.node("sdpa", a, {*q, *k, *v, mask});
+  if (!r) return std::nullopt;
+  return gen.node("getitem", {Attr::integer(gen.uniform(0, 1))}, {*r});
+}
+
 }  // namespace tangle::validate

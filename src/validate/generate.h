@@ -77,6 +77,8 @@ using Builder = std::function<std::optional<eg::Id>(Gen&)>;
 Builder sdpaOfPieces(bool backward, int64_t d);
 // getitem(sdpa(q, k, v, m)) with q split along the sequence (keys = false) or k/v split alike (keys = true).
 Builder sdpaOfSequenceBlocks(bool keys);
+// getitem(sdpa[causal](concat[2](q_j), concat[2](k_j), concat[2](v_j), m)), q_j and k_j of equal lengths (mostly).
+std::optional<eg::Id> causalSdpaOfBlocks(Gen& gen);
 // one_hot of a concat of integral pieces (builders_select.cpp).
 std::optional<eg::Id> oneHotOfConcat(Gen& gen);
 std::optional<eg::Id> indexRowsOfConcat(Gen& gen);

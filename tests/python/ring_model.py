@@ -6,14 +6,19 @@ _templated_ring_attention`, the code behind `context_parallel`), calling the CPU
 and merging the partial results with their log-sum-exps (the online-softmax merge:
 out - sigmoid(lse_b - lse) * (out - out_b), lse - logsigmoid(lse - lse_b)). torch dispatches CP attention only
 for the CUDA kernels, so the ring is called directly with the CPU kernel; K/V travel by the all-gather rotater
-(the default) and the order of the blocks is the ring's: rank r sees its own block first, then r-1, r-2, ...
+(torch's default) and rank r sees its own block first, then r-1, r-2, ... With a causal mask (`*_causal`), rank r
+masks its own block and skips the later ones (torch's ring without load balancing), or with torch's default
+round-robin load balancing (`build_causal_balanced`: rank r holds chunks r and 2N-1-r of 2N, the relation
+`relation_balanced` says so).
 
-The spec is one attention over the whole sequence, one rank. Causal attention is not modelled here yet.
-Planted bug: `build_no_ring` attends to the rank's own keys only (the ring never turns).
+The spec is one attention over the whole sequence, one rank; both return (out, lse).
+Planted bugs: `build_no_ring` attends to the rank's own keys only (the ring never turns);
+`build_causal_unmasked` runs the causal ring with every block unmasked (is_causal dropped).
 """
 import torch
 
 B, H, SEQ, D = 1, 2, 8, 4
+_sdpa = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
 
 
 def _weights():
@@ -21,27 +26,43 @@ def _weights():
     return tuple(torch.randn(B, H, SEQ, D, generator=g) for _ in range(3))
 
 
-def spec():
+def _spec(causal):
     def attn(q, k, v):
-        out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v)
+        out, lse = _sdpa(q, k, v, is_causal=causal)
         return out, lse
     return attn, _weights()
 
 
-def _ring(rank, world_size, merge=True):
+def spec():
+    return _spec(False)
+
+
+def spec_causal():
+    return _spec(True)
+
+
+def _chunks(rank, world_size, balanced):
+    """Rank r's sequence positions: block r, or (balanced) chunks r and 2N-1-r of 2N (torch's round-robin)."""
+    if not balanced:
+        local = SEQ // world_size
+        return [(rank * local, (rank + 1) * local)]
+    c = SEQ // (2 * world_size)
+    return [(rank * c, (rank + 1) * c), ((2 * world_size - 1 - rank) * c, (2 * world_size - rank) * c)]
+
+
+def _ring(rank, world_size, causal=False, turn=True, balanced=False):
     import torch.distributed as dist
     from torch.distributed.tensor.experimental._context_parallel import _attention as cp
-
-    cp._cp_options.enable_load_balance = False  # torch refuses load balancing without a causal mask
+    cp._cp_options.enable_load_balance = balanced  # torch refuses it without a causal mask
 
     def attn(q, k, v):
-        if merge:
-            out, lse = cp._templated_ring_attention(dist.group.WORLD, 2, torch.ops.aten._scaled_dot_product_flash_attention_for_cpu,
-                                                    q, k, v, is_causal=False)
-            return out, lse
-        return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v)  # my keys only: no ring
-    local = SEQ // world_size
-    return attn, tuple(t[:, :, rank * local:(rank + 1) * local].contiguous() for t in _weights())
+        if not turn:
+            out, lse = _sdpa(q, k, v, is_causal=causal)  # my keys only: no ring
+        else:
+            out, lse = cp._templated_ring_attention(dist.group.WORLD, 2, _sdpa, q, k, v, is_causal=causal)
+        return out, lse
+    spans = _chunks(rank, world_size, balanced)
+    return attn, tuple(torch.cat([t[:, :, a:b] for a, b in spans], dim=2).contiguous() for t in _weights())
 
 
 def build(rank, world_size):
@@ -49,9 +70,34 @@ def build(rank, world_size):
 
 
 def build_no_ring(rank, world_size):
-    return _ring(rank, world_size, merge=False)
+    return _ring(rank, world_size, turn=False)
+
+
+def build_causal(rank, world_size):
+    return _ring(rank, world_size, causal=True)
+
+
+def build_causal_balanced(rank, world_size):
+    return _ring(rank, world_size, causal=True, balanced=True)
+
+
+def build_causal_unmasked(rank, world_size):
+    return _ring(rank, world_size, causal=False)
+
+
+def relation_balanced(world_size):
+    """S.x is the 2N chunks in order: chunk j < N is rank j's first half, chunk 2N-1-r rank r's second."""
+    c = SEQ // (2 * world_size)
+    def whole(x):
+        lo = [f"slice(D{r}.{x}, dim=2, start=0, end={c})" for r in range(world_size)]
+        hi = [f"slice(D{r}.{x}, dim=2, start={c}, end={2 * c})" for r in reversed(range(world_size))]
+        return f"concat({', '.join(lo + hi)}, dim=2)"
+    text = "".join(f"S.{x} = {whole(x)}\n" for x in "qkv")
+    return text + "".join(f"expect S.output{i} = {whole(f'output{i}')}\n" for i in (0, 1))
 
 
 def relation(world_size):
+    # outputs named per rank: with a causal mask rank 0 returns its first block's result, the others a merge
+    outs = [", ".join(f"D{r}.output{i}" for r in range(world_size)) for i in (0, 1)]
     return ("S.q = shard(D*.q, dim=2)\nS.k = shard(D*.k, dim=2)\nS.v = shard(D*.v, dim=2)\n"
-            "expect S.output0 = shard(D*.output0, dim=2)\nexpect S.output1 = shard(D*.output1, dim=2)\n")
+            f"expect S.output0 = concat({outs[0]}, dim=2)\nexpect S.output1 = concat({outs[1]}, dim=2)\n")

@@ -1,0 +1,54 @@
+"""Ring attention (ring_model.py): torch's own ring loop (_templated_ring_attention, the code behind
+context_parallel) captured per rank and checked against one attention over the whole sequence.
+
+All cases are captured once, in one spawned process (fake process groups), as test_moe_cp.py does.
+"""
+import importlib
+import os
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path[:0] = [os.path.join(ROOT, "python"), HERE]
+
+from tangle.binary import find_binary, locate_binary  # noqa: E402
+from dp_capture import capture_in_child  # noqa: E402
+
+TANGLE = find_binary()
+CASES = {"plain": "ring_model:spec:build:2", "no_ring": "ring_model:spec:build_no_ring:2",
+         "causal": "ring_model:spec_causal:build_causal:2",
+         "unmasked": "ring_model:spec_causal:build_causal_unmasked:2"}
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory):
+    pytest.importorskip("torch", reason="PyTorch is not installed (scripts/install-deps.sh installs torch==2.13.0)")
+    if TANGLE is None:
+        pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
+    return str(capture_in_child(tmp_path_factory.mktemp("ring"), CASES))
+
+
+def _check(captured, case):
+    verify = importlib.import_module("tangle.verify")  # the module (tangle.verify is also the function)
+    return verify.check(os.path.join(captured, case, "check.rel"), tangle=str(TANGLE), extra_args=["--replay"])
+
+
+def _holds(r):
+    return r.json["expectations"] and all(e["holds"] for e in r.json["expectations"])
+
+
+@pytest.mark.parametrize("case", ["plain", "causal"])
+def test_ring_attention_refines_with_out_and_lse(captured, case):
+    r = _check(captured, case)
+    assert r.verdict == "refines", r.checker_report
+    assert _holds(r) and len(r.json["expectations"]) == 2, r.checker_report  # out and the log-sum-exp
+    assert "outputs match" in r.checker_report, r.checker_report  # the certificate replays
+
+
+@pytest.mark.parametrize("case", ["no_ring", "unmasked"])
+def test_broken_ring_is_a_violation_at_the_attention(captured, case):
+    r = _check(captured, case)
+    assert r.verdict == "violation", r.checker_report
+    assert r.json["failure"]["op"] == "aten._scaled_dot_product_flash_attention_for_cpu.default", r.checker_report
