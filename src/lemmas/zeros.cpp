@@ -2,6 +2,8 @@
 // says it is a splat of 0 (expand of the constant 0, or a rearrangement of
 // one) annihilates products and drops out of sums. Identities over the reals,
 // like the rest of the library (0 * inf is not considered).
+#include <algorithm>
+
 #include "lemmas/lemma_util.h"
 
 namespace tangle::lemmas::detail {
@@ -100,6 +102,93 @@ Apply withoutZeroTerm() {
   };
 }
 
+// add(concat[d](a_i), concat[d](b_j)) of one type where, at every position
+// along d, one of the two operands is a zero splat: the concat of the other
+// operand's pieces there (each piece, or its slice, kept in place). This is
+// what a backward of many slices of one tensor computes: each slice's gradient
+// is zero-padded to the full size (slice_backward) and the padded pieces are
+// added; their sum is the pieces side by side. Without it the sum is only
+// reached by distributing the add over both splits (add-concat-*, add-slices),
+// whose intermediate slices of sums grow the e-graph past its limit.
+std::optional<Id> addOfDisjointPieces(EGraph& g, const Match& m) {
+  Id a = m.subst.cls("a"), b = m.subst.cls("b");
+  const TensorType *at = typeOf(g, a), *bt = typeOf(g, b), *out = typeOf(g, m.eclass);
+  if (!at || !bt || !out || at->dtype != out->dtype || bt->dtype != out->dtype || at->shape != out->shape ||
+      bt->shape != out->shape)
+    return std::nullopt;
+  std::vector<int64_t> shape;
+  for (Dim x : out->shape) {
+    if (isSymbolic(x)) return std::nullopt;
+    shape.push_back(x);
+  }
+  struct Piece {
+    Id id;
+    int64_t start, end;  // along d, in the operand
+    bool zero;
+  };
+  auto piecesAlong = [&](const ENode& n, int64_t d) -> std::optional<std::vector<Piece>> {
+    auto sizes = sizesAlong(g, n.children, d);
+    if (!sizes) return std::nullopt;
+    std::vector<Piece> ps;
+    int64_t off = 0;
+    bool anyZero = false;
+    for (size_t i = 0; i < n.children.size(); ++i) {
+      bool z = isZeroSplat(g, n.children[i]);
+      anyZero = anyZero || z;
+      ps.push_back({g.find(n.children[i]), off, off + (*sizes)[i], z});
+      off += (*sizes)[i];
+    }
+    if (!anyZero) return std::nullopt;  // no padding: nothing is disjoint
+    return ps;
+  };
+  for (const ENode* na : nodesOf(g, a, op().concat)) {
+    auto d = ops::attrInt(attrsOf(*na), 0);
+    if (!d || *d < 0 || *d >= static_cast<int64_t>(shape.size())) continue;
+    auto pa = piecesAlong(*na, *d);
+    if (!pa) continue;
+    for (const ENode* nb : nodesOf(g, b, op().concat)) {
+      if (ops::attrInt(attrsOf(*nb), 0) != d) continue;
+      auto pb = piecesAlong(*nb, *d);
+      if (!pb) continue;
+      // Walk both splits at once; each run is (source piece, start, end) or zeros.
+      struct Run {
+        const Piece* src;  // nullptr: zeros
+        int64_t start, end;
+      };
+      std::vector<Run> runs;
+      bool disjoint = true;
+      size_t i = 0, j = 0;
+      for (int64_t pos = 0; pos < shape[*d] && disjoint;) {
+        const Piece &x = (*pa)[i], &y = (*pb)[j];
+        int64_t end = std::min(x.end, y.end);
+        const Piece* src = x.zero ? (y.zero ? nullptr : &y) : (y.zero ? &x : nullptr);
+        if (!x.zero && !y.zero) disjoint = false;
+        if (!runs.empty() && runs.back().src == src && runs.back().end == pos) runs.back().end = end;
+        else runs.push_back({src, pos, end});
+        pos = end;
+        if (x.end == end) ++i;
+        if (y.end == end) ++j;
+      }
+      if (!disjoint) continue;
+      std::vector<Id> parts;
+      for (const Run& r : runs) {
+        std::optional<Id> part;
+        if (!r.src) {
+          std::vector<int64_t> zs = shape;
+          zs[*d] = r.end - r.start;
+          part = make(g, op().expand, {Attr::ints(zs)}, {makeConstant(g, 0)});
+        } else {
+          part = makeSlice(g, r.src->id, *d, r.start - r.src->start, r.end - r.src->start);
+        }
+        if (!part) return std::nullopt;
+        parts.push_back(*part);
+      }
+      return makeConcat(g, *d, parts);
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void addZeroLemmas(std::vector<Lemma>& out) {
@@ -126,6 +215,10 @@ void addZeroLemmas(std::vector<Lemma>& out) {
   out.push_back(applier("add-zeros-rhs", "add(x, zeros) = x (x's type kept)", "(add ?x ?z)", withoutZeroTerm()));
   out.push_back(applier("add-zeros-lhs", "add(zeros, x) = x (x's type kept)", "(add ?z ?x)", withoutZeroTerm()));
   out.push_back(applier("sub-zeros", "sub(x, zeros) = x (x's type kept)", "(sub ?x ?z)", withoutZeroTerm()));
+  out.push_back(applier("add-disjoint-pieces",
+                        "add(concat[d](a_i), concat[d](b_j)) = concat[d] of the non-zero pieces, when at every "
+                        "position along d one operand's piece is zeros (zero-padded disjoint pieces)",
+                        "(add ?a ?b)", addOfDisjointPieces));
   out.push_back(applier("sum-zeros", "sum(x_i..., 0, ...) = sum(x_i...): all-zero terms drop out", "(sum ?xs...)",
                         sumWithoutZeros));
 }

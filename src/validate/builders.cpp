@@ -314,6 +314,7 @@ const std::map<std::string, Builder>& builders() {
       {"add-zeros-lhs", withZeroTerm("add", true)},
       {"sub-zeros", withZeroTerm("sub", false)},
       {"concat-interchange", concatOfConcats},
+      {"add-disjoint-pieces", addOfDisjointPieces},
       {"add-unit-lead", binaryOfUnitLead("add")},
       {"sub-unit-lead", binaryOfUnitLead("sub")},
       {"mul-unit-lead", binaryOfUnitLead("mul")},

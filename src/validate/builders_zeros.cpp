@@ -163,3 +163,47 @@ Builder splatRearranged(int kind) {
 }
 
 }  // namespace tangle::validate
+
+namespace tangle::validate {
+
+// add(A, B), A and B concats along d of one shape [.., L, ..] whose pieces are
+// leaves or zeros: each position along d is owned by A, by B or by neither
+// (zeros on both), each operand cut at random inside its own runs; sometimes
+// one of B's zero pieces is a leaf instead (overlapping support, which
+// add-disjoint-pieces must refuse) and sometimes B is split along another dim.
+std::optional<eg::Id> addOfDisjointPieces(Gen& gen) {
+  int64_t d = gen.uniform(0, 1), len = gen.uniform(2, 6), other = gen.uniform(1, 3);
+  std::vector<int> owner;
+  for (int64_t p = 0; p < len; ++p) owner.push_back(static_cast<int>(gen.uniform(0, 2)));  // 0 A, 1 B, 2 none
+  bool overlap = gen.chance(0.2);
+  int64_t e = gen.chance(0.1) ? 1 - d : d;
+  auto operand = [&](int side, int64_t dim) -> std::optional<eg::Id> {
+    std::vector<eg::Id> xs;
+    bool turned = false;
+    for (int64_t p = 0; p < len;) {
+      bool mine = owner[static_cast<size_t>(p)] == side;
+      int64_t q = p + 1;  // a run of one owner, cut at random
+      while (q < len && (owner[static_cast<size_t>(q)] == side) == mine && !gen.chance(0.3)) ++q;
+      Shape s = d == 0 ? Shape{q - p, other} : Shape{other, q - p};
+      bool leaf = mine || (side == 1 && overlap && !turned && (turned = true));
+      auto x = leaf ? std::optional<eg::Id>(gen.leaf(s)) : gen.node("expand", {eg::Attr::ints(s)}, {gen.constant(0)});
+      if (!x) return std::nullopt;
+      xs.push_back(*x);
+      p = q;
+    }
+    if (dim == d) return xs.size() == 1 ? std::optional<eg::Id>(xs[0]) : gen.node("concat", {eg::Attr::integer(d)}, xs);
+    // along the other dim: two halves of a leaf (nothing for the lemma to cut)
+    Shape s = d == 0 ? Shape{len, other} : Shape{other, len};
+    Shape h = s;
+    h[static_cast<size_t>(dim)] = 1;
+    Shape rest = s;
+    rest[static_cast<size_t>(dim)] = s[static_cast<size_t>(dim)] - 1;
+    if (rest[static_cast<size_t>(dim)] == 0) return std::optional<eg::Id>(gen.leaf(s));
+    return gen.node("concat", {eg::Attr::integer(dim)}, {gen.leaf(h), gen.leaf(rest)});
+  };
+  auto a = operand(0, d), b = operand(1, e);
+  if (!a || !b) return std::nullopt;
+  return gen.node("add", {}, {*a, *b});
+}
+
+}  // namespace tangle::validate
