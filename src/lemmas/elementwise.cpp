@@ -30,7 +30,8 @@ Apply unaryOverConcat(eg::Symbol sym, size_t nAttrs) {
 Apply binaryOverConcat(eg::Symbol sym, bool concatOnLeft) {
   return [sym, concatOnLeft](EGraph& g, const Match& m) -> std::optional<Id> {
     // The patterns name the other operand ?y on either side.
-    if (isIdentityOperand(g, sym, m.subst.cls("y"), !concatOnLeft)) return std::nullopt;
+    Id y = m.subst.cls("y");
+    if (isIdentityOperand(g, sym, y, !concatOnLeft) || isZeroTermOperand(g, sym, y, !concatOnLeft)) return std::nullopt;
     return concatOnLeft ? distributeOverConcat(g, m, sym, {}, {"xs", "y"}, 0)
                         : distributeOverConcat(g, m, sym, {}, {"y", "xs"}, 1);
   };
@@ -44,6 +45,13 @@ Apply binaryOfSlices(eg::Symbol sym) {
     Id a = m.subst.cls("a"), b = m.subst.cls("b");
     const TensorType *at = typeOf(g, a), *bt = typeOf(g, b), *out = typeOf(g, m.eclass);
     if (!at || !bt || !out) return std::nullopt;
+    for (int side = 0; side < 2; ++side) {  // the operands themselves: slice[da](a), slice[db](b)
+      ENode n{op().slice, eg::internAttrs({Attr::integer(side ? m.subst.integer("db") : m.subst.integer("da")),
+                                           m.subst.attr("s"), m.subst.attr("e"), Attr::integer(1)}),
+              {side ? b : a}};
+      auto c = g.lookup(n);
+      if (c && isZeroTermOperand(g, sym, *c, side == 0)) return std::nullopt;
+    }
     int64_t R = out->rank(), da = m.subst.integer("da"), db = m.subst.integer("db");
     int64_t D = da + (R - at->rank());
     if (D != db + (R - bt->rank()) || D < 0 || D >= R) return std::nullopt;

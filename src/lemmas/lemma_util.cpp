@@ -149,6 +149,13 @@ bool isIdentityOperand(const EGraph& g, eg::Symbol sym, Id c, bool onLeft) {
   return false;
 }
 
+bool isZeroTermOperand(const EGraph& g, eg::Symbol sym, Id c, bool onLeft) {
+  const eg::ClassData& d = g.data(c);
+  if (!d.constant || *d.constant != 0.0 || !d.tensor() || d.tensor()->shape.empty()) return false;
+  const ops::Syms& o = op();
+  return sym == o.add || (sym == o.sub && !onLeft);
+}
+
 Id makeConstant(EGraph& g, double v) {
   static const eg::Symbol sym = ops::syms().constant;
   return g.add(ENode{sym, eg::internAttrs({Attr::real(v)}), {}});

@@ -53,6 +53,13 @@ bool holdsExactly(DType t, double c);
 // x - 0, x * 1, 1 * x, x / 1). Moving such an operand through a rearrangement
 // only copies a no-op onto every view of x; the identity lemmas remove it instead.
 bool isIdentityOperand(const EGraph& g, eg::Symbol sym, Id c, bool onLeft);
+// Search control: c is a tensor of zeros (slice_backward's padding) added to
+// (or subtracted from) the other operand. add-zeros-* merges x + zeros into x,
+// so x's class holds add(x, zeros); splitting that add over x's slices or
+// concats pairs every tensor a slice of x came from with every tensor a slice
+// of the zeros came from (sums that mean nothing to the search, each with
+// slices of its own): the e-graph grows by the square per round.
+bool isZeroTermOperand(const EGraph& g, eg::Symbol sym, Id c, bool onLeft);
 
 // ---- building (tryAdd: ill-typed => nullopt) -------------------------------
 // const[v]: a 0-d scalar constant.
