@@ -220,6 +220,49 @@ bool sliceBackward(const Graph& g, const Node& n, CanonTerm& out) {
   return true;
 }
 
+// select_backward(g, sizes, dim, index): g (sizes without dim) reshaped to
+// size 1 at dim and placed at [index, index + 1) of zeros, as slice_backward
+// places its piece (the gradient of one expert's slice of a grouped weight).
+bool selectBackward(const Graph& g, const Node& n, CanonTerm& out) {
+  auto gr = tensorAt(n, 0, "grad_output");
+  const TensorType* gt = gr ? typeAt(g, *gr) : nullptr;
+  const Value* sv = argAt(n, 1, "input_sizes");
+  auto list = sv ? std::get_if<ValueList>(&sv->v) : nullptr;
+  if (!gt || !list || static_cast<int64_t>(list->size()) != gt->rank() + 1) return false;
+  std::vector<int64_t> sizes;
+  for (const Value& v : *list) {
+    auto p = std::get_if<int64_t>(&v.v);
+    if (!p || *p < 0) return false;
+    sizes.push_back(*p);
+  }
+  int64_t rank = static_cast<int64_t>(sizes.size());
+  auto d = normDim(numberAt(n, 2, "dim"), rank);
+  auto index = numberAt(n, 3, "index");
+  if (!d || !index) return false;
+  int64_t size = sizes[*d], i = static_cast<int64_t>(*index);
+  if (i < 0) i += size;
+  if (i < 0 || i >= size) return false;
+  std::vector<int64_t> unit = sizes;
+  unit[*d] = 1;
+  for (int64_t k = 0, j = 0; k < rank; ++k) {
+    if (k == *d) continue;
+    if (isSymbolic(gt->shape[j]) || gt->shape[j] != sizes[k]) return false;
+    ++j;
+  }
+  auto zeros = [&](int64_t len) {
+    std::vector<int64_t> shape = sizes;
+    shape[*d] = len;
+    return emit(out, "expand", {Attr::ints(shape)}, {scalar(0)});
+  };
+  std::vector<Ref> pieces;
+  if (i > 0) pieces.push_back(zeros(i));
+  pieces.push_back(emit(out, "reshape", {Attr::ints(unit)}, {operand(*gr)}));
+  if (i + 1 < size) pieces.push_back(zeros(size - i - 1));
+  if (pieces.size() == 1) return true;  // the reshape alone: a dim of size 1
+  emit(out, "concat", {Attr::integer(*d)}, std::move(pieces));
+  return true;
+}
+
 // zeros(size) / ones(size): the constant 0 or 1 (a 0-d tensor), else expanded to
 // size. The backward of `x[mask] = 0` writes such a zero into the gradient; a
 // causal mask is tril(ones(n, n)) (its bool dtype is left to the consumer).
@@ -341,6 +384,7 @@ bool canonicalizeGradOp(const Graph& g, NodeId id, std::string_view base, std::s
   if (base == "aten.nll_loss_backward") return nllBackward(g, n, out);
   if (base == "aten.embedding_dense_backward") return embeddingBackward(g, n, out);
   if (base == "aten.slice_backward") return sliceBackward(g, n, out);
+  if (base == "aten.select_backward") return selectBackward(g, n, out);
   if (base == "aten.zeros") return filled(n, 0, out);
   if (base == "aten.ones") return filled(n, 1, out);
   if (base == "aten.tril") return tril(n, out);
