@@ -89,6 +89,47 @@ std::optional<Id> flattenConcat(EGraph& g, const Match& m) {
   return makeConcat(g, d, *out);
 }
 
+// Class c holds an implementation tensor (a clean leaf).
+bool holdsImplTensor(const EGraph& g, Id c) {
+  for (const ENode* n : nodesOf(g, c, op().tensor))
+    if (ops::isCleanNode(*n)) return true;
+  return false;
+}
+
+// concat[d](.., x_i, .., x_j, ..) = concat[d](.., y, ..) for an existing
+// y = concat[d](x_i..x_j) that is an implementation tensor (a proper run of
+// at least two pieces; the longest run from each position, left to right).
+// Only such groups: regrouping into any existing concat fed slice-concat a
+// new split of every concat (a Llama TP check's e-graph grew 6x). concat-flatten's converse, for the
+// grouping the extraction needs: a spec gradient found as the concat of every
+// expert's piece is the concat of the ranks' returned gradients, each of which
+// is the concat of its own experts' pieces.
+std::optional<Id> regroupConcat(EGraph& g, const Match& m) {
+  int64_t d = attrI(m.subst, "d");
+  const auto& xs = m.subst.list("xs");
+  if (xs.size() < 3) return std::nullopt;
+  eg::AttrsId attrs = eg::internAttrs({Attr::integer(d)});
+  std::vector<Id> out;
+  bool changed = false;
+  for (size_t i = 0; i < xs.size();) {
+    size_t best = i + 1;
+    std::optional<Id> group;
+    for (size_t j = xs.size() - (i == 0 ? 1 : 0); j >= i + 2; --j) {
+      auto y = g.lookup(ENode{op().concat, attrs, std::vector<Id>(xs.begin() + i, xs.begin() + j)});
+      if (y && holdsImplTensor(g, *y)) {
+        group = y;
+        best = j;
+        break;
+      }
+    }
+    out.push_back(group ? *group : xs[i]);
+    changed = changed || group.has_value();
+    i = best;
+  }
+  if (!changed) return std::nullopt;
+  return makeConcat(g, d, out);
+}
+
 // A splat of a constant (zeros padding a gradient: slice_backward) cut along
 // `dim` into pieces of `sizes`: expand[piece shape](c) each. Only concrete shapes.
 std::optional<std::vector<Id>> splatPieces(EGraph& g, Id c, int64_t dim, const std::vector<Dim>& sizes) {
@@ -400,6 +441,10 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
   out.push_back(rewrite("concat-single", "concat[d](x) = x", "(concat[?d] ?x)", "?x"));
   out.push_back(applier("concat-flatten", "concat[d](.., concat[d](ys..), ..) = concat[d](.., ys.., ..)",
                         "(concat[?d] ?xs...)", flattenConcat));
+  out.push_back(applier("concat-regroup",
+                        "concat[d](.., x_i..x_j, ..) = concat[d](.., y, ..) for an existing y = concat[d](x_i..x_j) "
+                        "that is an implementation tensor (constrained)",
+                        "(concat[?d] ?xs...)", regroupConcat));
   out.push_back(applier("concat-interchange",
                         "concat[d](concat[e](a1..ak), concat[e](b1..bk), ..) = concat[e](concat[d](a1, b1, ..), .., "
                         "concat[d](ak, bk, ..)), e != d, the inner concats split alike (a constant splat is cut alike)",

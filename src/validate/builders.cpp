@@ -315,6 +315,7 @@ const std::map<std::string, Builder>& builders() {
       {"sub-zeros", withZeroTerm("sub", false)},
       {"concat-interchange", concatOfConcats},
       {"add-disjoint-pieces", addOfDisjointPieces},
+      {"concat-regroup", concatNextToItsRun},
       {"add-unit-lead", binaryOfUnitLead("add")},
       {"sub-unit-lead", binaryOfUnitLead("sub")},
       {"mul-unit-lead", binaryOfUnitLead("mul")},

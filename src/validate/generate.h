@@ -95,6 +95,7 @@ std::optional<eg::Id> sumWithZeros(Gen& gen);
 Builder withZeroTerm(const std::string& op, bool zerosOnLeft);  // builders_zeros.cpp
 std::optional<eg::Id> concatOfConcats(Gen& gen);                  // builders_zeros.cpp
 std::optional<eg::Id> addOfDisjointPieces(Gen& gen);              // builders_zeros.cpp
+std::optional<eg::Id> concatNextToItsRun(Gen& gen);               // builders_concat.cpp
 Builder binaryOfUnitLead(const std::string& op);  // builders_equiv.cpp
 Builder binaryDropUnitLead(const std::string& op);  // builders_rotary.cpp
 std::optional<eg::Id> arangeSubrange(Gen& gen);  // builders_arange.cpp
