@@ -1,5 +1,6 @@
 """Expert parallelism (moe_model.py) and context parallelism (cp_model.py), captured from torch code and checked;
-the context-parallel training step (cp_train_model.py: forward, loss, backward, gradients all-reduced).
+the context-parallel training step (cp_train_model.py: forward, loss, backward, gradients all-reduced) and the
+expert-parallel one (moe_train_model.py: all_to_all dispatch and combine differentiated, expert shards not reduced).
 
 Every graph is captured once, all in one spawned process (fake process groups, one after another), so the
 twins share their spec and torch is imported once; the relations are written from each model's
@@ -26,7 +27,8 @@ CASES = {f"{module}.{build}": f"{module}:spec:{build}:{RANKS}"
          for build in builds}
 # training steps (forward, loss, backward) traced with make_fx as tangle.pp does, with the gradients' expectations
 CASES.update({f"{module}.{build}": f"{module}:spec:{build}:{RANKS}:program"
-              for module, builds in {"cp_train_model": ["build", "build_no_reduce", "build_no_kv_grad"]}.items()
+              for module, builds in {"cp_train_model": ["build", "build_no_reduce", "build_no_kv_grad"],
+                                     "moe_train_model": ["build", "build_experts_reduced"]}.items()
               for build in builds})
 
 
@@ -112,3 +114,25 @@ def test_cp_kv_gathered_without_gradient_is_a_violation_at_a_weight_gradient(cap
     op = _failing(r)
     assert op["op"] == "aten.mm.default" and [i["tensor"] for i in op["inputs_read"]] == ["S.arg0_1"], \
         r.checker_report
+
+
+# ---- expert-parallel training step (moe_train_model.py): each all_to_all's backward is an all_to_all back
+def test_expert_parallel_training_step_refines(captured):
+    r = _check(captured, "moe_train_model", "build")
+    assert r.verdict == "refines", r.checker_report
+    # router and shared expert: every rank holds the spec's gradient (4 x 2 ranks); experts: the ranks' shards (3)
+    assert len(r.json["expectations"]) == 11 and all(e["holds"] for e in r.json["expectations"]), r.checker_report
+    impl = open(os.path.join(captured, "moe_train_model.build", "impl.r0.py")).read()
+    # dispatch, combine, and the combine's backward (the dispatched x * mask needs no gradient: x is data and
+    # the top-k mask is not differentiable)
+    assert impl.count("_c10d_functional.all_to_all_single.default(") == 3, r.checker_report
+
+
+def test_moe_expert_gradients_all_reduced_is_a_violation_at_the_expert_gradient(captured):
+    # Each rank's expert gradient is right before the all-reduce (concat(D0.add_12, D1.add_12) is found) but the
+    # returned one is the sum of two different experts': the spec's sum of the experts' select_backwards fails.
+    r = _check(captured, "moe_train_model", "build_experts_reduced")
+    assert r.verdict == "violation", r.checker_report
+    op = _failing(r)
+    assert op["op"] == "aten.add.Tensor" and "do not return" in op["reason"], r.checker_report
+    assert any(k.startswith("concat(D0.") for e in op["input_relations"] for k in e["expressions"]), r.checker_report
