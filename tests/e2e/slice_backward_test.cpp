@@ -1,7 +1,9 @@
 // slice_backward (a slice's gradient: zeros around it) over row-sharded
 // gradients, as in the backward of a context-parallel or expert-parallel
 // layer: the zeros are cut by rows like the gradient (concat-interchange),
-// and a sum of pieces in disjoint rows is their concat (add-zeros-*).
+// and a sum of pieces in disjoint rows is their concat (add-zeros-*,
+// add-disjoint-pieces); select_backward (a grouped weight's expert gradient)
+// places its piece the same way.
 #include <gtest/gtest.h>
 
 #include "cli_support.h"
@@ -27,6 +29,19 @@ TEST(SliceBackward, SumOfDisjointPiecesIsTheirConcat) {
   auto r = runTangle({"check", examplePath("slice_backward/disjoint_pieces/check.rel")});
   EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("S.add_4 = D0.cat"), std::string::npos) << r.out;
+}
+
+TEST(SliceBackward, ExpertGradientsPlacedBySelectBackwardAreTheRanksConcat) {
+  // select_backward lowers like slice_backward; the ranks' sums of placements are regrouped (concat-regroup)
+  auto r = runTangle({"check", examplePath("slice_backward/expert_grads/check.rel")});
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("expectation holds: S.add_2 = concat(D0.add, D1.add, dim=0)"), std::string::npos) << r.out;
+}
+
+TEST(SliceBackward, ExpertGradientsInTheWrongRowsAreAViolation) {
+  auto r = runTangle({"check", examplePath("slice_backward/expert_grads/swapped.rel")});
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("failing operator: S.add_2 (aten.add.Tensor)"), std::string::npos) << r.out;
 }
 
 }  // namespace
