@@ -202,11 +202,14 @@ class Rewriter {
     return v;
   }
 
-  NodeId emit(const Node& at, const std::string& op, std::vector<Value> args, TensorType type) {
+  // A new node; named `keep` (the old node it replaces, so relations and expectations that name
+  // the old node still find it) or else a fresh name no old or new node has.
+  NodeId emit(const Node& at, const std::string& op, std::vector<Value> args, TensorType type,
+              const std::string& keep = "") {
     Node n;
     std::string stem = at.name + "_fsdp";
-    n.name = stem;
-    for (int k = 1; out_.find(n.name) || g_.find(n.name); ++k) n.name = stem + std::to_string(k);
+    n.name = keep.empty() || out_.find(keep) ? stem : keep;
+    for (int k = 1; n.name != keep && (out_.find(n.name) || g_.find(n.name)); ++k) n.name = stem + std::to_string(k);
     n.op = op;
     n.args = std::move(args);
     n.type = std::move(type);
@@ -220,19 +223,19 @@ class Rewriter {
     return *n.type;
   }
 
-  NodeId reshape(const Node& at, NodeId x, const std::vector<Dim>& shape) {
+  NodeId reshape(const Node& at, NodeId x, const std::vector<Dim>& shape, const std::string& keep = "") {
     if (newType(x).shape == shape) return x;
     if (numel(newType(x).shape) != numel(shape)) throw fsdpError(at, "sizes do not match its buffer's");
     ValueList dims(shape.begin(), shape.end());
-    return emit(at, kView, {TensorRef{x}, dims}, TensorType{newType(x).dtype, shape});
+    return emit(at, kView, {TensorRef{x}, dims}, TensorType{newType(x).dtype, shape}, keep);
   }
 
-  NodeId slice(const Node& at, NodeId x, int64_t dim, int64_t start, int64_t end) {
+  NodeId slice(const Node& at, NodeId x, int64_t dim, int64_t start, int64_t end, const std::string& keep = "") {
     TensorType t = newType(x);
     if (start < 0 || end > t.shape[static_cast<size_t>(dim)] || start > end)
       throw fsdpError(at, "a piece [" + std::to_string(start) + ", " + std::to_string(end) + ") out of bounds");
     t.shape[static_cast<size_t>(dim)] = end - start;
-    return emit(at, "aten.slice.Tensor", {TensorRef{x}, dim, start, end}, t);
+    return emit(at, "aten.slice.Tensor", {TensorRef{x}, dim, start, end}, t, keep);
   }
 
   // `value` (any shape of the buffer's numel) becomes the whole content of the buffer behind `target`.
@@ -430,7 +433,9 @@ class Rewriter {
         emit(n, "aten.empty.memory_format", {ValueList(t.shape.begin(), t.shape.end())}, t);
   }
 
-  // as_strided(x, size, stride, offset) with contiguous strides: a flat slice of x, reshaped.
+  // as_strided(x, size, stride, offset) with contiguous strides: a flat slice of x, reshaped. The
+  // last new node keeps the old name: FSDP's returned gradients are such views, and a relation's
+  // `expect` names them as the dump does.
   void asStrided(NodeId id) {
     const Node& n = g_.node(id);
     NodeId x = read(tensorAt(n, argAt(n, 0, "input"), "the input"), n);
@@ -444,8 +449,10 @@ class Rewriter {
       expect *= size[k];
     }
     NodeId flat = reshape(n, x, {numel(newType(x).shape)});
-    NodeId piece = slice(n, flat, 0, offset, offset + numel(size));
-    sub_[static_cast<size_t>(id)] = reshape(n, piece, std::vector<Dim>(size.begin(), size.end()));
+    std::vector<Dim> shape(size.begin(), size.end());
+    bool flatPiece = shape == std::vector<Dim>{numel(size)};  // the slice is the view itself
+    NodeId piece = slice(n, flat, 0, offset, offset + numel(size), flatPiece ? n.name : "");
+    sub_[static_cast<size_t>(id)] = reshape(n, piece, shape, n.name);
   }
 };
 

@@ -130,3 +130,30 @@ def build_mixed_precision(rank, world_size):
 
     policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, mp_policy=policy)
+
+
+def _own_chunk_reduce_scatter(rank, world_size):
+    """A custom reduce-scatter (FSDPModule.set_custom_reduce_scatter) that reduces over a process
+    group of this rank alone, on this rank's own chunk of the input: every size still fits, but no
+    rank ever sees another's gradient."""
+    import torch.distributed as dist
+    from torch.distributed.fsdp._fully_shard._fsdp_collectives import DefaultReduceScatter
+
+    # every rank creates every group, in one order, as new_group requires: the names differ by rank
+    alone = [dist.new_group([r]) for r in range(world_size)][rank]
+
+    class OwnChunk(DefaultReduceScatter):
+        def __call__(self, output_tensor, input_tensor, group, op, async_op=False):
+            own = input_tensor.view(world_size, -1)[rank]
+            return dist.reduce_scatter_tensor(output_tensor, own, group=alone, op=op, async_op=async_op)
+
+    return OwnChunk()
+
+
+def build_never_reduce_scattered(rank, world_size):
+    """Planted bug: the gradients are never reduce-scattered over the ranks (a custom reduce-scatter
+    over a group of one): each rank keeps its chunk of its own gradient, silently (every size fits)."""
+    m = model()
+    prog = fsdp.fsdp_program(m, batch(), mse, rank, world_size)
+    m.set_custom_reduce_scatter(_own_chunk_reduce_scatter(rank, world_size))
+    return prog

@@ -174,9 +174,9 @@ def _fsdp_capture(tmp_path_factory, build, spec):
     from tangle import pp
     out = tmp_path_factory.mktemp(f"fsdp_{build}")
     pp.capture_pipeline_fake(("fsdp_real_model", build), ("fsdp_real_model", spec), 2, str(out))
-    # no per-rank expectations yet: the gradients FSDP returns are views of its reduce-scatter output that
-    # the buffer pass rewrites, and `expect` lines cannot name them (pp.write_relation's default is expect=True)
-    return out, pp.write_relation(str(out), 2, expect=False)
+    # with each rank's expectations: its returned gradients (views of the reduce-scatter output, which the
+    # buffer pass rewrites keeping their names) must be its shard of the spec's gradients
+    return out, pp.write_relation(str(out), 2)
 
 
 def _real_fsdp(tmp_path_factory, build, spec="spec"):
@@ -186,9 +186,16 @@ def _real_fsdp(tmp_path_factory, build, spec="spec"):
     return _FSDP[build]
 
 
+def _shards_hold(r, grads=4):
+    """Each rank's returned gradient shards, together, are the spec's gradient: one expectation per gradient."""
+    return len(r.expectations) == grads and all(e["holds"] for e in r.expectations)
+
+
 def test_real_fsdp_step_refines(tmp_path_factory):
     out, r = _real_fsdp(tmp_path_factory, "build")
     assert r.verdict == "refines", r.report
+    assert _shards_hold(r), r.report
+    assert "expect S.detach = concat(D0.as_strided_3, D1.as_strided_3, dim=0)" in (out / "check.rel").read_text()
     impl = (out / "impl.r0.py").read_text()
     # FSDP2's own buffer ops and in-place collectives are in the graph (lower/fsdp.h rewrites them)
     for op in ("fsdp.all_gather_copy_in", "fsdp.split_with_sizes_copy", "fsdp.chunk_cat",
@@ -200,12 +207,14 @@ def test_real_fsdp_step_refines(tmp_path_factory):
 def test_real_fsdp_padded_dim0_refines(tmp_path_factory):
     out, r = _real_fsdp(tmp_path_factory, "build_padded", "spec_padded")
     assert r.verdict == "refines", r.report
+    assert _shards_hold(r), r.report  # rank 1's shard of the 3-row gradient is its one real row
     assert "constant_pad_nd" in (out / "impl.r1.py").read_text()  # rank 1's shard of 3 rows is padded to 2
 
 
 def test_real_fsdp_per_layer_refines(tmp_path_factory):
     out, r = _real_fsdp(tmp_path_factory, "build_per_layer")
     assert r.verdict == "refines", r.report
+    assert _shards_hold(r), r.report
     # one reduce-scatter per layer; the backward all-gathers each resharded layer again
     impl = (out / "impl.r0.py").read_text()
     assert impl.count("c10d._reduce_scatter_base_.default(") == 2 and impl.count("c10d._allgather_base_.default(") == 4
@@ -233,6 +242,7 @@ _GAPS = {
     "shard_dim1": ("build_shard_dim1", "spec"),
     "shard_dim1_as_dim0": ("build_shard_dim1_gathered_on_dim0", "spec"),
     "mixed_precision": ("build_mixed_precision", "spec"),
+    "never_reduce_scattered": ("build_never_reduce_scattered", "spec"),
 }
 
 
@@ -250,7 +260,7 @@ def fsdp_gaps(tmp_path_factory):
 
 def _gap(root, name):
     from tangle import pp
-    return root / name, tangle.check(pp.write_relation(str(root / name), 2, expect=False), tangle=str(TANGLE))
+    return root / name, tangle.check(pp.write_relation(str(root / name), 2), tangle=str(TANGLE))
 
 
 def test_real_fsdp_no_sync_accumulation_refines(fsdp_gaps):
@@ -261,6 +271,7 @@ def test_real_fsdp_no_sync_accumulation_refines(fsdp_gaps):
     # by autograd, ONE reduce-scatter of their sum
     assert impl.count("c10d._allgather_base_.default(") == 2 and impl.count("c10d._reduce_scatter_base_.default(") == 1
     assert impl.count("aten.add_.Tensor(") == 4
+    assert _shards_hold(r), r.report
     # the spec's batch is the ranks' micro-batches in order: rank 0's two, then rank 1's
     rel = (out / "check.rel").read_text()
     assert "S.arg0_1 = concat(D0.arg0_1, D0.arg2_1, D1.arg0_1, D1.arg2_1, dim=0)" in rel
@@ -283,12 +294,13 @@ def test_real_fsdp_shard_dim1_refines(fsdp_gaps):
     assert impl.count("torch.ops.aten.cat.out(") == 2 and ", 1, out = " in impl
     rel = (out / "check.rel").read_text()
     assert "S._param_constant0 = concat(D0._fsdp_shard0, D1._fsdp_shard0, dim=1)" in rel
+    assert _shards_hold(r), r.report  # the weights' gradient shards are column blocks (concat on dim 1)
 
 
 def test_real_fsdp_shard_dim1_gathered_as_dim0_is_caught_at_the_first_matmul(fsdp_gaps):
     from tangle import pp
     out = fsdp_gaps / "shard_dim1_as_dim0"
-    rel = pathlib.Path(pp.write_relation(str(out), 2, expect=False))
+    rel = pathlib.Path(pp.write_relation(str(out), 2))
     # its search ends at the per-operator limit: 10 CPU s instead of the default 60 keeps the test short
     # (the correct Shard(1) step's whole check takes 8-10 s)
     rel.write_text("option operator_seconds = 10\n" + rel.read_text())
@@ -304,6 +316,19 @@ def test_real_fsdp_mixed_precision_is_bad_input(fsdp_gaps):
     # FSDP casts each shard into a bf16 piece of a fresh buffer (_foreach_copy_), which the buffer
     # pass does not model: the first read of that buffer is refused, one line, exit 2
     from tangle import pp
-    rel = pp.write_relation(str(fsdp_gaps / "mixed_precision"), 2, expect=False)
+    rel = pp.write_relation(str(fsdp_gaps / "mixed_precision"), 2)
     with pytest.raises(tangle.VerifyError, match=r"impl\.r0\.py:\d+: error: .*split_with_sizes.*read before anything"):
         tangle.check(rel, tangle=str(TANGLE))
+
+
+def test_real_fsdp_gradients_never_reduce_scattered_is_a_violation(fsdp_gaps):
+    # a custom reduce-scatter over a group of this rank alone, on its own chunk: every size fits and a
+    # real run is silent, but no rank's gradient ever meets another's
+    out, r = _gap(fsdp_gaps, "never_reduce_scattered")
+    impl = (out / "impl.r0.py").read_text()
+    assert "c10d._reduce_scatter_base_.default(" in impl and "'0', 'avg'" not in impl  # not the world group
+    assert r.verdict == "violation", r.report
+    # the ranks' 1/(local rows) seeds are never averaged into the spec's 1/(global rows): the mean's
+    # division fails, and no expectation of a rank's gradient shard is established
+    assert r.failure is not None and r.failure.op == "aten.div.Tensor", r.report
+    assert r.expectations and not any(e["holds"] for e in r.expectations), r.report
