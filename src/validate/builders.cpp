@@ -222,6 +222,37 @@ std::optional<eg::Id> divDivConstants(Gen& gen) {
   return inner ? gen.node("div", {}, {*inner, pick()}) : std::nullopt;
 }
 
+// div(x, b * r) beside div(x, b): the divisor split by div-split-constant (r an integer, sometimes 1,
+// sometimes b zero or the product not a multiple, where the rule must not fire).
+std::optional<eg::Id> divSplitConstant(Gen& gen) {
+  Shape s;
+  for (int64_t i = 0, r = gen.uniform(0, 2); i < r; ++i) s.push_back(gen.size());
+  eg::Id x = gen.leaf(s);
+  double b = gen.chance(0.1) ? 0.0 : static_cast<double>(gen.uniform(-8, 8)) / 2;
+  double a = gen.chance(0.2) ? static_cast<double>(gen.uniform(1, 9)) / 3 : b * static_cast<double>(gen.uniform(1, 6));
+  if (!gen.node("div", {}, {x, gen.constant(b)})) return std::nullopt;
+  return gen.node("div", {}, {x, gen.constant(a)});
+}
+
+// sum(div(x_1, k_1), ..) with one divisor k mostly, sometimes a term with another divisor (or
+// zero, or no division) where scale-out-sum must not fire.
+std::optional<eg::Id> sumOfScaled(Gen& gen) {
+  Shape s = gen.randomShape();
+  double k = gen.chance(0.1) ? 0.0 : static_cast<double>(gen.uniform(1, 8)) / 2;
+  std::vector<eg::Id> xs;
+  for (int64_t i = 0, n = gen.uniform(2, 3); i < n; ++i) {
+    eg::Id x = gen.leaf(s);
+    if (gen.chance(0.1)) {
+      xs.push_back(x);
+      continue;
+    }
+    auto d = gen.node("div", {}, {x, gen.constant(gen.chance(0.15) ? k + 1 : k)});
+    if (!d) return std::nullopt;
+    xs.push_back(*d);
+  }
+  return gen.node("sum", {}, xs);
+}
+
 // rms_norm[eps](concat[d](x_i), w) with d a leading dim and w of the last dim's size.
 std::optional<eg::Id> rmsNormOfConcat(Gen& gen) {
   int64_t rank = gen.uniform(2, 3), d = gen.uniform(0, rank - 2), c = gen.size();
@@ -287,6 +318,9 @@ const std::map<std::string, Builder>& builders() {
       {"apex-layernorm-bwd-rows", layerNormBwdOfRows},
       {"apex-layernorm-concat", layerNormOfConcat("apex_layer_norm")},
       {"div-div-constants", divDivConstants},
+      {"div-split-constant", divSplitConstant},
+      {"scale-out-sum", sumOfScaled},
+      {"scale-out-concat", concatOfScaled},
       {"rms_norm-concat", rmsNormOfConcat},
       {"rotary-heads", rotaryOfHeads},
       {"attention-heads", attentionOfHeads},

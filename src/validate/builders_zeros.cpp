@@ -32,6 +32,25 @@ std::optional<eg::Id> paddedConcat(Gen& gen, Shape s, int64_t d, bool withZeros)
 
 }  // namespace
 
+// concat along d of 2-3 pieces, each div(x, k) with one k or zeros (scale-out-concat); sometimes a
+// piece divided by another k or not at all, where the rule must not fire.
+std::optional<eg::Id> concatOfScaled(Gen& gen) {
+  Shape s = gen.randomShape();
+  if (s.empty()) s.push_back(gen.size());
+  int64_t d = gen.uniform(0, static_cast<int64_t>(s.size()) - 1);
+  double k = static_cast<double>(gen.uniform(1, 8)) / 2;
+  std::vector<eg::Id> xs;
+  for (int64_t i = 0, n = gen.uniform(2, 3); i < n; ++i) {
+    s[static_cast<size_t>(d)] = gen.uniform(1, 3);
+    bool zero = gen.chance(0.3);
+    std::optional<eg::Id> x = zero ? zeros(gen, s) : std::optional<eg::Id>(gen.leaf(s));
+    if (x && !zero && !gen.chance(0.1)) x = gen.node("div", {}, {*x, gen.constant(gen.chance(0.1) ? k + 1 : k)});
+    if (!x) return std::nullopt;
+    xs.push_back(*x);
+  }
+  return gen.node("concat", {Attr::integer(d)}, xs);
+}
+
 Builder productWithZeros(bool batched, int which) {
   return [batched, which](Gen& gen) -> std::optional<eg::Id> {
     int64_t b = gen.uniform(1, 2), n = gen.size(), k = gen.size(), m = gen.size();

@@ -92,6 +92,7 @@ Builder productWithZeros(bool batched, int which);
 std::optional<eg::Id> reshapeOfSlice(Gen& gen);  // builders_zeros.cpp
 Builder splatRearranged(int kind);               // builders_zeros.cpp
 std::optional<eg::Id> sumWithZeros(Gen& gen);
+std::optional<eg::Id> concatOfScaled(Gen& gen);  // builders_zeros.cpp
 Builder withZeroTerm(const std::string& op, bool zerosOnLeft);  // builders_zeros.cpp
 std::optional<eg::Id> concatOfConcats(Gen& gen);                  // builders_zeros.cpp
 std::optional<eg::Id> addOfDisjointPieces(Gen& gen);              // builders_zeros.cpp
