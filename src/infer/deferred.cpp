@@ -27,8 +27,29 @@ DeferredChain deferredChain(const InferState& st, const SpecOp& op) {
   return chain;
 }
 
+namespace {
+
+// True when the class holds div(c, k): c with a clean expression, k a nonzero scalar constant.
+// A rank seeding its backward with 1/(local elements) where the spec has 1/(global ones) (a
+// local-mean loss, its gradients averaged over the ranks) is related to the spec this way through
+// the whole backward, until the average's division makes it clean: a relation up to a constant,
+// which does not grow from one operator to the next as other carried expressions do.
+bool scaledClean(const eg::EGraph& g, eg::Id root) {
+  eg::Extractor clean(g, [](const eg::EGraph&, const eg::ENode& n) { return ops::isCleanNode(n); });
+  for (const eg::ENode& n : g.eclass(root).nodes) {
+    if (n.op != ops::syms().div || n.children.size() != 2) continue;
+    const eg::ClassData& k = g.data(n.children[1]);
+    if (k.constant && *k.constant != 0 && k.tensor() && k.tensor()->shape.empty() && clean.cost(n.children[0]))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 // With no clean expression found: carries the operator's output as its
-// smallest expression free of spec tensors, if the chain may grow. True if carried.
+// smallest expression free of spec tensors, if the chain may grow (a scaled
+// clean relation, see scaledClean, does not lengthen it). True if carried.
 bool carryDeferred(InferState& st, OperatorSearch& s, const DeferredChain& chain) {
   int node = s.op.node;
   if (s.limitHit || st.isTarget[node] || chain.depth >= st.opts.maxDeferred) return false;
@@ -36,7 +57,7 @@ bool carryDeferred(InferState& st, OperatorSearch& s, const DeferredChain& chain
   auto t = any.best(s.root);
   if (!t) return false;
   st.rels[node] = {*t};
-  st.deferredDepth[node] = chain.depth + 1;
+  st.deferredDepth[node] = scaledClean(s.g, s.root) ? std::max<size_t>(chain.depth, 1) : chain.depth + 1;
   st.deferredOrigin[node] = chain.origin;
   return true;
 }
