@@ -56,19 +56,27 @@ def _loss(out, y):
     return ((out - y) ** 2).sum() / (cp_model.SEQ * cp_model.DIM)
 
 
-def _program(m, rank, world_size, reduce=True):
-    """Forward, loss, backward; each weight gradient all-reduced (sum) over the CP ranks."""
+def _local_mean_loss(out, y):
+    """The rank's rows' mean squared error (what a data-parallel loop computes on its own batch)."""
+    return ((out - y) ** 2).sum() / out.numel()
+
+
+def _program(m, rank, world_size, reduce=True, loss=_loss, divide=1):
+    """Forward, loss, backward; each weight gradient all-reduced (sum) over the CP ranks, then divided
+    by `divide` (the world size for a local-mean loss: the ranks' gradients averaged, as DDP / FSDP do)."""
     from tangle import pp
 
     params = dict(m.named_parameters())
 
     def step(*batch):  # *batch: make_fx names the placeholders arg0_1, arg1_1 as tangle.pp expects
         x, y = batch
-        _loss(m(x), y).backward()
+        loss(m(x), y).backward()
         grads = tuple(p.grad for p in params.values())
         if world_size > 1 and reduce:
             grads = tuple(funcol.wait_tensor(funcol.all_reduce(g, "sum", list(range(world_size))))
                           for g in grads)
+        if divide != 1:
+            grads = tuple(g / divide for g in grads)
         return grads
 
     n = cp_model.SEQ // world_size
@@ -91,3 +99,20 @@ def build_no_reduce(rank, world_size):
 
 def build_no_kv_grad(rank, world_size):
     return _program(Attention(world_size, rank, _detached_gather), rank, world_size)
+
+
+def build_mean_loss(rank, world_size):
+    """Each rank's loss is its own rows' mean; the gradients are summed over the ranks and divided by
+    the world size (averaged), which is the spec's global mean again."""
+    return _program(Attention(world_size, rank), rank, world_size, loss=_local_mean_loss, divide=world_size)
+
+
+def build_mean_loss_not_divided(rank, world_size):
+    """Planted bug: the local-mean loss with its gradients summed but never divided by the world size."""
+    return _program(Attention(world_size, rank), rank, world_size, loss=_local_mean_loss)
+
+
+def build_mean_loss_divided_twice(rank, world_size):
+    """Planted bug: the local-mean loss with its gradients divided by the world size squared."""
+    return _program(Attention(world_size, rank), rank, world_size, loss=_local_mean_loss,
+                    divide=world_size * world_size)

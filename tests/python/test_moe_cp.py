@@ -27,7 +27,9 @@ CASES = {f"{module}.{build}": f"{module}:spec:{build}:{RANKS}"
          for build in builds}
 # training steps (forward, loss, backward) traced with make_fx as tangle.pp does, with the gradients' expectations
 CASES.update({f"{module}.{build}": f"{module}:spec:{build}:{RANKS}:program"
-              for module, builds in {"cp_train_model": ["build", "build_no_reduce", "build_no_kv_grad"],
+              for module, builds in {"cp_train_model": ["build", "build_no_reduce", "build_no_kv_grad", "build_mean_loss",
+                                                        "build_mean_loss_not_divided",
+                                                        "build_mean_loss_divided_twice"],
                                      "moe_train_model": ["build", "build_experts_reduced"]}.items()
               for build in builds})
 
@@ -136,3 +138,32 @@ def test_moe_expert_gradients_all_reduced_is_a_violation_at_the_expert_gradient(
     op = _failing(r)
     assert op["op"] == "aten.add.Tensor" and "do not return" in op["reason"], r.checker_report
     assert any(k.startswith("concat(D0.") for e in op["input_relations"] for k in e["expressions"]), r.checker_report
+
+
+# ---- the local-mean loss, its gradients averaged over the CP ranks (all-reduce, then / world size)
+def test_cp_mean_loss_step_is_not_a_false_violation(captured):
+    # Each rank seeds its backward with 1/(its elements), the spec with 1/(all elements): every spec
+    # gradient is the ranks' divided by 2 until the average. The scale lemmas (scale-out-*,
+    # div-split-constant) keep it carried as div(clean, 2), which no longer counts against the carry
+    # limit; the search then stops at a limit in the attention backward (inconclusive, was a violation
+    # at the seed's division). A short per-operator limit keeps the test short (the default's 60 s
+    # ends the same way, at S.mm_10, in ~130 CPU s).
+    path = os.path.join(captured, "cp_train_model.build_mean_loss", "check.rel")
+    short = path.replace("check.rel", "short.rel")
+    with open(path) as f, open(short, "w") as g:
+        g.write("option operator_seconds = 8\n" + f.read())
+    verify = importlib.import_module("tangle.verify")
+    r = verify.check(short, tangle=str(TANGLE))
+    assert r.verdict == "inconclusive", r.checker_report
+    assert _failing(r)["limit_reached"], r.checker_report
+
+
+def test_cp_mean_loss_wrongly_scaled_is_a_violation_at_the_seed(captured):
+    # summed but never divided, or divided by the world size twice: the wo gradient (the first one the
+    # backward reaches) is the spec's times 2 or / 2, so the chain carried from the seed's division ends
+    # there without a clean relation
+    for build in ("build_mean_loss_not_divided", "build_mean_loss_divided_twice"):
+        r = _check(captured, "cp_train_model", build)
+        assert r.verdict == "violation", (build, r.checker_report)
+        op = _failing(r)
+        assert op["op"] == "aten.div.Tensor" and not op["limit_reached"], (build, r.checker_report)
