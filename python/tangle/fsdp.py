@@ -15,10 +15,10 @@ buffers, a storage sharing the trace does not show. This module only records wha
   reduce-scatter's output with its local tensor's size, stride and offset.
 Every read of the unsharded parameter (one per all-gather: micro-batches accumulating without
 sync all-gather again) becomes that ``as_strided`` read. Profiler markers are dropped. ``fsdp_program`` returns the rank's ``pp.RankProgram``, capture it with
-``pp.capture_pipeline_fake`` and write the relation with ``pp.write_relation(..., expect=False)`` (the
+``pp.capture_pipeline_fake`` and write the relation with ``pp.write_relation`` (the
 spec's parameters are the concatenation of the ranks' dim-0 shards; its batch that of the ranks' rows;
-no per-rank `expect` lines yet: the returned gradients are views the buffer pass rewrites, which they
-cannot name).
+each rank's `expect` lines name its returned gradients, the as_strided views, whose names the buffer
+pass keeps on the nodes that replace them).
 """
 from __future__ import annotations
 
