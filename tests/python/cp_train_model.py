@@ -13,9 +13,10 @@ Planted bugs, both silent in a real run:
 * ``build_no_kv_grad``: the other ranks' K/V rows are gathered detached (as constants), so the gradients of
   every rank's queries with respect to the keys it did not compute never reach the keys' owner.
 
-Not modelled: a loss averaged over each rank's own rows with the gradients averaged over the ranks (DDP /
-FSDP's default): the 1/2 between a rank's seed and the spec's is carried through the attention backward and
-tangle does not recover it there (a false violation at the seed's division; see README).
+The local-mean loss (each rank's rows' mean) with the gradients averaged over the ranks (DDP / FSDP's
+default) is ``build_mean_loss``: the 1/2 between a rank's seed and the spec's is carried through the
+attention backward as div(clean, 2) (scale lemmas); the search stops at a limit there (inconclusive, not
+yet proved). ``build_mean_loss_not_divided`` / ``build_mean_loss_divided_twice`` are planted bugs.
 """
 import torch
 import torch.distributed._functional_collectives as funcol
