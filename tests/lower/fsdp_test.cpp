@@ -169,5 +169,18 @@ TEST(Fsdp, Shard1BadCopyOutsAreBadInput) {
   expectShard1Error(stale, "stale");
 }
 
+// A relation's `expect` names the returned gradient as the dump does: the node that replaces each
+// as_strided view keeps its name (a view of the slice, or the slice itself when already flat).
+TEST(Fsdp, ReturnedViewsKeepTheirNames) {
+  Graph g = lowered(kStep);
+  ASSERT_EQ(g.outputNodes().size(), 1u);
+  EXPECT_EQ(g.node(g.outputNodes()[0]).name, "grad");
+  EXPECT_EQ(opOf(g, "grad"), "aten.view.default");
+  EXPECT_EQ(opOf(g, "w"), "aten.view.default");
+  Graph flat = lowered(replaced(kStep, "grad: \"f32[2, 2]\" = torch.ops.aten.as_strided.default(getitem_4, [2, 2], [2, 1], 0)",
+                                "grad: \"f32[4]\" = torch.ops.aten.as_strided.default(getitem_4, [4], [1], 0)"));
+  EXPECT_EQ(opOf(flat, "grad"), "aten.slice.Tensor");
+}
+
 }  // namespace
 }  // namespace tangle
