@@ -331,4 +331,4 @@ def test_real_fsdp_gradients_never_reduce_scattered_is_a_violation(fsdp_gaps):
     # the ranks' 1/(local rows) seeds are never averaged into the spec's 1/(global rows): the mean's
     # division fails, and no expectation of a rank's gradient shard is established
     assert r.failure is not None and r.failure.op == "aten.div.Tensor", r.report
-    assert r.expectations and not any(e["holds"] for e in r.expectations), r.report
+    assert "expectation not established" in r.report and "expectation holds" not in r.report, r.report
