@@ -260,13 +260,16 @@ def build(rank, world_size):
                 p.grad = _reduce(p.grad, dgroup)
         return tuple(p.grad for p in params.values())
 
+    def warmup():  # the schedule's buffers from the given shapes, without a step on fake tensors
+        tpp.init_schedule(sched, *((tokens,) if first else ()), target=target if last else None)
+
     inputs = {}
     if first:
         inputs["tokens"] = ("tokens", replica)
     if last:
         inputs["target"] = ("target", replica)
     return RankProgram(step, (tokens, target), params, list(params), inputs, shards,
-                       replica * pp + stage_index, buffers)
+                       replica * pp + stage_index, buffers, warmup=warmup if tpp.fake_mode() else None)
 
 
 def spec():

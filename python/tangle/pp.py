@@ -42,6 +42,9 @@ class RankProgram:
     # rewrite(gm) -> {FQN: node name}: edits the traced graph before the grads are cleared (tangle.fsdp
     # writes what the trace hides); the names it returns override the parameters found by identity
     rewrite: object = None
+    # warmup(): run once before the trace instead of a whole step (the default); it must leave the
+    # program as a step would (e.g. init_schedule: a pipeline schedule's buffers allocated)
+    warmup: object = None
 
 
 def _peer_to_global(gm):
@@ -57,7 +60,6 @@ def _peer_to_global(gm):
         global_peer = dist.get_global_rank(pg, peer) if pg is not dist.group.WORLD else peer
         if global_peer != peer:
             node.args = (node.args[0], group_node, global_peer, *node.args[3:])
-    gm.recompile()
 
 
 def _flat_outputs(gm):
@@ -66,7 +68,6 @@ def _flat_outputs(gm):
 
     flat, _ = pytree.tree_flatten(out.args[0])
     out.args = (tuple(flat),)
-    gm.recompile()
 
 
 def trace_program(prog: RankProgram, path: str, params_path: str):
@@ -74,12 +75,19 @@ def trace_program(prog: RankProgram, path: str, params_path: str):
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    prog.step(*prog.args)
+    if prog.warmup is not None:
+        prog.warmup()
+    else:
+        prog.step(*prog.args)
     for p in prog.params.values():
         p.grad = None
     gm = make_fx(prog.step, decomposition_table=prog.decompose)(*prog.args)
+    # these edit the graph only: print_readable below writes the graph's code, so the module's own
+    # code is regenerated (a second of CPU per codegen at ~2000 nodes) only for a rewrite that runs it
     _peer_to_global(gm)
     _flat_outputs(gm)
+    if prog.rewrite:
+        gm.recompile()
     named = prog.rewrite(gm) if prog.rewrite else {}
     for p in prog.params.values():
         p.grad = None
@@ -267,6 +275,24 @@ def as_input(t):
         return t
     mode = tensors()
     return mode.from_tensor(t)
+
+
+def init_schedule(sched, *args, target=None):
+    """What a single-stage pipeline schedule's step() sets up before its first microbatch runs (the
+    stage's receive buffers and metadata, from the first microbatch's shapes), without the step:
+    a RankProgram.warmup for a shapes-only capture, where the whole warm-up step would trace every
+    operator once more on fake tensors for nothing (a quarter of a rank's capture). Uses the
+    schedule's private initializer; without it (another torch) the whole step runs."""
+    from torch.distributed.pipelining import schedules
+
+    if not all(hasattr(sched, a) for a in ("_initialize_stage", "_split_inputs", "_stage", "_has_backward")):
+        return sched.step(*args, **({} if target is None else dict(target=target, losses=[])))
+    sched._stage.has_backward = sched._has_backward
+    sched._stage.clear_runtime_states()
+    args_split, kwargs_split = sched._split_inputs(args, {})
+    targets = None if target is None else \
+        list(schedules._split_tensor(target, schedules._TARGET_CHUNK_SPEC, sched._n_microbatches))
+    sched._initialize_stage(args_split[0], kwargs_split[0], targets[0] if targets else None)
 
 
 def pipeline_stage(module, stage_index, num_stages, group, input_args, output_args):
