@@ -52,7 +52,7 @@ def check(tangle, rel, report):
                 usage.ru_maxrss / 1024)
 
 
-def run_plan(name, out_root, tangle, real=False, workers=1):
+def run_plan(name, out_root, tangle, real=False, workers=1, resume=False):
     from tangle import pp
 
     env, tv = PLANS[name]
@@ -65,7 +65,7 @@ def run_plan(name, out_root, tangle, real=False, workers=1):
     try:
         refs = (("llama_pp", "build"), ("llama_pp", "spec"), world, out)
         seconds = pp.capture_pipeline(*refs, timeout=3600) if real else \
-            pp.capture_pipeline_fake(*refs, timeout=3600, workers=workers)
+            pp.capture_pipeline_fake(*refs, timeout=3600 * 4, workers=workers, resume=resume)
         row.update(capture_s=round(seconds, 1), capture_workers=1 if real else workers)
         rel = pp.write_relation(out, world)
     except Exception as e:  # noqa: BLE001 -- reported in the table
@@ -92,9 +92,11 @@ def main(argv=None):
     ap.add_argument("--json", default=None)
     ap.add_argument("--real", action="store_true", help="capture real tensors over gloo (full memory per rank)")
     ap.add_argument("--workers", type=int, default=1, help="capture processes (shapes-only capture)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the ranks an interrupted shapes-only capture of the same plan wrote in --out")
     ap.add_argument("--tangle", default=os.environ.get("TANGLE_BIN", os.path.join(ROOT, "build", "bin", "tangle")))
     a = ap.parse_args(argv)
-    rows = [run_plan(n, a.out, a.tangle, a.real, a.workers) for n in a.plans.split(",")]
+    rows = [run_plan(n, a.out, a.tangle, a.real, a.workers, a.resume) for n in a.plans.split(",")]
     print(f"{'plan':32} {'ranks':>5} {'capture s':>9} {'check s':>8} {'CPU s':>7} {'RSS MB':>7} {'verdict':12} "
           "TrainVerify s")
     for r in rows:

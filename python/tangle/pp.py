@@ -376,19 +376,31 @@ def _fake_entry(build_ref, spec_ref, world_size, out_dir, ranks, with_spec, mark
     _capture._run_reporting(marker, lambda: _fake_main(build_ref, spec_ref, world_size, out_dir, ranks, with_spec))
 
 
-def capture_pipeline_fake(build_ref, spec_ref, world_size, out_dir, timeout=3600, workers=1):
+def _captured(out_dir, stem):
+    """A rank (or the spec) an earlier capture finished: its .pp.json is written after its graph."""
+    return os.path.exists(os.path.join(out_dir, stem + ".pp.json")) and \
+        os.path.exists(os.path.join(out_dir, stem + ".py"))
+
+
+def capture_pipeline_fake(build_ref, spec_ref, world_size, out_dir, timeout=3600, workers=1, resume=False):
     """capture_pipeline on fake tensors under the fake process group: the ranks split over `workers`
     child processes (each traces its ranks in turn; the first also the spec); writes the same files;
-    returns the seconds it took."""
+    returns the seconds it took. resume: ranks (and the spec) out_dir already holds from an
+    interrupted capture of the SAME program are kept, the others traced (each still from its own
+    code); the caller answers for out_dir holding nothing else."""
     os.makedirs(out_dir, exist_ok=True)
     t0 = time.time()
     ctx = multiprocessing.get_context("spawn")
-    workers = max(1, min(workers, world_size))
+    todo = [r for r in range(world_size) if not (resume and _captured(out_dir, f"impl.r{r}"))]
+    with_spec = not (resume and _captured(out_dir, "spec"))
+    if not todo and not with_spec:
+        return time.time() - t0
+    workers = max(1, min(workers, len(todo)))
     jobs = []
     for w in range(workers):
-        marker = os.path.join(out_dir, "spec.py" if w == 0 else f"capture.w{w}")
+        marker = os.path.join(out_dir, "spec.py" if w == 0 and with_spec else f"capture.w{w}")
         p = ctx.Process(target=_fake_entry, args=(build_ref, spec_ref, world_size, out_dir,
-                                                  list(range(w, world_size, workers)), w == 0, marker))
+                                                  todo[w::workers], w == 0 and with_spec, marker))
         p.start()
         jobs.append((p, marker))
     failures = []
