@@ -92,10 +92,11 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
   for (const Rule& r : rules) {
     if (r.rhs.has_value() == static_cast<bool>(r.apply))
       throw std::invalid_argument("rule " + r.name + ": exactly one of rhs / apply must be set");
-    report.firings.emplace(r.name, 0);
   }
   g.rebuild();
 
+  // Counted by rule index: a lookup by name per rule and iteration was a tenth of a check's CPU.
+  std::vector<size_t> fired(rules.size(), 0);
   std::vector<std::vector<Match>> matches(rules.size());
   // Per rule: matches taken this iteration (doubled after a truncated search).
   std::vector<size_t> caps(rules.size(), limits.maxMatchesPerRule);
@@ -130,10 +131,9 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
     bool merged = false;
     size_t applied = 0;
     for (size_t i = 0; i < rules.size() && !stop; ++i) {
-      size_t& fired = report.firings[rules[i].name];
       for (Match& m : matches[i]) {
         if (applyMatch(g, rules[i], m)) {
-          ++fired;
+          ++fired[i];
           merged = true;
         }
         // A runaway rule must not run far past the limits.
@@ -152,6 +152,7 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
   g.rebuild();
   report.stop = *stop;
   report.seconds = clock.elapsed();
+  for (size_t i = 0; i < rules.size(); ++i) report.firings[rules[i].name] += fired[i];
   return report;
 }
 

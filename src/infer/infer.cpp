@@ -319,6 +319,7 @@ InferResult inferOnce(const Problem& p, const std::vector<eg::Rule>& lemmas, con
   std::vector<SpecOp> order = specOrder(st, targets);
   res.stats.specOps = countOps(st.spec);
   res.stats.implOps = countOps(st.impl);
+  for (const eg::Rule& r : lemmas) res.stats.firings.emplace(r.name, 0);  // every lemma in the report
   std::unordered_set<int> inlined;  // of the last operator's e-graph (see checkExpectations)
   std::optional<ReuseVerifier> verifier;
   if (opts.jobs > 1 && opts.reuse) verifier.emplace(st);

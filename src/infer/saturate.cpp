@@ -13,7 +13,10 @@ void saturate(const InferState& st, OperatorSearch& s, InferStats& stats) {
   limits.maxNodes = st.opts.maxNodes;
   limits.maxSeconds = std::max(0.01, st.opts.operatorSeconds - since(s.start));
   eg::RunReport rep = eg::run(s.g, st.lemmas, limits);
-  for (auto& [k, v] : rep.firings) stats.firings[k] += v;
+  // Only the lemmas that fired (inferOnce lists every lemma once): adding every lemma's zero was a
+  // name lookup per lemma and search.
+  for (auto& [k, v] : rep.firings)
+    if (v) stats.firings[k] += v;
   if (rep.stop != eg::StopReason::Saturated) s.limitHit = true;
   s.clean = cleanRelations(st, s.g, s.root);
 }
