@@ -280,12 +280,13 @@ def as_input(t):
 def init_schedule(sched, *args, target=None):
     """What a single-stage pipeline schedule's step() sets up before its first microbatch runs (the
     stage's receive buffers and metadata, from the first microbatch's shapes), without the step:
-    a RankProgram.warmup for a shapes-only capture, where the whole warm-up step would trace every
+    a RankProgram.warmup for a shapes-only capture, where the whole warm-up step would run every
     operator once more on fake tensors for nothing (a quarter of a rank's capture). Uses the
     schedule's private initializer; without it (another torch) the whole step runs."""
     from torch.distributed.pipelining import schedules
 
-    if not all(hasattr(sched, a) for a in ("_initialize_stage", "_split_inputs", "_stage", "_has_backward")):
+    if not all(hasattr(sched, a) for a in ("_initialize_stage", "_split_inputs", "_stage", "_has_backward")) or \
+            not all(hasattr(schedules, a) for a in ("_split_tensor", "_TARGET_CHUNK_SPEC")):
         return sched.step(*args, **({} if target is None else dict(target=target, losses=[])))
     sched._stage.has_backward = sched._has_backward
     sched._stage.clear_runtime_states()
