@@ -18,8 +18,6 @@
 // "the rest", recursively, would name only the states of one order, and
 // reading the ring's merges back as attentions would not be explored: the
 // search follows implementation operators from values the spec's e-graph has.)
-#include <algorithm>
-
 #include "lemmas/lemma_util.h"
 
 namespace tangle::lemmas::detail {
@@ -101,7 +99,7 @@ std::optional<Block> block(EGraph& g, bool causal, const Match& m, Id q, Id k, I
   return Block{*o, *u};
 }
 
-// Item `item` (0: out, 1: lse) of the state `first` with `rest` merged into it in turn, as torch's ring does.
+// Item `item` (0: out, 1: lse) of `state` with `rest` merged into it in turn, as torch's ring does.
 std::optional<Id> chain(EGraph& g, int64_t item, Block state, const std::vector<Block>& rest, const Shape& column) {
   for (const Block& b : rest) {
     auto o = item == 0 ? mergeForm(g, 0, state.o, state.u, b.o, b.u) : std::optional<Id>(state.o);
