@@ -55,6 +55,10 @@ struct FactBuilder {
   std::set<std::string> seen;  // facts already stated (many operators repeat one)
   int64_t nextQuotient;
 
+  // Positions along one dim occurrence (slice bounds, the boundaries between a concat's or a
+  // split's pieces): occurrence -> real position -> its reduced forms (see tiePositions).
+  std::map<int, std::map<int64_t, std::vector<SizeSum>>> positions;
+
   bool variable(int64_t v) const { return v > r.threshold && v < kHuge; }
   // The key of an occurrence: its class's variable, or its value when that is no size role.
   int64_t key(int occ) {
@@ -104,6 +108,8 @@ struct FactBuilder {
     int n = in[*d];
     int64_t nv = dc.value(n);
     SizeSum start = bound(n, s), len{{1, {key(out[*d])}}};
+    position(n, s, start);
+    if (e < nv) position(n, e, bound(n, e));
     if (e >= nv) {
       eq(len, minus({{1, {key(n)}}}, start));
       if (e != nv && e < kHuge) le({{1, {key(n)}}}, bound(n, e));
@@ -111,6 +117,31 @@ struct FactBuilder {
       eq(len, minus(bound(n, e), start));
       le(bound(n, e), {{1, {key(n)}}});
     }
+  }
+  void position(int n, int64_t v, SizeSum at) {
+    if (v > 0 && v < dc.value(n)) positions[n][v].push_back(std::move(at));
+  }
+  // The boundaries between the pieces of dim occurrence `whole` (a concat's result, a split's operand).
+  void boundaries(int whole, const std::vector<int>& pieces) {
+    SizeSum at;
+    int64_t v = 0;
+    for (size_t k = 0; k + 1 < pieces.size(); ++k) {
+      at.push_back({1, {key(pieces[k])}});
+      v += dc.value(pieces[k]);
+      position(whole, v, at);
+    }
+  }
+  // Positions along one dim occurrence at one real position stay one position. A slice bound is
+  // a variable of its own, so nothing else says that the window a slice_scatter cuts out ([1536,
+  // 1792) of Qwen2's fused qkv, a concat of [0, 1536), the rotated k and [1792, 2048)) is where
+  // the tensor's readers split out k ([1536, 256, 256]): reduced apart, the spec wrote its k over
+  // the end of q while the ranks did not, and the certificate replay reported a false mismatch.
+  // Each tie holds at the real sizes, so it costs freedom, never validity. Per occurrence, not
+  // per class: tied across a class, aws_llama TP=4's instance grew from 0.7M to 1.6M elements.
+  void tiePositions() {
+    for (auto& [root, byValue] : positions)
+      for (auto& [v, forms] : byValue)
+        for (size_t k = 1; k < forms.size(); ++k) eq(forms[0], forms[k]);
   }
   // The bounds of one class keep their order and stay inside it, so a shifted window stays shifted.
   void orderBounds() {
@@ -131,6 +162,11 @@ struct FactBuilder {
       if (c.size() != 1 || c[0].size() != o.result[0].size()) return;
       parts.push_back({1, {key(c[0][*d])}});
     }
+    boundaries(o.result[0][*d], [&] {
+      std::vector<int> pieces;
+      for (const auto& c : o.children) pieces.push_back(c[0][*d]);
+      return pieces;
+    }());
     eq({{1, {key(o.result[0][*d])}}}, std::move(parts));
   }
   // Groups of dims whose products agree, aligned from the left: each keeps its product.
@@ -162,16 +198,19 @@ struct FactBuilder {
     auto d = axis(o.attrs[0].i, in.size());
     if (!d) return;
     SizeSum parts;
+    std::vector<int> pieces;
     if (o.result.size() == o.attrs[1].list.size()) {
       for (const auto& t : o.result) {
         if (t.size() != in.size()) return;
-        parts.push_back({1, {key(t[*d])}});
+        pieces.push_back(t[*d]);
       }
     } else {  // the tuple's items are not typed here: its size attribute
       if (o.attrOccs.size() < 2 || o.attrOccs[1].size() != o.attrs[1].list.size()) return;
-      for (int x : o.attrOccs[1]) parts.push_back({1, {key(x)}});
+      pieces = o.attrOccs[1];
     }
-    if (parts.empty()) return;
+    if (pieces.empty()) return;
+    for (int x : pieces) parts.push_back({1, {key(x)}});
+    boundaries(in[*d], pieces);
     eq({{1, {key(in[*d])}}}, std::move(parts));
   }
   // a a multiple of b: a = q x b, q a variable of its own when it is a size role, else a constant.
@@ -389,10 +428,11 @@ ClassSizes collectClassSizes(const LGraph& spec, const LGraph& impl, const Relat
   FactorTies{cs.dc}.run();
   cs.problem = mixedClass(cs.dc);
   if (!cs.problem.empty()) return cs;
-  FactBuilder fb{cs.dc, cs.roles, {}, {}, kClassKey * 2};
+  FactBuilder fb{cs.dc, cs.roles, {}, {}, kClassKey * 2, {}};
   for (size_t o = 0; o < cs.dc.occurrences(); ++o) fb.key(static_cast<int>(o));
   for (const OpOccs& o : cs.dc.ops) fb.op(o);
   fb.orderBounds();
+  fb.tiePositions();
   std::set<std::pair<int64_t, int64_t>> apart;
   for (bool s : {true, false})
     for (const auto& node : cs.dc.table(s))

@@ -31,6 +31,13 @@ nlohmann::json replayOf(const std::string& rel, RunResult& run) {
   return out;
 }
 
+// Sets an environment variable for one scope.
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(const char* n, const char* v) : name(n) { ::setenv(n, v, 1); }
+  ~ScopedEnv() { ::unsetenv(name.c_str()); }
+};
+
 TEST(ArtifactReplay, GptCertificateReplaysAtReducedSizes) {
   REQUIRE_DATA("gpt/paral2_layer1");
   RunResult run;
@@ -56,19 +63,35 @@ TEST(ArtifactReplay, MissingLayerNormAllReduceHasACounterexampleAtReducedSizes) 
 }
 
 // GPT TP=4 has no small instance with one size per value (3072 = 384 x 8 = 4 x 768 chains every
-// size); one size per dim class (opt-in) finds one and the certificate replays there.
+// size); one size per dim class finds one and the certificate replays there.
 TEST(ArtifactReplay, GptTp4CertificateReplaysAtReducedSizesByDimClass) {
   REQUIRE_DATA("gpt/paral4_layer1");
-  ::setenv("TANGLE_SIZE_CLASSES", "first", 1);
+  ScopedEnv classes("TANGLE_SIZE_CLASSES", "first");
   RunResult run;
   nlohmann::json r = replayOf("artifact/gpt/paral4_layer1.rel", run);
-  ::unsetenv("TANGLE_SIZE_CLASSES");
   ASSERT_EQ(run.exitCode, 0) << run.out << run.err;
   ASSERT_TRUE(r.is_object()) << run.out;
   EXPECT_EQ(r["status"], "matched") << run.out;
   std::string sizes = r["reduced_sizes"];
   EXPECT_TRUE(contains(sizes, "one size per dim class")) << sizes;
   EXPECT_TRUE(contains(sizes, "98304 -> ")) << sizes;  // the vocabulary shrinks with its shards
+}
+
+// Qwen2's rotary step writes the rotated k back into the fused qkv with a slice_scatter (a concat
+// of [0, 1536), k, [1792, 2048)) that its readers split as [1536, 256, 256]. By dim class the
+// slice bounds were reduced apart from the split's boundaries, the reduced spec wrote k over the end
+// of q, and the certificate replay reported a false mismatch (exit 4) on a correct certificate.
+TEST(ArtifactReplay, Qwen2CertificateReplaysByDimClass) {
+  REQUIRE_DATA("qwen2/paral2_layer1");
+  ScopedEnv classes("TANGLE_SIZE_CLASSES", "first");
+  RunResult run;
+  nlohmann::json r = replayOf("artifact/qwen2/paral2_layer1.rel", run);
+  ASSERT_EQ(run.exitCode, 0) << run.out << run.err;
+  ASSERT_TRUE(r.is_object()) << run.out;
+  EXPECT_EQ(r["status"], "matched") << run.out;
+  std::string sizes = r["reduced_sizes"];
+  EXPECT_TRUE(contains(sizes, "one size per dim class")) << sizes;
+  EXPECT_TRUE(contains(sizes, "17920 -> ")) << sizes;  // the fused gate/up shrinks with its shards
 }
 
 }  // namespace
