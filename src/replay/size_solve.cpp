@@ -159,13 +159,36 @@ std::optional<Assignment> solveSizeRoles(const SizeRoles& r, bool keepApart, boo
     // the small bounds fail, one probe at the largest refuses a pinned system (aws_llama TP=4)
     // without walking every Fibonacci bound up to it.
     if (b == 13 && std::min(kLargestBound, top) > 13) {
+      int64_t largest = std::min(kLargestBound, top);
       uint64_t probe = 0;
-      if (!solveBounded(r, keepApart, std::min(kLargestBound, top), kPerBound, probe, preferSmall)) {
+      auto atLargest = solveBounded(r, keepApart, largest, kPerBound, probe, preferSmall);
+      if (!atLargest) {
         const char* trace = std::getenv("TANGLE_TRACE_SIZES");
-        if (trace && std::string(trace) == "core") explainUnsat(r, keepApart, std::min(kLargestBound, top));
+        if (trace && std::string(trace) == "core") explainUnsat(r, keepApart, largest);
         return std::nullopt;
       }
       used += probe;
+      // The smallest bound left that is sat, by bisection over the Fibonacci bounds the walk would
+      // try (21, 34, ... up to `largest`): sat at one bound means sat at every larger one, so it is
+      // the bound the walk would stop at, solved by the same call, at ~4 solves instead of ~10.
+      std::vector<int64_t> rest;
+      for (int64_t f = bound + prev, g = bound; f <= kLargestBound; std::swap(f, g), f += g) {
+        rest.push_back(std::min(f, top));
+        if (rest.back() == top) break;
+      }
+      if (rest.empty() || rest.back() != largest) rest.push_back(largest);
+      size_t lo = 0, hi = rest.size() - 1;  // rest[hi] is sat
+      std::optional<Assignment> best = std::move(atLargest);
+      while (lo < hi && used < kTotal) {
+        size_t mid = (lo + hi) / 2;
+        if (auto a = solveBounded(r, keepApart, rest[mid], kPerBound, used, preferSmall)) {
+          hi = mid;
+          best = std::move(a);
+        } else {
+          lo = mid + 1;
+        }
+      }
+      return best;
     }
   }
   return std::nullopt;
