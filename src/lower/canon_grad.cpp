@@ -266,7 +266,9 @@ bool selectBackward(const Graph& g, const Node& n, CanonTerm& out) {
 // zeros(size) / ones(size): the constant 0 or 1 (a 0-d tensor), else expanded to
 // size. The backward of `x[mask] = 0` writes such a zero into the gradient; a
 // causal mask is tril(ones(n, n)) (its bool dtype is left to the consumer).
-bool filled(const Node& n, double value, CanonTerm& out) { return canon::filledTo(argAt(n, 0, "size"), value, out); }
+bool filled(const Node& n, double value, CanonTerm& out) {
+  return canon::filledTo(argAt(n, 0, "size"), value, out, n.type ? &*n.type : nullptr);
+}
 
 // scalar_tensor(v): the constant v (a causal mask's fill values 0 and -inf).
 bool scalarTensor(const Node& n, CanonTerm& out) {
@@ -410,13 +412,19 @@ std::optional<CanonTerm> canonicalizeGradTuple(const Graph& g, NodeId tuple, int
 
 namespace canon {
 
-bool filledTo(const Value* sizes, double value, CanonTerm& out) {
+bool filledTo(const Value* sizes, double value, CanonTerm& out, const TensorType* type) {
   auto list = sizes ? std::get_if<ValueList>(&sizes->v) : nullptr;
   if (!list) return false;
   std::vector<int64_t> dims;
   for (const Value& v : *list) {
     auto p = std::get_if<int64_t>(&v.v);
-    if (!p || *p < 0) return false;
+    if (!p || *p < 0) {
+      // a size given by a symbolic-size node (zeros([u3, 1, 8]) in the backward of x[idx]): the
+      // annotation names it (the importer checked each sym_size against its tensor's dim)
+      if (p || !std::holds_alternative<TensorRef>(v.v) || !type || type->shape.size() != list->size()) return false;
+      dims = type->shape;
+      break;
+    }
     dims.push_back(*p);
   }
   if (dims.empty()) emit(out, "const", {eg::Attr::real(value)}, {});
