@@ -416,16 +416,22 @@ bool filledTo(const Value* sizes, double value, CanonTerm& out, const TensorType
   auto list = sizes ? std::get_if<ValueList>(&sizes->v) : nullptr;
   if (!list) return false;
   std::vector<int64_t> dims;
+  bool symbolic = false;
   for (const Value& v : *list) {
     auto p = std::get_if<int64_t>(&v.v);
-    if (!p || *p < 0) {
-      // a size given by a symbolic-size node (zeros([u3, 1, 8]) in the backward of x[idx]): the
-      // annotation names it (the importer checked each sym_size against its tensor's dim)
-      if (p || !std::holds_alternative<TensorRef>(v.v) || !type || type->shape.size() != list->size()) return false;
-      dims = type->shape;
-      break;
-    }
-    dims.push_back(*p);
+    if (p && *p < 0) return false;
+    symbolic |= !p;
+    if (!p && !std::holds_alternative<TensorRef>(v.v)) return false;
+    dims.push_back(p ? *p : 0);
+  }
+  if (symbolic) {
+    // a size given by a symbolic-size node (zeros([u3, 1, 8]) in the backward of x[idx]): the
+    // annotation names it (the importer checked each sym_size against its tensor's dim); its
+    // concrete entries must be the list's
+    if (!type || type->shape.size() != dims.size()) return false;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (std::holds_alternative<int64_t>((*list)[i].v) && type->shape[i] != dims[i]) return false;
+    dims = type->shape;
   }
   if (dims.empty()) emit(out, "const", {eg::Attr::real(value)}, {});
   else emit(out, "expand", {eg::Attr::ints(dims)}, {scalar(value)});
