@@ -45,6 +45,10 @@ class RankProgram:
     # warmup(): run once before the trace instead of a whole step (the default); it must leave the
     # program as a step would (e.g. init_schedule: a pipeline schedule's buffers allocated)
     warmup: object = None
+    # sizes from data (nonzero, boolean indexing): the args are fake tensors of tensors(data_dependent=True)
+    # and the trace runs in their fake mode, so factories in the backward (zeros of an unbacked size) are
+    # fake too and each such size is an unbacked symbol of this graph (no warm-up step unless `warmup`)
+    data_dependent: bool = False
 
 
 def _peer_to_global(gm):
@@ -75,13 +79,20 @@ def trace_program(prog: RankProgram, path: str, params_path: str):
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    if prog.warmup is not None:
-        prog.warmup()
-    else:
-        prog.step(*prog.args)
+    import contextlib
+
+    from torch._guards import detect_fake_mode
+
+    mode = detect_fake_mode(prog.args) if prog.data_dependent else None
+    with mode or contextlib.nullcontext():
+        if prog.warmup is not None:
+            prog.warmup()
+        elif not mode:  # a whole step would leave its unbacked sizes pending in the trace's shape env
+            prog.step(*prog.args)
     for p in prog.params.values():
         p.grad = None
-    gm = make_fx(prog.step, decomposition_table=prog.decompose)(*prog.args)
+    gm = make_fx(prog.step, decomposition_table=prog.decompose,
+                 tracing_mode="fake" if mode else "real")(*prog.args)
     # these edit the graph only: print_readable below writes the graph's code, so the module's own
     # code is regenerated (a second of CPU per codegen at ~2000 nodes) only for a rewrite that runs it
     _peer_to_global(gm)
@@ -257,8 +268,11 @@ def fake_mode() -> bool:
     return os.environ.get(_FAKE) == "1"
 
 
-def tensors():
-    """Context in which build() creates its model and example tensors: fake ones in fake mode."""
+def tensors(data_dependent=False):
+    """Context in which build() creates its model and example tensors: fake ones in fake mode.
+    data_dependent: the fake mode has a shape environment, so an operator whose output size comes
+    from the data (nonzero, boolean indexing) gets an unbacked size (u0, u1, ...) instead of
+    failing; the tensors made here still have static sizes."""
     import contextlib
 
     if not fake_mode():
@@ -266,6 +280,11 @@ def tensors():
     if not _MODE:
         from torch._subclasses.fake_tensor import FakeTensorMode
         _MODE.append(FakeTensorMode(allow_non_fake_inputs=True))
+    if data_dependent:
+        # a fresh environment per call: each rank's graph numbers its own unbacked sizes from u0
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
+        return FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv(), static_shapes=True)
     return _MODE[0]
 
 
