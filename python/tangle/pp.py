@@ -49,6 +49,9 @@ class RankProgram:
     # and the trace runs in their fake mode, so factories in the backward (zeros of an unbacked size) are
     # fake too and each such size is an unbacked symbol of this graph (no warm-up step unless `warmup`)
     data_dependent: bool = False
+    # each node's model line in the graph (make_fx's record_stack_traces), so a report names the line of
+    # its failing operator; off by default: extracting a stack per operator slows large captures
+    stack_traces: bool = False
 
 
 def _peer_to_global(gm):
@@ -92,7 +95,7 @@ def trace_program(prog: RankProgram, path: str, params_path: str):
     for p in prog.params.values():
         p.grad = None
     gm = make_fx(prog.step, decomposition_table=prog.decompose,
-                 tracing_mode="fake" if mode else "real")(*prog.args)
+                 tracing_mode="fake" if mode else "real", record_stack_traces=prog.stack_traces)(*prog.args)
     # these edit the graph only: print_readable below writes the graph's code, so the module's own
     # code is regenerated (a second of CPU per codegen at ~2000 nodes) only for a rewrite that runs it
     _peer_to_global(gm)

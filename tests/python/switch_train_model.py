@@ -104,7 +104,7 @@ def _program(rank, world_size, **bugs):
     # every TP rank holds the whole batch: chunk 0 of the spec's
     return pp.RankProgram(step=step, args=(x, target), params=params, outputs=list(params),
                           inputs={a: (a, 0) for a in ("arg0", "arg1")}, shards=shards,
-                          data_dependent=True)
+                          data_dependent=True, stack_traces=True)
 
 
 def spec():
