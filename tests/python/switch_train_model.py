@@ -4,7 +4,8 @@ The layer's input is an activation (a replicated input projection w_in before th
 so the step differentiates every routing operator: the experts' `x[idx, :]` (its backward an index_put with
 accumulate into zeros), the combine `out[idx, :] = y` (its backward reads the routed rows of the output
 gradient), torch.max's top-1 probability and the softmax. Each expert's token count is an unbacked size of
-each graph (nonzero on fake tensors), never a number.
+each graph (nonzero on fake tensors), never a number. `routing="mask"` (spec_mask, build_mask) routes with
+a boolean mask instead (`x[mask]`, `out[mask] = y`).
 
 TP as in Megatron-LM: every rank holds all tokens, the replicated w_in and router; each expert's w1 is split
 by rows (column-parallel) and w2 by columns (row-parallel). The expert's input passes through
@@ -55,7 +56,7 @@ class _CopyToTP(torch.autograd.Function):
 
 
 class Switch(torch.nn.Module):
-    def __init__(self, world_size=1, rank=0, forward_reduce=True, backward_reduce=True):
+    def __init__(self, world_size=1, rank=0, forward_reduce=True, backward_reduce=True, routing="nonzero"):
         super().__init__()
         _, router, w1, w2 = switch_model._weights()
         g = torch.Generator().manual_seed(2)
@@ -66,7 +67,7 @@ class Switch(torch.nn.Module):
         self.w1 = torch.nn.Parameter(w1[:, mine].contiguous())
         self.w2 = torch.nn.Parameter(w2[:, :, mine].contiguous())
         self.ranks = list(range(world_size)) if world_size > 1 else None
-        self.forward_reduce, self.backward_reduce = forward_reduce, backward_reduce
+        self.forward_reduce, self.backward_reduce, self.routing = forward_reduce, backward_reduce, routing
 
     def forward(self, inp):
         x = inp @ self.w_in.t()
@@ -74,14 +75,21 @@ class Switch(torch.nn.Module):
         prob, top = torch.max(probs, dim=-1)
         out = torch.zeros_like(x)
         for e in range(EXPERTS):
-            where = (top == e).nonzero()                                 # [u, 1]: a data-dependent size
-            h = x[where, :]
+            if self.routing == "nonzero":
+                where = (top == e).nonzero()                             # [u, 1]: a data-dependent size
+                h = x[where, :]
+            else:
+                where = top == e
+                h = x[where]                                             # [u, D]
             if self.ranks and self.backward_reduce:
                 h = _CopyToTP.apply(h, self.ranks)
             y = torch.relu(h @ self.w1[e].t()) @ self.w2[e].t()
             if self.ranks and self.forward_reduce:
                 y = _ReduceFromTP.apply(y, self.ranks)
-            out[where, :] = y
+            if self.routing == "nonzero":
+                out[where, :] = y
+            else:
+                out[where] = y
         return out * prob.unsqueeze(-1)
 
 
@@ -111,6 +119,10 @@ def spec():
     return _program(0, 1)
 
 
+def spec_mask():
+    return _program(0, 1, routing="mask")
+
+
 def build(rank, world_size):
     return _program(rank, world_size)
 
@@ -121,3 +133,7 @@ def build_no_all_reduce(rank, world_size):
 
 def build_no_backward_all_reduce(rank, world_size):
     return _program(rank, world_size, backward_reduce=False)
+
+
+def build_mask(rank, world_size):
+    return _program(rank, world_size, routing="mask")
