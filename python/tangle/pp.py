@@ -87,6 +87,10 @@ def trace_program(prog: RankProgram, path: str, params_path: str):
     from torch._guards import detect_fake_mode
 
     mode = detect_fake_mode(prog.args) if prog.data_dependent else None
+    if prog.data_dependent and (mode is None or mode.shape_env is None):
+        # real tensors would bake this input's counts into the graph as numbers: a check of one routing
+        raise ValueError("a data_dependent RankProgram needs fake arguments made in pp.tensors(data_dependent=True) "
+                         "(a shapes-only capture: capture_pipeline_fake)")
     with mode or contextlib.nullcontext():
         if prog.warmup is not None:
             prog.warmup()
