@@ -45,6 +45,13 @@ class RankProgram:
     # warmup(): run once before the trace instead of a whole step (the default); it must leave the
     # program as a step would (e.g. init_schedule: a pipeline schedule's buffers allocated)
     warmup: object = None
+    # sizes from data (nonzero, boolean indexing): the args are fake tensors of tensors(data_dependent=True)
+    # and the trace runs in their fake mode, so factories in the backward (zeros of an unbacked size) are
+    # fake too and each such size is an unbacked symbol of this graph (no warm-up step unless `warmup`)
+    data_dependent: bool = False
+    # each node's model line in the graph (make_fx's record_stack_traces), so a report names the line of
+    # its failing operator; off by default: extracting a stack per operator slows large captures
+    stack_traces: bool = False
 
 
 def _peer_to_global(gm):
@@ -75,13 +82,24 @@ def trace_program(prog: RankProgram, path: str, params_path: str):
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    if prog.warmup is not None:
-        prog.warmup()
-    else:
-        prog.step(*prog.args)
+    import contextlib
+
+    from torch._guards import detect_fake_mode
+
+    mode = detect_fake_mode(prog.args) if prog.data_dependent else None
+    if prog.data_dependent and (mode is None or mode.shape_env is None):
+        # real tensors would bake this input's counts into the graph as numbers: a check of one routing
+        raise ValueError("a data_dependent RankProgram needs fake arguments made in pp.tensors(data_dependent=True) "
+                         "(a shapes-only capture: capture_pipeline_fake)")
+    with mode or contextlib.nullcontext():
+        if prog.warmup is not None:
+            prog.warmup()
+        elif not mode:  # a whole step would leave its unbacked sizes pending in the trace's shape env
+            prog.step(*prog.args)
     for p in prog.params.values():
         p.grad = None
-    gm = make_fx(prog.step, decomposition_table=prog.decompose)(*prog.args)
+    gm = make_fx(prog.step, decomposition_table=prog.decompose,
+                 tracing_mode="fake" if mode else "real", record_stack_traces=prog.stack_traces)(*prog.args)
     # these edit the graph only: print_readable below writes the graph's code, so the module's own
     # code is regenerated (a second of CPU per codegen at ~2000 nodes) only for a rewrite that runs it
     _peer_to_global(gm)
@@ -257,8 +275,11 @@ def fake_mode() -> bool:
     return os.environ.get(_FAKE) == "1"
 
 
-def tensors():
-    """Context in which build() creates its model and example tensors: fake ones in fake mode."""
+def tensors(data_dependent=False):
+    """Context in which build() creates its model and example tensors: fake ones in fake mode.
+    data_dependent: the fake mode has a shape environment, so an operator whose output size comes
+    from the data (nonzero, boolean indexing) gets an unbacked size (u0, u1, ...) instead of
+    failing; the tensors made here still have static sizes."""
     import contextlib
 
     if not fake_mode():
@@ -266,6 +287,11 @@ def tensors():
     if not _MODE:
         from torch._subclasses.fake_tensor import FakeTensorMode
         _MODE.append(FakeTensorMode(allow_non_fake_inputs=True))
+    if data_dependent:
+        # a fresh environment per call: each rank's graph numbers its own unbacked sizes from u0
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
+        return FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv(), static_shapes=True)
     return _MODE[0]
 
 

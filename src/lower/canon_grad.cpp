@@ -266,7 +266,9 @@ bool selectBackward(const Graph& g, const Node& n, CanonTerm& out) {
 // zeros(size) / ones(size): the constant 0 or 1 (a 0-d tensor), else expanded to
 // size. The backward of `x[mask] = 0` writes such a zero into the gradient; a
 // causal mask is tril(ones(n, n)) (its bool dtype is left to the consumer).
-bool filled(const Node& n, double value, CanonTerm& out) { return canon::filledTo(argAt(n, 0, "size"), value, out); }
+bool filled(const Node& n, double value, CanonTerm& out) {
+  return canon::filledTo(argAt(n, 0, "size"), value, out, n.type ? &*n.type : nullptr);
+}
 
 // scalar_tensor(v): the constant v (a causal mask's fill values 0 and -inf).
 bool scalarTensor(const Node& n, CanonTerm& out) {
@@ -410,14 +412,26 @@ std::optional<CanonTerm> canonicalizeGradTuple(const Graph& g, NodeId tuple, int
 
 namespace canon {
 
-bool filledTo(const Value* sizes, double value, CanonTerm& out) {
+bool filledTo(const Value* sizes, double value, CanonTerm& out, const TensorType* type) {
   auto list = sizes ? std::get_if<ValueList>(&sizes->v) : nullptr;
   if (!list) return false;
   std::vector<int64_t> dims;
+  bool symbolic = false;
   for (const Value& v : *list) {
     auto p = std::get_if<int64_t>(&v.v);
-    if (!p || *p < 0) return false;
-    dims.push_back(*p);
+    if (p && *p < 0) return false;
+    symbolic |= !p;
+    if (!p && !std::holds_alternative<TensorRef>(v.v)) return false;
+    dims.push_back(p ? *p : 0);
+  }
+  if (symbolic) {
+    // a size given by a symbolic-size node (zeros([u3, 1, 8]) in the backward of x[idx]): the
+    // annotation names it (the importer checked each sym_size against its tensor's dim); its
+    // concrete entries must be the list's
+    if (!type || type->shape.size() != dims.size()) return false;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (std::holds_alternative<int64_t>((*list)[i].v) && type->shape[i] != dims[i]) return false;
+    dims = type->shape;
   }
   if (dims.empty()) emit(out, "const", {eg::Attr::real(value)}, {});
   else emit(out, "expand", {eg::Attr::ints(dims)}, {scalar(value)});

@@ -80,8 +80,11 @@ bool cumsum(const Graph& g, const Node& n, CanonTerm& out) {
   return true;
 }
 
-// new_ones(x, size): the constant 1 expanded to size (x's values do not matter).
-bool newOnes(const Node& n, CanonTerm& out) { return canon::filledTo(argAt(n, 1, "size"), 1, out); }
+// new_ones / new_zeros(x, size): the constant 1 / 0 expanded to size (x's values do not matter;
+// the backward of x[idx] starts from x.new_zeros(x's size)).
+bool newFilled(const Node& n, double value, CanonTerm& out) {
+  return canon::filledTo(argAt(n, 1, "size"), value, out, n.type ? &*n.type : nullptr);
+}
 
 // x[i_0, ..., i_{k-1}]: every index a tensor of integers (no None, no bool mask).
 bool indexNd(const Graph& g, const Node& n, CanonTerm& out) {
@@ -107,7 +110,8 @@ bool canonicalizeMaskOp(const Graph& g, NodeId id, std::string_view base, std::s
   const Node& n = g.node(id);
   if (base == "aten.arange") return arange(n, overload, out);
   if (base == "aten.cumsum" && overload == "default") return cumsum(g, n, out);
-  if (base == "aten.new_ones" && overload == "default") return newOnes(n, out);
+  if (base == "aten.new_ones" && overload == "default") return newFilled(n, 1, out);
+  if (base == "aten.new_zeros" && overload == "default") return newFilled(n, 0, out);
   if (base == "aten.index" && overload == "Tensor") return indexNd(g, n, out);
   if (base == "aten.index_select" && overload == "default") return indexSelect(g, n, out);
   return false;

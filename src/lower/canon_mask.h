@@ -7,7 +7,7 @@
 
 namespace tangle {
 
-// Fills `out` and returns true for arange, cumsum, new_ones and index.Tensor forms with reference kernels.
+// Fills `out` and returns true for arange, cumsum, new_ones/new_zeros and index.Tensor forms with reference kernels.
 bool canonicalizeMaskOp(const Graph& g, NodeId id, std::string_view base, std::string_view overload, CanonTerm& out);
 
 }  // namespace tangle

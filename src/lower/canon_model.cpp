@@ -376,6 +376,15 @@ bool canonicalizeModelOp(const Graph& g, NodeId id, std::string_view base, std::
     emit(out, "gelu_backward", {Attr::str(approx)}, {operand(*gr), operand(*x)});
     return true;
   }
+  // threshold_backward(grad, self, t) (relu's backward, self its output): the kernel's
+  // `self <= t ? 0 : grad`, so a NaN self passes grad through as here
+  if (base == "aten.threshold_backward" && overload == "default") {
+    auto gr = tensorAt(n, 0, "grad_output"), x = tensorAt(n, 1, "self");
+    auto t = numberAt(n, 2, "threshold");
+    if (!gr || !x || !t) return false;
+    emit(out, "where", {}, {emit(out, "le", {}, {operand(*x), scalar(*t)}), scalar(0), operand(*gr)});
+    return true;
+  }
   // apex.fused_layer_norm_affine_bwd(grad, mean, invvar, input, normalized_shape, weight, bias, eps)
   if (base == "apex.fused_layer_norm_affine_bwd" && overload == "default") {
     std::optional<NodeId> t[7] = {tensorAt(n, 0, "grad_output"), tensorAt(n, 1, "mean"), tensorAt(n, 2, "invvar"),

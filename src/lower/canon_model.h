@@ -14,8 +14,9 @@ const Value* argAt(const Node& n, size_t i, const char* kw);
 std::optional<NodeId> tensorAt(const Node& n, size_t i, const char* kw);
 std::optional<double> numberAt(const Node& n, size_t i, const char* kw);
 const TensorType* typeAt(const Graph& g, NodeId id);  // the node's annotation, nullptr if none
-// The constant `value` (0-d) or expanded to a list of non-negative sizes; false for any other list.
-bool filledTo(const Value* sizes, double value, CanonTerm& out);
+// The constant `value` (0-d) or expanded to a list of non-negative sizes; a list with symbolic sizes
+// takes the node's annotated shape `type` (nullptr: false); false for any other list.
+bool filledTo(const Value* sizes, double value, CanonTerm& out, const TensorType* type = nullptr);
 }  // namespace canon
 
 // Fills `out` and returns true when the call has a canonical form here.

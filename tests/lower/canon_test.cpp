@@ -260,6 +260,25 @@ TEST(Canon, MaskingIndexingAndDropout) {
   EXPECT_EQ(canon(g, "mx"), "(max_dim[1, false] l)");
 }
 
+// The backward of a routed expert (switch MLP): relu's threshold_backward, x[idx]'s new_zeros, and
+// zeros of a data-dependent (unbacked) size, whose shape comes from the annotation.
+TEST(Canon, RoutedBackwardOps) {
+  Graph g = fx("x: \"f32[4, 3]\", g: \"f32[4, 3]\", idx: \"i64[u0, 1]\"",
+               "tb: \"f32[4, 3]\" = torch.ops.aten.threshold_backward.default(g, x, 0)\n"
+               "nz: \"f32[4, 3]\" = torch.ops.aten.new_zeros.default(g, [4, 3], dtype = torch.float32)\n"
+               "n: \"Sym(u0)\" = torch.ops.aten.sym_size.int(idx, 0)\n"
+               "z: \"f32[u0, 1, 3]\" = torch.ops.aten.zeros.default([n, 1, 3], dtype = torch.float32)\n"
+               "bad: \"f32[u0, 2, 3]\" = torch.ops.aten.zeros.default([n, 1, 3], dtype = torch.float32)\n"
+               "return (tb,)");
+  EXPECT_EQ(canon(g, "tb"), "(where (le x #0) #0 g)");
+  EXPECT_EQ(canon(g, "nz"), "(expand[[4, 3]] #0)");
+  std::string z = canon(g, "z");
+  EXPECT_EQ(z.rfind("(expand[[", 0), 0u) << z;
+  EXPECT_NE(z.find(", 1, 3]] #0)"), std::string::npos) << z;
+  // an annotation that disagrees with the list's concrete sizes is not trusted: the call stays opaque
+  EXPECT_EQ(canon(g, "bad").rfind("(aten.zeros.default", 0), 0u) << canon(g, "bad");
+}
+
 // torchtitan's vocab-parallel embedding clamps the shifted ids; its attention uses _safe_softmax.
 TEST(Canon, ClampAndSafeSoftmax) {
   Graph g = fx("ids: \"i64[2, 5]\", x: \"f32[2, 5]\"",
