@@ -70,7 +70,8 @@ bool allInputsRelated(const InferState& st, int u) {
 // A concat with a related piece: a flat buffer that packs a related tensor
 // with others (FSDP's gradient buffer before its reduce-scatter); slicing
 // the related piece back out after the collective relates the result. Only
-// followed from an input carried without a clean relation (deferred.cpp).
+// followed from an input carried without a clean relation (deferred.cpp), or
+// for a graph output not yet expressed over the implementation's outputs.
 bool packsRelated(const InferState& st, int u) {
   const LNode& n = st.impl.nodes[u];
   if (n.def.nodes.empty() || n.def.nodes.back().op != ops::syms().concat) return false;
@@ -191,14 +192,19 @@ std::vector<int> nextBatch(InferState& st, OperatorSearch& s, bool withSources) 
   // A graph output under strict outputs counts as expressed only over the
   // implementation's outputs: when an identity lemma (div-one) relates it to
   // the input of the impl's own `/ 1`, that division is still to explore.
-  bool expressed = !s.clean.empty() &&
-                   !(st.strictOutputs && st.isTarget[s.op.node] && !hasImplOutputExpression(st, s));
+  bool notYetOutput = !s.clean.empty() && st.strictOutputs && st.isTarget[s.op.node] && !hasImplOutputExpression(st, s);
+  bool expressed = !s.clean.empty() && !notYetOutput;
   bool rearrangementsOnly = expressed || (specOp && specOp->clean && s.op.reported == s.op.node && !carried);
+  // A graph output known only over tensors the implementation packs into a
+  // buffer and returns pieces of after a collective (FSDP's gradients in its
+  // reduce-scatter buffer, summed and never divided): the pack is followed as
+  // for a carried input, so that the returned slices are reached.
+  bool followPacks = carried || notYetOutput;
   for (int t : s.frontier)
     for (int u : st.impl.users[t]) {
       if (st.marks.isExplored(u) || st.impl.nodes[u].aliasOf >= 0) continue;
       if (rearrangementsOnly && !rearranges(st.impl.nodes[u])) continue;
-      if (allInputsRelated(st, u) || (carried && packsRelated(st, u))) {
+      if (allInputsRelated(st, u) || (followPacks && packsRelated(st, u))) {
         st.marks.markExplored(u);
         batch.push_back(u);
       } else if (detourOp && isDetour(st, u, detourOp)) {
