@@ -8,6 +8,7 @@
 // ends without a clean relation, the blame goes to the operator that started
 // it, not to the one where the search gave up.
 #include <algorithm>
+#include <cmath>
 
 #include "infer/leaf_names.h"
 #include "infer/operator_search.h"
@@ -71,21 +72,28 @@ namespace {
 std::vector<eg::Term> scaledClean(const eg::EGraph& g, eg::Id root, size_t limit = 1) {
   eg::Extractor clean(g, [](const eg::EGraph&, const eg::ENode& n) { return ops::isCleanNode(n); });
   eg::Extractor constant(g, [](const eg::EGraph&, const eg::ENode& n) { return n.op == ops::syms().constant; });
+  // The smallest divisor: the ranks' own scaled values (a rank's 1/(local count) seed is the spec's
+  // 1/(global count) times 2), whose computations the next operators' searches then follow.
+  const eg::ENode* best = nullptr;
+  double bestK = 0;
   for (const eg::ENode& n : g.eclass(root).nodes) {
     if (n.op != ops::syms().div || n.children.size() != 2) continue;
     const eg::ClassData& k = g.data(n.children[1]);
     if (!k.constant || *k.constant == 0 || !k.tensor() || !k.tensor()->shape.empty()) continue;
+    if (!clean.cost(n.children[0])) continue;
     auto kt = constant.best(n.children[1]);
     if (!kt || kt->size() != 1) continue;
-    std::vector<eg::Term> out = clean.alternatives(n.children[0], limit);
-    for (eg::Term& t : out) {
-      uint32_t cRoot = t.root();
-      t.nodes.push_back(kt->nodes.front());
-      t.nodes.push_back(eg::Term::Node{n.op, n.attrs, {cRoot, cRoot + 1}});
-    }
-    if (!out.empty()) return out;
+    if (!best || std::abs(*k.constant) < std::abs(bestK)) best = &n, bestK = *k.constant;
   }
-  return {};
+  if (!best) return {};
+  eg::Term::Node kNode = constant.best(best->children[1])->nodes.front();
+  std::vector<eg::Term> out = clean.alternatives(best->children[0], limit);
+  for (eg::Term& t : out) {
+    uint32_t cRoot = t.root();
+    t.nodes.push_back(kNode);
+    t.nodes.push_back(eg::Term::Node{best->op, best->attrs, {cRoot, cRoot + 1}});
+  }
+  return out;
 }
 
 }  // namespace

@@ -171,8 +171,12 @@ bool overBudget(const InferState& st, const OperatorSearch& s) {
 
 }  // namespace
 
+// Only within a scaled chain (where it starts, the search goes on to the ranks' own scaled values),
+// and once the first batch is in: the ranks' own computation of the operator (the division of a
+// scaled value, say) is found from the inputs' relatives, as for a clean input.
 bool scaledOnly(const InferState& st, const OperatorSearch& s) {
-  return s.clean.empty() && !st.isTarget[s.op.node] && hasScaledClean(s.g, s.root);
+  return s.clean.empty() && !s.explored.empty() && !st.isTarget[s.op.node] && deferredChain(st, s.op).scaled &&
+         hasScaledClean(s.g, s.root);
 }
 
 // Listing 3: the unexplored implementation nodes all of whose inputs are
