@@ -70,7 +70,8 @@ bool allInputsRelated(const InferState& st, int u) {
 // A concat with a related piece: a flat buffer that packs a related tensor
 // with others (FSDP's gradient buffer before its reduce-scatter); slicing
 // the related piece back out after the collective relates the result. Only
-// followed from an input carried without a clean relation (deferred.cpp).
+// followed from an input carried without a clean relation (deferred.cpp), or
+// for a graph output not yet expressed over the implementation's outputs.
 bool packsRelated(const InferState& st, int u) {
   const LNode& n = st.impl.nodes[u];
   if (n.def.nodes.empty() || n.def.nodes.back().op != ops::syms().concat) return false;
@@ -134,7 +135,8 @@ void growRelated(InferState& st, OperatorSearch& s) {
   // gradient scaled by 1/ranks, micro-batch gradients added up before the
   // reduction): an explored tensor computed from related ones only is
   // related too, so that those computations are followed to the reduction.
-  if (deferredChain(st, s.op).depth == 0) return;
+  DeferredChain chain = deferredChain(st, s.op);
+  if (chain.depth == 0 || chain.scaled) return;
   std::vector<char> rel(s.g.numIds(), 0);
   for (int u : s.related) {
     eg::Id c = s.g.find(addLeaf(s.g, st.impl, u));
@@ -169,6 +171,14 @@ bool overBudget(const InferState& st, const OperatorSearch& s) {
 
 }  // namespace
 
+// Only within a scaled chain (where it starts, the search goes on to the ranks' own scaled values),
+// and once the first batch is in: the ranks' own computation of the operator (the division of a
+// scaled value, say) is found from the inputs' relatives, as for a clean input.
+bool scaledOnly(const InferState& st, const OperatorSearch& s) {
+  return s.clean.empty() && !s.explored.empty() && !st.isTarget[s.op.node] && deferredChain(st, s.op).scaled &&
+         hasScaledClean(s.g, s.root);
+}
+
 // Listing 3: the unexplored implementation nodes all of whose inputs are
 // related, reached from the newly related tensors (and, for a spec operator
 // that reads nothing, the implementation's own source operators). In the
@@ -187,18 +197,32 @@ std::vector<int> nextBatch(InferState& st, OperatorSearch& s, bool withSources) 
   const ops::OpDef* specOp = specDef.empty() ? nullptr : ops::find(specDef.back().op);
   // (An input carried without a clean relation (deferred.cpp) gives the
   // rearrangement none: its relatives' computing users are needed too.)
-  bool carried = deferredChain(st, s.op).depth > 0;
+  DeferredChain chain = deferredChain(st, s.op);
+  bool carried = chain.depth > 0;
+  // (A scaled clean input, div(clean, k), is the clean one's relatives up to k: a rearrangement
+  // gets its relation from the scale lemmas, as for a clean input; but a graph output must meet
+  // the implementation's own division, a computing node.)
+  bool carriedUnscaled = carried && (!chain.scaled || st.isTarget[s.op.node]);
   // A graph output under strict outputs counts as expressed only over the
   // implementation's outputs: when an identity lemma (div-one) relates it to
   // the input of the impl's own `/ 1`, that division is still to explore.
-  bool expressed = !s.clean.empty() &&
-                   !(st.strictOutputs && st.isTarget[s.op.node] && !hasImplOutputExpression(st, s));
-  bool rearrangementsOnly = expressed || (specOp && specOp->clean && s.op.reported == s.op.node && !carried);
+  bool notYetOutput = !s.clean.empty() && st.strictOutputs && st.isTarget[s.op.node] && !hasImplOutputExpression(st, s);
+  bool expressed = (!s.clean.empty() && !notYetOutput) || scaledOnly(st, s);
+  // A graph output read from scaled inputs: every rank divides its reduced value by itself (a
+  // computing node), each such division is another expression of the output (each rank's expectation).
+  bool eachRankDivides = chain.scaled && st.isTarget[s.op.node];
+  bool rearrangementsOnly = (expressed && !eachRankDivides) ||
+                            (specOp && specOp->clean && s.op.reported == s.op.node && !carriedUnscaled);
+  // A graph output known only over tensors the implementation packs into a
+  // buffer and returns pieces of after a collective (FSDP's gradients in its
+  // reduce-scatter buffer, summed and never divided): the pack is followed as
+  // for a carried input, so that the returned slices are reached.
+  bool followPacks = carried || notYetOutput;
   for (int t : s.frontier)
     for (int u : st.impl.users[t]) {
       if (st.marks.isExplored(u) || st.impl.nodes[u].aliasOf >= 0) continue;
       if (rearrangementsOnly && !rearranges(st.impl.nodes[u])) continue;
-      if (allInputsRelated(st, u) || (carried && packsRelated(st, u))) {
+      if (allInputsRelated(st, u) || (followPacks && packsRelated(st, u))) {
         st.marks.markExplored(u);
         batch.push_back(u);
       } else if (detourOp && isDetour(st, u, detourOp)) {
@@ -228,7 +252,7 @@ std::vector<int> nextBatch(InferState& st, OperatorSearch& s, bool withSources) 
 void exploreRelated(InferState& st, OperatorSearch& s, InferStats& stats) {
   while (true) {
     std::vector<int> batch = nextBatch(st, s, s.op.reads.empty() && s.explored.empty());
-    if (batch.empty() && !s.detours && s.clean.empty()) batch = startDetours(st, s);
+    if (batch.empty() && !s.detours && s.clean.empty() && !scaledOnly(st, s)) batch = startDetours(st, s);
     if (batch.empty()) return;
     addBatch(st, s, batch);
     s.g.rebuild();

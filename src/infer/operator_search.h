@@ -69,9 +69,20 @@ std::vector<int> startDetours(InferState& st, OperatorSearch& s);
 struct DeferredChain {
   size_t depth = 0;  // longest carried chain among the operator's inputs (0: none)
   int origin = -1;   // the earliest operator starting such a chain (else op.reported)
+  // every carried input is a scaled clean relation, div(clean, k) (deferred.cpp): the ranks hold
+  // the spec's values up to a constant, so its relatives are found as for clean inputs
+  bool scaled = false;
 };
 DeferredChain deferredChain(const InferState& st, const SpecOp& op);
+// Spec tensor s is carried as scaled clean relations only, div(clean, k): exact, so its spec
+// definition need not be inlined where it is read.
+bool carriedScaled(const InferState& st, int s);
 bool carryDeferred(InferState& st, OperatorSearch& s, const DeferredChain& chain);
+// The class holds div(c, k): c with a clean expression, k a nonzero scalar constant.
+bool hasScaledClean(const eg::EGraph& g, eg::Id root);
+// An operator (not a graph output) with no clean expression yet but a scaled clean one: it will be
+// carried as that, so the search looks no further than for an expressed operator.
+bool scaledOnly(const InferState& st, const OperatorSearch& s);
 void blameChainOrigin(const InferState& st, const SpecOp& op, const DeferredChain& chain, Failure& f);
 
 // conclude.cpp: stats, then R (or R_o) for the operator, or its Failure.

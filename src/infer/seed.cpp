@@ -31,7 +31,7 @@ eg::Id addSpecTensor(const InferState& st, eg::EGraph& g, std::unordered_set<int
   st.noteSpecRead(s);
   const LNode& n = st.spec.nodes[s];
   bool inlineDef = (st.deferredDepth[s] > 0 || inlineDepth > 0) && !n.isInput && st.inputRels[s].empty() && !st.byEvaluation[s] &&
-                   !n.def.nodes.empty() && !n.tuple() && inlined.insert(s).second;
+                   !n.def.nodes.empty() && !n.tuple() && !carriedScaled(st, s) && inlined.insert(s).second;
   if (inlineDef) {
     int depth = st.deferredDepth[s] > 0 ? 1 : inlineDepth - 1;
     for (int o : n.operands) addSpecTensor(st, g, inlined, st.spec.resolve(o), relTensors, depth);

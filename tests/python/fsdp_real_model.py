@@ -47,6 +47,12 @@ def build_divide_by_one(rank, world_size):
     return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, force_sum=True, divide_factor=1.0)
 
 
+def build_sum_loss_summed(rank, world_size):
+    """A summed loss, its gradients reduce-scattered with sum and never divided: correct (the spec's
+    gradient of the whole batch's sum is the sum of the ranks')."""
+    return fsdp.fsdp_program(model(), batch(), mse_sum, rank, world_size, force_sum=True, divide_factor=1.0)
+
+
 def build_per_layer(rank, world_size):
     """fully_shard on each Linear, then on the root (one all-gather and reduce-scatter per layer)."""
     return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, per_layer=True)

@@ -243,6 +243,8 @@ _GAPS = {
     "shard_dim1_as_dim0": ("build_shard_dim1_gathered_on_dim0", "spec"),
     "mixed_precision": ("build_mixed_precision", "spec"),
     "never_reduce_scattered": ("build_never_reduce_scattered", "spec"),
+    "sum_loss_summed": ("build_sum_loss_summed", "spec_sum"),
+    "sum_loss_averaged": ("build_sum_loss", "spec_sum"),
 }
 
 
@@ -332,3 +334,22 @@ def test_real_fsdp_gradients_never_reduce_scattered_is_a_violation(fsdp_gaps):
     # division fails, and no expectation of a rank's gradient shard is established
     assert r.failure is not None and r.failure.op == "aten.div.Tensor", r.report
     assert "expectation not established" in r.report and "expectation holds" not in r.report, r.report
+
+
+def test_real_fsdp_summed_loss_reduce_scattered_with_sum_refines(fsdp_gaps):
+    # a summed loss, its gradients reduce-scattered with sum and never divided: each spec gradient is the
+    # ranks' sum, known first over the gradients FSDP packs into its buffer (chunk_cat); the pack is
+    # followed to the reduce-scatter's returned slices, so every rank's shards are the spec's gradients
+    out, r = _gap(fsdp_gaps, "sum_loss_summed")
+    impl = (out / "impl.r0.py").read_text()
+    assert "'0', 'sum'" in impl and "aten.div_" not in impl
+    assert r.verdict == "refines", r.report
+    assert _shards_hold(r), r.report
+
+
+def test_real_fsdp_summed_loss_averaged_is_a_violation(fsdp_gaps):
+    # the same summed loss under FSDP's default average: every rank returns half the spec's gradient
+    out, r = _gap(fsdp_gaps, "sum_loss_averaged")
+    assert "'0', 'avg'" in (out / "impl.r0.py").read_text()
+    assert r.verdict == "violation", r.report
+    assert r.failure is not None and "do not return" in r.failure.reason, r.report
