@@ -28,10 +28,16 @@ void addToRel(InferState& st, OperatorSearch& s, int d) {
 
 namespace {
 
+bool readsAttention(const InferState& st, const SpecOp& op);
+
 // An explored concat of the implementation (an output assembled from pieces,
 // as torch's load-balanced ring returns its two chunks' rows): each piece is
 // also the slice of the concat's leaf, so that expressions over the pieces
-// can be written over the returned tensor (concrete sizes only).
+// can be written over the returned tensor (concrete sizes only). Only for an
+// attention's search: elsewhere it let a graph output that returns blocks in
+// the wrong order relate to the spec's by a permutation, which the project's
+// tests hold to be violations (all_to_all_test's swapped combine,
+// slice_backward_test's gradient in the wrong column).
 void sliceConcatPieces(eg::EGraph& g, eg::Id leaf, eg::Id def) {
   const ops::Syms& y = ops::syms();
   std::vector<std::pair<int64_t, std::vector<eg::Id>>> concats;
@@ -54,12 +60,13 @@ void sliceConcatPieces(eg::EGraph& g, eg::Id leaf, eg::Id def) {
 
 // Merges an explored impl node's leaf with its definition (and constants,
 // and the definitions of index-table operands, down to their sources).
-void exploreNode(InferState& st, eg::EGraph& g, int d) {
+void exploreNode(InferState& st, eg::EGraph& g, int d, bool slicePieces = false) {
   st.marks.markExplored(d);
   eg::Id leaf = addLeaf(g, st.impl, d);
   if (auto def = addDefinition(g, st.impl, d)) {
     g.merge(leaf, *def);
-    if (!st.impl.nodes[d].def.nodes.empty() && st.impl.nodes[d].def.nodes.back().op == ops::syms().concat)
+    if (slicePieces && !st.impl.nodes[d].def.nodes.empty() &&
+        st.impl.nodes[d].def.nodes.back().op == ops::syms().concat)
       sliceConcatPieces(g, leaf, *def);
   }
   for (int o : st.impl.nodes[d].operands) {
@@ -108,7 +115,7 @@ bool packsRelated(const InferState& st, int u) {
 // Adds a batch of implementation nodes to the e-graph.
 void addBatch(InferState& st, OperatorSearch& s, const std::vector<int>& batch) {
   for (int u : batch) {
-    exploreNode(st, s.g, u);
+    exploreNode(st, s.g, u, readsAttention(st, s.op));
     s.explored.push_back(u);
     // A rearrangement of related tensors is itself related (observation (i));
     // a tuple is related so that its getitem users are explored with it.
@@ -135,8 +142,6 @@ std::vector<char> descendants(const eg::EGraph& g, eg::Id root) {
   }
   return seen;
 }
-
-bool readsAttention(const InferState& st, const SpecOp& op);
 
 // After a round: tensors in the output's clean expressions become related
 // (Listing 3). Beyond it, so does an explored tensor that any expression of

@@ -61,9 +61,23 @@ Guard outOfOrder(const char* a, const char* b, bool (*isMerge)(const EGraph&, Id
   };
 }
 
+// getitem[0](log_sigmoid(concat[d](xs))) = concat[d](getitem[0](log_sigmoid(x_i))): elementwise (a ring
+// merging the log-sum-exps of both of a rank's row chunks at once).
+std::optional<Id> logSigmoidOverConcat(EGraph& g, const Match& m) {
+  auto parts = mapPieces(m.subst.list("xs"), [&](Id x) -> std::optional<Id> {
+    auto ls = make(g, op().logSigmoid, {}, {x});
+    return ls ? make(g, op().getitem, {Attr::integer(0)}, {*ls}) : std::nullopt;
+  });
+  if (!parts) return std::nullopt;
+  return makeConcat(g, m.subst.integer("d"), *parts);
+}
+
 }  // namespace
 
 void addSdpaMergeLemmas(std::vector<Lemma>& out) {
+  out.push_back(applier("log_sigmoid-concat",
+                        "getitem[0](log_sigmoid(concat[d](xs))) = concat[d](getitem[0](log_sigmoid(x_i)))",
+                        "(getitem[0] (log_sigmoid (concat[?d] ?xs...)))", logSigmoidOverConcat));
   const std::string inner = mergeOut("?oa", "?ua", "?ob", "?ub"), innerLse = mergeLse("?ua", "?ub");
   out.push_back(rewrite("merge-assoc-out",
                         "merge_out(x, merge(a, b)) = merge_out(merge(x, a), b): the online-softmax merge "
