@@ -28,12 +28,47 @@ void addToRel(InferState& st, OperatorSearch& s, int d) {
 
 namespace {
 
+bool readsAttention(const InferState& st, const SpecOp& op);
+
+// An explored concat of the implementation (an output assembled from pieces,
+// as torch's load-balanced ring returns its two chunks' rows): each piece is
+// also the slice of the concat's leaf, so that expressions over the pieces
+// can be written over the returned tensor (concrete sizes only). Only for an
+// attention's search: elsewhere it let a graph output that returns blocks in
+// the wrong order relate to the spec's by a permutation, which the project's
+// tests hold to be violations (all_to_all_test's swapped combine,
+// slice_backward_test's gradient in the wrong column).
+void sliceConcatPieces(eg::EGraph& g, eg::Id leaf, eg::Id def) {
+  const ops::Syms& y = ops::syms();
+  std::vector<std::pair<int64_t, std::vector<eg::Id>>> concats;
+  for (const eg::ENode& n : g.eclass(g.find(def)).nodes)
+    if (n.op == y.concat && n.children.size() > 1) concats.emplace_back(eg::attrs(n.attrs)[0].i, n.children);
+  for (const auto& [d, pieces] : concats) {
+    int64_t at = 0;
+    for (eg::Id p : pieces) {
+      const TensorType* t = g.data(g.find(p)).tensor();
+      if (!t || d < 0 || d >= static_cast<int64_t>(t->rank()) || isSymbolic(t->shape[d])) break;
+      int64_t len = t->shape[d];  // read before adding: adding may move the class data
+      eg::ENode sl{y.slice, eg::internAttrs({eg::Attr::integer(d), eg::Attr::dim(at), eg::Attr::dim(at + len),
+                                            eg::Attr::integer(1)}),
+                   {leaf}};
+      if (auto c = g.tryAdd(sl)) g.merge(*c, p);
+      at += len;
+    }
+  }
+}
+
 // Merges an explored impl node's leaf with its definition (and constants,
 // and the definitions of index-table operands, down to their sources).
-void exploreNode(InferState& st, eg::EGraph& g, int d) {
+void exploreNode(InferState& st, eg::EGraph& g, int d, bool slicePieces = false) {
   st.marks.markExplored(d);
   eg::Id leaf = addLeaf(g, st.impl, d);
-  if (auto def = addDefinition(g, st.impl, d)) g.merge(leaf, *def);
+  if (auto def = addDefinition(g, st.impl, d)) {
+    g.merge(leaf, *def);
+    if (slicePieces && !st.impl.nodes[d].def.nodes.empty() &&
+        st.impl.nodes[d].def.nodes.back().op == ops::syms().concat)
+      sliceConcatPieces(g, leaf, *def);
+  }
   for (int o : st.impl.nodes[d].operands) {
     if (auto c = st.implConsts.find(o); c != st.implConsts.end())
       g.merge(addLeaf(g, st.impl, o), declaredConstNode(g, st.impl.nodes[o], c->second));
@@ -81,7 +116,7 @@ bool packsRelated(const InferState& st, int u) {
 // Adds a batch of implementation nodes to the e-graph.
 void addBatch(InferState& st, OperatorSearch& s, const std::vector<int>& batch) {
   for (int u : batch) {
-    exploreNode(st, s.g, u);
+    exploreNode(st, s.g, u, readsAttention(st, s.op));
     s.explored.push_back(u);
     // A rearrangement of related tensors is itself related (observation (i));
     // a tuple is related so that its getitem users are explored with it.
@@ -135,8 +170,11 @@ void growRelated(InferState& st, OperatorSearch& s) {
   // gradient scaled by 1/ranks, micro-batch gradients added up before the
   // reduction): an explored tensor computed from related ones only is
   // related too, so that those computations are followed to the reduction.
+  // So with an attention: a ring merges partial attentions (online softmax)
+  // whose pieces (sigmoid of log-sum-exp differences, a merge of two key
+  // blocks that no spec chain names) are spec values only once merged whole.
   DeferredChain chain = deferredChain(st, s.op);
-  if (chain.depth == 0 || chain.scaled) return;
+  if (chain.scaled || (chain.depth == 0 && !readsAttention(st, s.op))) return;
   std::vector<char> rel(s.g.numIds(), 0);
   for (int u : s.related) {
     eg::Id c = s.g.find(addLeaf(s.g, st.impl, u));
@@ -163,6 +201,15 @@ void growRelated(InferState& st, OperatorSearch& s) {
       }
     }
   }
+}
+
+// The spec operator is an attention (forward): its value may be merged from
+// partial attentions over key blocks (sdpa_merge.cpp).
+bool readsAttention(const InferState& st, const SpecOp& op) {
+  for (int n : {op.node, op.reported})
+    for (const auto& e : st.spec.nodes[n].def.nodes)
+      if (e.op == ops::syms().sdpa) return true;
+  return false;
 }
 
 bool overBudget(const InferState& st, const OperatorSearch& s) {

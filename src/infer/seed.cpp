@@ -45,6 +45,14 @@ eg::Id addSpecTensor(const InferState& st, eg::EGraph& g, std::unordered_set<int
     g.merge(leaf, addTerm(st, g, t));
     collectImplTensors(st, t, relTensors);
   }
+  // A graph output's relations over the implementation's returned tensors
+  // (strict outputs): found in the same e-graph as st.rels, and the form an
+  // expectation over returned tensors needs when the clean relations name
+  // pieces the ranks copied before returning (a load-balanced ring's chunks).
+  for (const eg::Term& t : st.outRels[s]) {
+    g.merge(leaf, addTerm(st, g, t));
+    collectImplTensors(st, t, relTensors);
+  }
   if (auto c = st.specConsts.find(s); c != st.specConsts.end()) g.merge(leaf, declaredConstNode(g, n, c->second));
   return leaf;
 }

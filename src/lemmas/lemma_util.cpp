@@ -356,6 +356,7 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addModelLemmas(t);
     detail::addSdpaLemmas(t);
     detail::addSdpaSequenceLemmas(t);
+    detail::addSdpaMergeLemmas(t);
     detail::addRegroupLemmas(t);
     detail::addVocabLemmas(t);
     detail::addArithLemmas(t);

@@ -124,6 +124,7 @@ void addNormLemmas(std::vector<Lemma>& out);
 void addModelLemmas(std::vector<Lemma>& out);
 void addSdpaLemmas(std::vector<Lemma>& out);
 void addSdpaSequenceLemmas(std::vector<Lemma>& out);  // sdpa_sequence.cpp
+void addSdpaMergeLemmas(std::vector<Lemma>& out);  // sdpa_merge.cpp
 void addRegroupLemmas(std::vector<Lemma>& out);
 void addVocabLemmas(std::vector<Lemma>& out);
 void addScaleLemmas(std::vector<Lemma>& out);  // scale.cpp

@@ -106,6 +106,8 @@ Builder untypeConst(const std::string& op, size_t arity, size_t pos);  // builde
 Builder broadcastUnitLead(const std::string& op, bool onLeft);  // builders_arange.cpp
 std::optional<eg::Id> expandOfUnitLead(Gen& gen);  // builders_rotary.cpp
 std::optional<eg::Id> sumNextToAdds(Gen& gen);  // builders_accum.cpp
+// merge_out / merge_lse of two atoms, or of a merge and an atom, the later atom sorting first (builders_merge.cpp).
+Builder mergeOutOfOrder(bool lse, bool chain);
 // Builders by lemma name (nullptr: use the generic one).
 const Builder* builderFor(const std::string& lemma);
 

@@ -38,4 +38,23 @@ TEST(RingAttention, CausalRingWithoutItsMaskIsAViolationAtTheAttention) {
   EXPECT_NE(r.out.find("replay: counterexample"), std::string::npos) << r.out;
 }
 
+TEST(RingAttention, LoadBalancedCausalRingRefinesAndReplays) {
+  // rank r holds chunks r and 3 - r; rank 0's last chunk merges blocks as {0, 3}, then the pair {1, 2}
+  auto r = runTangle({"check", examplePath("ring/balanced/check.rel"), "--replay"});
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("expectation holds: S.getitem = concat(slice(D0.cat_2, dim=2, start=0, end=2), "
+                       "slice(D1.sub_2, dim=2, start=0, end=2)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("expectation holds: S.getitem_1 = "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("replay: 2 outputs match"), std::string::npos) << r.out;
+}
+
+TEST(RingAttention, BalancedShardsThroughTheUnbalancedRingAreAViolationAtTheAttention) {
+  auto r = runTangle({"check", examplePath("ring/balanced_unbalanced_ring/check.rel"), "--replay"});
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("failing operator: S._scaled_dot_product_flash_attention_for_cpu"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("replay: counterexample"), std::string::npos) << r.out;
+}
+
 }  // namespace

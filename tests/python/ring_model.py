@@ -13,7 +13,10 @@ round-robin load balancing (`build_causal_balanced`: rank r holds chunks r and 2
 
 The spec is one attention over the whole sequence, one rank; both return (out, lse).
 Planted bugs: `build_no_ring` attends to the rank's own keys only (the ring never turns);
-`build_causal_unmasked` runs the causal ring with every block unmasked (is_causal dropped).
+`build_causal_unmasked` runs the causal ring with every block unmasked (is_causal dropped);
+`build_causal_balanced_swapped` holds the round-robin chunks in the wrong order (2N-1-r first, what torch's
+masks assume is chunk r); `build_causal_balanced_unbalanced_ring` runs the ring without load balancing on
+round-robin shards (the unbalanced ring's masks on the balanced layout).
 """
 import torch
 
@@ -41,19 +44,23 @@ def spec_causal():
     return _spec(True)
 
 
-def _chunks(rank, world_size, balanced):
-    """Rank r's sequence positions: block r, or (balanced) chunks r and 2N-1-r of 2N (torch's round-robin)."""
+def _chunks(rank, world_size, balanced, swapped=False):
+    """Rank r's sequence positions: block r, or (balanced) chunks r and 2N-1-r of 2N (torch's round-robin;
+    `swapped`: the rank holds them in the wrong order, 2N-1-r first)."""
     if not balanced:
         local = SEQ // world_size
         return [(rank * local, (rank + 1) * local)]
     c = SEQ // (2 * world_size)
-    return [(rank * c, (rank + 1) * c), ((2 * world_size - 1 - rank) * c, (2 * world_size - rank) * c)]
+    spans = [(rank * c, (rank + 1) * c), ((2 * world_size - 1 - rank) * c, (2 * world_size - rank) * c)]
+    return spans[::-1] if swapped else spans
 
 
-def _ring(rank, world_size, causal=False, turn=True, balanced=False):
+def _ring(rank, world_size, causal=False, turn=True, balanced=False, swapped=False, load_balance=None):
     import torch.distributed as dist
     from torch.distributed.tensor.experimental._context_parallel import _attention as cp
-    cp._cp_options.enable_load_balance = balanced  # torch refuses it without a causal mask
+    # torch refuses load balancing without a causal mask; `load_balance` False runs the ring without it on
+    # round-robin shards (the planted bug: the unbalanced ring's masks on balanced data)
+    cp._cp_options.enable_load_balance = balanced if load_balance is None else load_balance
 
     def attn(q, k, v):
         if not turn:
@@ -61,7 +68,7 @@ def _ring(rank, world_size, causal=False, turn=True, balanced=False):
         else:
             out, lse = cp._templated_ring_attention(dist.group.WORLD, 2, _sdpa, q, k, v, is_causal=causal)
         return out, lse
-    spans = _chunks(rank, world_size, balanced)
+    spans = _chunks(rank, world_size, balanced, swapped)
     return attn, tuple(torch.cat([t[:, :, a:b] for a, b in spans], dim=2).contiguous() for t in _weights())
 
 
@@ -79,6 +86,25 @@ def build_causal(rank, world_size):
 
 def build_causal_balanced(rank, world_size):
     return _ring(rank, world_size, causal=True, balanced=True)
+
+
+def build_causal_balanced_swapped(rank, world_size):
+    return _ring(rank, world_size, causal=True, balanced=True, swapped=True)
+
+
+def build_causal_balanced_unbalanced_ring(rank, world_size):
+    return _ring(rank, world_size, causal=True, balanced=True, load_balance=False)
+
+
+def relation_balanced_swapped(world_size):
+    """The swapped shards' true layout: rank r holds chunk 2N-1-r, then chunk r."""
+    c = SEQ // (2 * world_size)
+    def whole(x):
+        lo = [f"slice(D{r}.{x}, dim=2, start={c}, end={2 * c})" for r in range(world_size)]
+        hi = [f"slice(D{r}.{x}, dim=2, start=0, end={c})" for r in reversed(range(world_size))]
+        return f"concat({', '.join(lo + hi)}, dim=2)"
+    text = "".join(f"S.{x} = {whole(x)}\n" for x in "qkv")
+    return text + "".join(f"expect S.output{i} = {whole(f'output{i}')}\n" for i in (0, 1))
 
 
 def build_causal_unmasked(rank, world_size):

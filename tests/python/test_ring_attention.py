@@ -19,7 +19,10 @@ from dp_capture import capture_in_child  # noqa: E402
 TANGLE = find_binary()
 CASES = {"plain": "ring_model:spec:build:2", "no_ring": "ring_model:spec:build_no_ring:2",
          "causal": "ring_model:spec_causal:build_causal:2",
-         "unmasked": "ring_model:spec_causal:build_causal_unmasked:2"}
+         "unmasked": "ring_model:spec_causal:build_causal_unmasked:2",
+         "balanced": "ring_model:spec_causal:build_causal_balanced:2:relation_balanced",
+         "balanced_swapped": "ring_model:spec_causal:build_causal_balanced_swapped:2:relation_balanced_swapped",
+         "balanced_unbalanced_ring": "ring_model:spec_causal:build_causal_balanced_unbalanced_ring:2:relation_balanced"}
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +42,7 @@ def _holds(r):
     return r.json["expectations"] and all(e["holds"] for e in r.json["expectations"])
 
 
-@pytest.mark.parametrize("case", ["plain", "causal"])
+@pytest.mark.parametrize("case", ["plain", "causal", "balanced"])
 def test_ring_attention_refines_with_out_and_lse(captured, case):
     r = _check(captured, case)
     assert r.verdict == "refines", r.checker_report
@@ -47,7 +50,7 @@ def test_ring_attention_refines_with_out_and_lse(captured, case):
     assert "outputs match" in r.checker_report, r.checker_report  # the certificate replays
 
 
-@pytest.mark.parametrize("case", ["no_ring", "unmasked"])
+@pytest.mark.parametrize("case", ["no_ring", "unmasked", "balanced_swapped", "balanced_unbalanced_ring"])
 def test_broken_ring_is_a_violation_at_the_attention(captured, case):
     r = _check(captured, case)
     assert r.verdict == "violation", r.checker_report
