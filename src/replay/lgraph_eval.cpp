@@ -1,8 +1,10 @@
 #include "replay/lgraph_eval.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "ops/ops.h"
+#include "replay/liveness.h"
 
 namespace tangle::replay {
 
@@ -11,13 +13,51 @@ std::string whereOf(const LGraph& lg, int node) {
   return n.loc.file + (n.loc.line > 0 ? ":" + std::to_string(n.loc.line) : "");
 }
 
-LGraphEvaluator::LGraphEvaluator(const LGraph& lg) : lg_(lg), values_(lg.nodes.size()) {}
+namespace {
+int64_t elementsOf(const interp::Value& v) {
+  int64_t n = 0;
+  for (const auto& t : v.items) n += t.numel();
+  return n;
+}
+}  // namespace
 
-void LGraphEvaluator::set(int node, interp::Value v) { values_[static_cast<size_t>(lg_.resolve(node))] = std::move(v); }
+LGraphEvaluator::LGraphEvaluator(const LGraph& lg)
+    : lg_(lg), values_(lg.nodes.size()), readers_(readerCounts(lg)), kept_(lg.nodes.size(), 0),
+      computed1_(lg.nodes.size(), 0) {}
 
-const interp::Value* LGraphEvaluator::known(int node) const {
-  auto& v = values_[static_cast<size_t>(lg_.resolve(node))];
-  return v ? &*v : nullptr;
+void LGraphEvaluator::store(int node, interp::Value v) {
+  auto& slot = values_[static_cast<size_t>(node)];
+  if (slot) live_ -= elementsOf(*slot);
+  live_ += elementsOf(v);
+  peak_ = std::max(peak_, live_);
+  slot = std::move(v);
+}
+
+void LGraphEvaluator::set(int node, interp::Value v) {
+  node = lg_.resolve(node);
+  kept_[static_cast<size_t>(node)] = 1;
+  store(node, std::move(v));
+}
+
+const interp::Value* LGraphEvaluator::known(int node) {
+  node = lg_.resolve(node);
+  if (!values_[static_cast<size_t>(node)] && !computed1_[static_cast<size_t>(node)]) return nullptr;
+  return value(node);
+}
+
+void LGraphEvaluator::release(int node) {
+  if (computed1_[static_cast<size_t>(node)]) return;  // a recomputation: its operands were counted down already
+  computed1_[static_cast<size_t>(node)] = 1;
+  std::vector<int> ops;
+  for (int o : lg_.node(node).operands) ops.push_back(lg_.resolve(o));
+  std::sort(ops.begin(), ops.end());
+  ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+  for (int o : ops) {
+    auto i = static_cast<size_t>(o);
+    if (--readers_[i] > 0 || kept_[i] || !values_[i]) continue;
+    live_ -= elementsOf(*values_[i]);
+    values_[i].reset();
+  }
 }
 
 void LGraphEvaluator::fail(int node, std::string op, std::string reason) {
@@ -26,6 +66,7 @@ void LGraphEvaluator::fail(int node, std::string op, std::string reason) {
 
 const interp::Value* LGraphEvaluator::value(int node) {
   node = lg_.resolve(node);
+  kept_[static_cast<size_t>(node)] = 1;  // the caller holds it from now on
   if (values_[static_cast<size_t>(node)]) return &*values_[static_cast<size_t>(node)];
   // Iterative post-order over operands; `onStack` detects cycles.
   std::vector<char> onStack(lg_.nodes.size(), 0);
@@ -43,6 +84,14 @@ const interp::Value* LGraphEvaluator::value(int node) {
       }
       onStack[static_cast<size_t>(op)] = 1;
       stack.push_back({op, 0});
+      continue;
+    }
+    // An operand present when visited may have been freed since by its last
+    // other reader (only when `cur` is recomputed): visit the operands again.
+    bool ready = true;
+    for (int o : ln.operands) ready = ready && values_[static_cast<size_t>(lg_.resolve(o))];
+    if (!ready) {
+      next = 0;
       continue;
     }
     if (!computeOne(cur)) return nullptr;
@@ -101,7 +150,10 @@ bool LGraphEvaluator::computeOne(int node) {
       return false;
     }
   }
-  values_[static_cast<size_t>(node)] = std::move(local.back());
+  int64_t n = elementsOf(local.back());
+  computed_ += n;
+  store(node, std::move(local.back()));
+  release(node);
   return true;
 }
 

@@ -13,6 +13,7 @@
 #include "ops/ops.h"
 #include "replay/class_sizes.h"
 #include "replay/dim_classes.h"
+#include "replay/liveness.h"
 #include "replay/size_roles.h"
 #include "support/error.h"
 
@@ -323,8 +324,6 @@ void traceDimClasses(const LGraph& spec, const LGraph& impl, const RelationFile&
   }
 }
 
-int64_t elementsOfMapped(const LGraph& lg) { return elementsOf(lg, SizeMap{}); }
-
 int64_t inputElementsOf(const LGraph& lg) {
   int64_t n = 0;
   for (const LNode& x : lg.nodes) {
@@ -363,15 +362,18 @@ std::unique_ptr<ReducedCheck> reduceByClass(const LGraph& spec, const LGraph& im
         if (reason.empty()) reason = fmt::format("by dim class above {}: {}", t, why);
         continue;
       }
-      int64_t total = elementsOfMapped(rc->spec) + elementsOfMapped(rc->impl);
+      EvalCost specCost = evalCost(rc->spec), implCost = evalCost(rc->impl);
+      int64_t total = specCost.computed + implCost.computed, live = specCost.peakLive + implCost.peakLive;
       int64_t inputs = inputElementsOf(rc->spec) + inputElementsOf(rc->impl);
       if (std::getenv("TANGLE_TRACE_SIZES"))
-        std::fprintf(stderr, "class sizes above %lld%s: %lld elements, %lld inputs\n", static_cast<long long>(t),
-                     apart ? ", apart" : "", static_cast<long long>(total), static_cast<long long>(inputs));
-      if (total > limits.all || inputs > limits.inputs) {
+        std::fprintf(stderr, "class sizes above %lld%s: %lld elements, %lld alive at once, %lld inputs\n",
+                     static_cast<long long>(t), apart ? ", apart" : "", static_cast<long long>(total),
+                     static_cast<long long>(live), static_cast<long long>(inputs));
+      if (total > limits.all || live > limits.live || inputs > limits.inputs) {
         if (reason.empty())
-          reason = fmt::format("by dim class above {}: the smallest instance found has {} elements ({} inputs), over "
-                               "the limit of {} ({} inputs)", t, total, inputs, limits.all, limits.inputs);
+          reason = fmt::format("by dim class above {}: the smallest instance found has {} elements ({} alive at once, "
+                               "{} inputs), over the limit of {} ({} alive at once, {} inputs)",
+                               t, total, live, inputs, limits.all, limits.live, limits.inputs);
         continue;
       }
       if (auto bad = validate(*rc, specTyped, implTyped)) {

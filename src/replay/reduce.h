@@ -71,12 +71,14 @@ void mapRelExpr(RelExpr& e, const SizeMap& m);
 
 // What a reduced instance may cost. One size per role and the divisors keep every tensor of both
 // graphs under `elements` (the smaller of the replay's two limits). One size per dim class is judged
-// like a replay at real sizes (inputs under `inputs`, every tensor under `all`): its instances are
+// like a replay at real sizes (inputs under `inputs`, elements alive at once under `live`, every tensor
+// under `all`; src/replay/liveness.h): its instances are
 // few-input, many-intermediate graphs (GPT TP=4: 138k inputs of 7.2M elements), and the
 // interpreter's time follows the elements it computes, 1.3 s CPU for those 7.2M over three seeds.
 struct ElementLimits {
   int64_t elements;  // roles and divisors: every tensor
   int64_t inputs;    // classes: the inputs of both graphs
+  int64_t live;      // classes: elements alive at once, both graphs' peaks added
   int64_t all;       // classes: every tensor of both graphs
 };
 

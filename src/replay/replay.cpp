@@ -7,6 +7,7 @@
 #include "replay/candidates.h"
 #include "replay/rank_tie.h"
 #include "replay/concretize.h"
+#include "replay/liveness.h"
 #include "replay/reduce.h"
 #include "replay/trial.h"
 
@@ -38,7 +39,18 @@ std::string at(const std::string& what, const std::vector<int64_t>& index) {
 // Sizes of both graphs; nullopt (with a reason) when a shape is symbolic or unknown.
 struct Sizes {
   int64_t inputs = 0, all = 0;
+  int64_t peakLive = 0;  // of both graphs' runs, the spec's and the implementation's peaks added
   std::string problem;
+  bool fits(const ReplayOptions& o) const {
+    return inputs <= o.maxInputElements && peakLive <= o.maxLiveElements && all <= o.maxComputedElements;
+  }
+  // The limit it breaks, for the refusal.
+  std::string overLimit(const ReplayOptions& o) const {
+    auto n = [](int64_t v) { return v == INT64_MAX ? std::string("over 2^63") : std::to_string(v); };
+    if (inputs > o.maxInputElements) return n(inputs) + " input elements";
+    if (peakLive > o.maxLiveElements) return n(peakLive) + " elements alive at once";
+    return n(all) + " elements";
+  }
 };
 // Saturating arithmetic on element counts: an absurd declared size must read as
 // "too large", never wrap around to a small count (or be undefined behaviour).
@@ -71,6 +83,8 @@ Sizes sizesOf(const std::vector<const LGraph*>& graphs) {
         if (n.isInput) s.inputs = satAdd(s.inputs, numel);
       }
     }
+  if (s.problem.empty())
+    for (const LGraph* lg : graphs) s.peakLive = satAdd(s.peakLive, evalCost(*lg).peakLive);
   return s;
 }
 
@@ -85,10 +99,9 @@ class Replayer {
     Sizes sz = sizesOf({&spec_, &impl_});
     rep_.inputElements = sz.inputs;
     if (!sz.problem.empty()) return skip("replay skipped: " + sz.problem + " (shape reduction is not supported)");
-    if (sz.inputs > opts_.maxInputElements || sz.all > opts_.maxElements)
-      return skip(fmt::format("replay skipped: graphs too large ({} elements; shape reduction is not supported)",
-                              [](int64_t n) { return n == INT64_MAX ? std::string("over 2^63") : std::to_string(n); }(
-                                  sz.inputs > opts_.maxInputElements ? sz.inputs : sz.all)));
+    if (!sz.fits(opts_))
+      return skip(fmt::format("replay skipped: graphs too large ({}; shape reduction is not supported)",
+                              sz.overLimit(opts_)));
     if (res_.failure && !res_.failure->limitReached) candidates_ = detail::candidatesFor(spec_, impl_, *res_.failure);
     refuted_.resize(candidates_.sameShape.size());
     for (auto& e : res_.expectations)
@@ -426,7 +439,8 @@ ReplayReport replayReducedSizes(const LGraph& spec, const LGraph& impl, const Re
   rep.inputElements = real.inputs;
   auto red = detail::reduceShapes(
       spec, impl, relation, result,
-      {std::min(opts.maxElements, opts.maxInputElements), opts.maxInputElements, opts.maxElements});
+      {std::min(opts.maxLiveElements, opts.maxInputElements), opts.maxInputElements, opts.maxLiveElements,
+       opts.maxComputedElements});
   if (!red.check) {
     rep.status = ReplayStatus::Skipped;
     rep.summary = fmt::format("replay skipped: graphs too large ({} elements) and {}", real.all, red.refusal);
@@ -448,7 +462,7 @@ ReplayReport replayCheck(const LGraph& spec, const LGraph& impl, const RelationF
     return replaySampledSizes(spec, impl, relation, result, opts, symbols);
   if (result.verdict != Verdict::Inconclusive) {
     Sizes sz = sizesOf({&spec, &impl});
-    if (sz.problem.empty() && (sz.inputs > opts.maxInputElements || sz.all > opts.maxElements))
+    if (sz.problem.empty() && !sz.fits(opts))
       return replayReducedSizes(spec, impl, relation, result, opts, sz);
   }
   ReplayReport rep;

@@ -32,7 +32,11 @@ struct ReplayOptions {
   uint64_t seed = 1;
   int seeds = 3;                       // random input sets tried (seed, seed+1, ...)
   int64_t maxInputElements = 5000000;  // inputs of both graphs together
-  int64_t maxElements = 30000000;      // every tensor of both graphs together
+  // The interpreter frees each intermediate tensor after its last reader
+  // (src/replay/liveness.h): memory follows the elements alive at once, time
+  // the elements computed. Both are judged on both graphs together.
+  int64_t maxLiveElements = 30000000;       // peak of elements alive at once
+  int64_t maxComputedElements = 200000000;  // every tensor computed in one run
 };
 
 enum class ReplayStatus {
