@@ -164,7 +164,7 @@ void growRelated(InferState& st, OperatorSearch& s) {
 }
 
 bool overBudget(const InferState& st, const OperatorSearch& s) {
-  return s.g.numNodes() >= st.opts.maxNodes || since(s.start) > st.opts.operatorSeconds;
+  return s.g.numNodes() >= st.opts.maxNodes || s.cpuSpent() > st.opts.operatorSeconds;
 }
 
 }  // namespace
