@@ -392,8 +392,12 @@ std::optional<Id> EGraph::lookup(ENode node) const {
 }
 
 Id EGraph::leaf(std::string_view name, Owner owner, const ClassData& data) {
+  return leaf(internAttrs({Attr::str(name), Attr::integer(owner.rank)}), data);
+}
+
+Id EGraph::leaf(AttrsId tensorAttrs, const ClassData& data) {
   Impl& m = *impl_;
-  ENode node{m.tensorSym, internAttrs({Attr::str(name), Attr::integer(owner.rank)}), {}};
+  ENode node{m.tensorSym, tensorAttrs, {}};
   uint64_t h = ENodeHash{}(node);
   if (auto n = m.lookupCanonical(node, h); n != detail::NodeIndex::kNone) {
     Id c = m.findMut(m.nodeClass[n]);
@@ -401,9 +405,11 @@ Id EGraph::leaf(std::string_view name, Owner owner, const ClassData& data) {
     bool clash = false;
     if (m.joinData(m.classes[c].data, data, clash)) m.analysis.push_back(c);
     if (clash) m.noteMergedSizes(before, data);
-    if (clash)
-      m.conflicts.push_back("leaf \"" + std::string(name) + "\" given " + dataToString(data) + " but e" +
-                            std::to_string(c) + " already has " + dataToString(before) + " (kept)");
+    if (clash) {
+      const std::string& name = symbolName(static_cast<Symbol>(attrs(tensorAttrs).at(0).i));
+      m.conflicts.push_back("leaf \"" + name + "\" given " + dataToString(data) + " but e" + std::to_string(c) +
+                            " already has " + dataToString(before) + " (kept)");
+    }
     return c;
   }
   return m.addNew(std::move(node), h, data);

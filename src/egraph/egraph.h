@@ -86,6 +86,8 @@ class EGraph {
   Id leaf(std::string_view name, Owner owner, const ClassData& data);
   // A leaf of no implementation rank (owned by the spec): scratch e-graphs, tests.
   Id leaf(std::string_view name, const ClassData& data) { return leaf(name, Owner::spec(), data); }
+  // The same with the leaf's attributes already interned ([Str name, Int rank]).
+  Id leaf(AttrsId tensorAttrs, const ClassData& data);
 
   Id find(Id id) const;  // canonical id (path compression is done lazily in merge/rebuild)
   // Records that a and b are equal. Returns true if they were in different classes.

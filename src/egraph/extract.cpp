@@ -23,6 +23,16 @@ size_t addCost(size_t a, size_t b) { return std::min(kCap, a + b); }
 }  // namespace
 
 Extractor::Extractor(const EGraph& g, Filter allowed) : g_(g), allowed_(std::move(allowed)) {
+  compute(g.classIds());
+}
+
+Extractor::Extractor(const EGraph& g, Filter allowed, const std::vector<Id>& classes)
+    : g_(g), allowed_(std::move(allowed)) {
+  compute(classes);
+}
+
+void Extractor::compute(const std::vector<Id>& classes) {
+  const EGraph& g = g_;
   size_t n = g.numIds();
   cost_.assign(n, kNone);
   bestNode_.assign(n, -1);
@@ -39,7 +49,7 @@ Extractor::Extractor(const EGraph& g, Filter allowed) : g_(g), allowed_(std::mov
   using Entry = std::tuple<size_t, Id, int>;  // cost, class, node index: ties break by id then index
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
 
-  for (Id c : g.classIds()) {
+  for (Id c : classes) {
     const auto& nodes = g.eclass(c).nodes;
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (allowed_ && !allowed_(g, nodes[i])) continue;
@@ -89,8 +99,15 @@ namespace {
 struct TermBuilder {
   const EGraph& g;
   const std::vector<int>& bestNode;
+  const std::unordered_map<Id, int>* picks;  // overrides of bestNode, or null
   Term term;
   std::unordered_map<Id, uint32_t> done;
+
+  int best(Id cls) const {
+    if (picks)
+      if (auto it = picks->find(cls); it != picks->end()) return it->second;
+    return bestNode[cls];
+  }
 
   uint32_t add(Id c) {
     c = g.find(c);
@@ -102,7 +119,7 @@ struct TermBuilder {
       auto [cls, expanded] = stack.back();
       stack.pop_back();
       if (done.count(cls)) continue;
-      const ENode& n = g.eclass(cls).nodes[bestNode[cls]];
+      const ENode& n = g.eclass(cls).nodes[best(cls)];
       if (!expanded) {
         stack.push_back({cls, true});
         for (auto it = n.children.rbegin(); it != n.children.rend(); ++it)
@@ -126,24 +143,34 @@ struct TermBuilder {
 }  // namespace
 
 Term Extractor::build(Id eclass) const {
-  TermBuilder b{g_, bestNode_, {}, {}};
+  TermBuilder b{g_, bestNode_, nullptr, {}, {}};
   b.add(eclass);
   return std::move(b.term);
 }
 
-Term Extractor::buildFrom(Id eclass, const ENode& root) const {
-  TermBuilder b{g_, bestNode_, {}, {}};
+Term Extractor::buildFrom(const ENode& root, const std::unordered_map<Id, int>* picks) const {
+  TermBuilder b{g_, bestNode_, picks, {}, {}};
   for (Id ch : root.children) b.add(ch);
   b.push(root);
   return std::move(b.term);
 }
 
 std::vector<Term> Extractor::alternatives(Id eclass, size_t limit) const {
+  return alternativesOf(eclass, limit, allowed_, nullptr);
+}
+
+std::vector<Term> Extractor::alternatives(Id eclass, size_t limit, const Filter& rootAllowed,
+                                          const std::unordered_map<Id, int>& picks) const {
+  return alternativesOf(eclass, limit, rootAllowed, &picks);
+}
+
+std::vector<Term> Extractor::alternativesOf(Id eclass, size_t limit, const Filter& rootAllowed,
+                                            const std::unordered_map<Id, int>* picks) const {
   Id c = g_.find(eclass);
   const auto& nodes = g_.eclass(c).nodes;
   std::vector<std::pair<size_t, size_t>> ranked;  // cost, node index
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (allowed_ && !allowed_(g_, nodes[i])) continue;
+    if (rootAllowed && !rootAllowed(g_, nodes[i])) continue;
     // A node that reads its own class (reshape(x) = x, slice(x) of a class
     // equal to x) only rewrites the class in terms of itself: no alternative.
     if (std::any_of(nodes[i].children.begin(), nodes[i].children.end(), [&](Id ch) { return g_.find(ch) == c; }))
@@ -163,7 +190,7 @@ std::vector<Term> Extractor::alternatives(Id eclass, size_t limit) const {
   std::vector<Term> out;
   for (const auto& [cost, i] : ranked) {
     if (out.size() >= limit) break;
-    Term t = buildFrom(c, nodes[i]);
+    Term t = buildFrom(nodes[i], picks);
     if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
   }
   return out;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "egraph/egraph.h"
@@ -36,6 +37,11 @@ class Extractor {
   // Computes best costs for all classes (fixpoint). `allowed` null = all nodes allowed.
   // The e-graph must be clean and must outlive the Extractor, unchanged.
   Extractor(const EGraph& g, Filter allowed = nullptr);
+  // The same, over the given canonical classes only: a node of them completes
+  // only if all its children are among them. Callers pass the classes where an
+  // allowed term can exist at all (e.g. one rank's), so the work follows them
+  // and not the whole e-graph.
+  Extractor(const EGraph& g, Filter allowed, const std::vector<Id>& classes);
 
   // Smallest allowed term of the class, or nullopt when none exists.
   std::optional<Term> best(Id eclass) const;
@@ -44,14 +50,23 @@ class Extractor {
   // below it), smallest first, at most `limit`. Gives the distinct top-level
   // alternatives of a class, e.g. both `D0.x` and `D1.x` for a replicated tensor.
   std::vector<Term> alternatives(Id eclass, size_t limit) const;
+  // The same for a narrower filter that changes no class's cost, only which
+  // of its equal-cost leaves some classes pick (a rank's own copy of a
+  // replicated tensor): the root's nodes must pass `rootAllowed`, and class c
+  // (canonical) builds from node `picks.at(c)` where listed.
+  std::vector<Term> alternatives(Id eclass, size_t limit, const Filter& rootAllowed,
+                                 const std::unordered_map<Id, int>& picks) const;
 
  private:
   const EGraph& g_;
   Filter allowed_;
   std::vector<size_t> cost_;   // by canonical id; SIZE_MAX = none
   std::vector<int> bestNode_;  // index into eclass(id).nodes; -1 = none
+  void compute(const std::vector<Id>& classes);
   Term build(Id eclass) const;
-  Term buildFrom(Id eclass, const ENode& root) const;
+  Term buildFrom(const ENode& root, const std::unordered_map<Id, int>* picks) const;
+  std::vector<Term> alternativesOf(Id eclass, size_t limit, const Filter& rootAllowed,
+                                   const std::unordered_map<Id, int>* picks) const;
 };
 
 // Adds a term to the e-graph (plain `add`), returning its root class.

@@ -25,7 +25,7 @@ namespace {
 // S.x = D_r.y, or reshape(D_r.y, x's shape) when only the shapes differ.
 eg::Term relationTerm(const LNode& y, const interp::Shape& yShape, const interp::Shape& xShape) {
   eg::Term t;
-  t.nodes.push_back({ops::syms().tensor, ops::tensorAttrs(y.leafName, y.owner), {}});
+  t.nodes.push_back({ops::syms().tensor, y.leafAttrs, {}});
   if (yShape != xShape)
     t.nodes.push_back({ops::syms().reshape, eg::internAttrs({eg::Attr::ints(xShape)}), {0}});
   return t;

@@ -7,30 +7,44 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "infer/leaf_names.h"
 #include "infer/operator_search.h"
+#include "infer/rank_classes.h"
 
 namespace tangle {
 
 // Clean expressions that use rank r's tensor wherever its class has one and
 // another rank's only where it has none: a kv head replicated on ranks 0 and 1
 // but stored with rank 2's as concat(D0.k, D2.k) = concat(D1.k, D3.k) keeps the
-// form rank 1 reads (its D1.k) after D0.k = D1.k merged.
-static std::vector<eg::Term> preferringRank(const eg::EGraph& g, eg::Id root, int32_t r, size_t limit) {
-  std::unordered_set<eg::Id> hasMine;
-  for (eg::Id c : g.classesWithOp(ops::syms().tensor))
-    for (const eg::ENode& n : g.eclass(c).nodes)
-      if (n.op == ops::syms().tensor && leaves::isRankLeaf(n, r)) hasMine.insert(g.find(c));
-  if (hasMine.empty()) return {};
-  eg::Extractor ex(g, [&](const eg::EGraph& eg, const eg::ENode& n) {
-    if (!ops::isCleanNode(n)) return false;
-    if (n.op != ops::syms().tensor || leaves::isRankLeaf(n, r)) return true;
-    auto c = eg.lookup(n);
-    return !c || !hasMine.count(eg.find(*c));
+// form rank 1 reads (its D1.k) after D0.k = D1.k merged. Every tensor leaf
+// costs 1, so this changes no class's cost, only the leaf the classes holding
+// rank r's tensor beside another rank's pick: the clean extractor's costs serve.
+static std::vector<eg::Term> preferringRank(const eg::EGraph& g, const eg::Extractor& clean, const RankClasses& byRank,
+                                            eg::Id root, int32_t r, size_t limit) {
+  auto allowedLeaf = [&](const eg::ENode& n) {
+    return n.children.empty() && ops::isCleanNode(n) && (n.op != ops::syms().tensor || leaves::isRankLeaf(n, r));
+  };
+  std::unordered_map<eg::Id, int> picks;
+  for (eg::Id c : byRank.shared(r)) {
+    const auto& nodes = g.eclass(c).nodes;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (allowedLeaf(nodes[i])) {
+        picks.emplace(c, static_cast<int>(i));
+        break;
+      }
+  }
+  eg::Id rc = g.find(root);
+  bool rootHasMine = std::any_of(g.eclass(rc).nodes.begin(), g.eclass(rc).nodes.end(), [&](const eg::ENode& n) {
+    return n.op == ops::syms().tensor && leaves::isRankLeaf(n, r);
   });
-  return ex.alternatives(root, limit);
+  auto rootAllowed = [&](const eg::EGraph&, const eg::ENode& n) {
+    if (!ops::isCleanNode(n)) return false;
+    return n.op != ops::syms().tensor || leaves::isRankLeaf(n, r) || !rootHasMine;
+  };
+  return clean.alternatives(root, limit, rootAllowed, picks);
 }
 
 namespace {
@@ -81,14 +95,31 @@ void dropRearrangedRepeats(std::vector<eg::Term>& terms) {
 std::vector<eg::Term> cleanRelations(const InferState& st, const eg::EGraph& g, eg::Id root) {
   eg::Extractor ex(g, [](const eg::EGraph&, const eg::ENode& n) { return ops::isCleanNode(n); });
   std::vector<eg::Term> out = ex.alternatives(root, st.opts.maxRelationsPerTensor);
-  if (out.empty()) return out;
-  for (size_t r = 0; r < st.impl.graphs.size() && st.impl.graphs.size() > 1; ++r) {
-    eg::Extractor mine(g, [&](const eg::EGraph&, const eg::ENode& n) {
-      if (!ops::isCleanNode(n)) return false;
-      return n.op != ops::syms().tensor || leaves::isRankLeaf(n, static_cast<int32_t>(r));
-    });
-    auto terms = mine.alternatives(root, st.opts.maxRelationsPerRank);
-    if (terms.empty()) terms = preferringRank(g, root, static_cast<int32_t>(r), st.opts.maxRelationsPerRank);
+  if (out.empty() || st.impl.graphs.size() < 2) return out;
+  const RankClasses byRank(g, st.impl.graphs.size());
+  std::optional<std::vector<eg::Term>> anyRank;  // the clean extractor's, shared by unshared ranks
+  std::optional<std::vector<eg::Term>> noTensor;  // a rank without tensors here: its terms have none, alike for all
+  for (size_t k = 0; k < st.impl.graphs.size(); ++k) {
+    const auto r = static_cast<int32_t>(k);
+    if (!byRank.present(r) && noTensor) continue;  // the same terms again
+    std::vector<eg::Term> terms;
+    if (byRank.hasPure(root, r)) {
+      eg::Extractor mine(
+          g,
+          [&](const eg::EGraph&, const eg::ENode& n) {
+            if (!ops::isCleanNode(n)) return false;
+            return n.op != ops::syms().tensor || leaves::isRankLeaf(n, r);
+          },
+          byRank.pure(r));
+      terms = mine.alternatives(root, st.opts.maxRelationsPerRank);
+    }
+    if (!byRank.present(r)) noTensor = terms;
+    else if (terms.empty() && !byRank.shared(r).empty()) terms = preferringRank(g, ex, byRank, root, r, st.opts.maxRelationsPerRank);
+    else if (terms.empty()) {
+      // No class holds rank r's tensor beside another rank's: the clean terms are rank r's choice.
+      if (!anyRank) anyRank = ex.alternatives(root, st.opts.maxRelationsPerRank);
+      terms = *anyRank;
+    }
     for (eg::Term& t : terms)
       if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
   }

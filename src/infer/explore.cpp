@@ -213,7 +213,7 @@ bool readsAttention(const InferState& st, const SpecOp& op) {
 }
 
 bool overBudget(const InferState& st, const OperatorSearch& s) {
-  return s.g.numNodes() >= st.opts.maxNodes || since(s.start) > st.opts.operatorSeconds;
+  return s.g.numNodes() >= st.opts.maxNodes || s.cpuSpent() > st.opts.operatorSeconds;
 }
 
 }  // namespace

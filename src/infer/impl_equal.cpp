@@ -4,6 +4,7 @@
 // share). An expectation naming one replica's tensors, while the walk's
 // relations name the other's, needs them: they are merged into its e-graph.
 #include <algorithm>
+#include <unordered_set>
 
 #include "infer/infer_state.h"
 #include "infer/leaf_names.h"
@@ -35,16 +36,21 @@ void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>&
 
 void recordImplEqualities(InferState& st, const eg::EGraph& g) { applyImplEqualPairs(st, implEqualPairs(st, g)); }
 
+// Each named tensor once: a weight replicated on R ranks is named by each
+// rank's relation, and merging every copy with every other again was
+// quadratic in R per operator. The partners it adds are listed once each.
 std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const std::vector<int>& named) {
   std::vector<int> added;
+  std::unordered_set<int> seen, listed;
   for (int d : named) {
+    if (!seen.insert(d).second) continue;
     if (st.reads) st.reads->implEqual.push_back(d);
     auto it = st.implEqual.find(d);
     if (it == st.implEqual.end()) continue;
     eg::Id leaf = addLeaf(g, st.impl, d);
     for (int e : it->second) {
       g.merge(leaf, addLeaf(g, st.impl, e));
-      added.push_back(e);
+      if (listed.insert(e).second) added.push_back(e);
     }
   }
   return added;

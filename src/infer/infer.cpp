@@ -92,13 +92,6 @@ bool tracing() {
   return trace;
 }
 
-// The calling thread's CPU seconds: under load, wall time says little about an operator's cost.
-double threadCpuSeconds() {
-  timespec ts{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 const char* specOpName(const InferState& st, int node) {
   const auto& def = st.spec.nodes[node].def.nodes;
   return def.empty() ? "" : eg::symbolName(def.back().op).c_str();
@@ -214,7 +207,7 @@ Failure outOfTime(const SpecOp& op) {
 
 // Walks the operators; R grows in st.rels and res.all. With a verifier, the
 // walk rolls back to an operator whose predicted gate was wrong (reuse_pipeline.h).
-void walk(InferState& st, const std::vector<SpecOp>& order, Clock::time_point start, InferResult& res,
+void walk(InferState& st, const std::vector<SpecOp>& order, double cpuStart, InferResult& res,
           std::unordered_set<int>& inlined, ReuseVerifier* verifier, SearchAhead* ahead) {
   std::optional<OperatorReuse> reuse;
   if (st.opts.reuse) reuse.emplace(verifier);
@@ -240,7 +233,7 @@ void walk(InferState& st, const std::vector<SpecOp>& order, Clock::time_point st
         continue;
       }
     if (st.opts.onOperator) st.opts.onOperator(res.stats.opsProcessed, order.size(), op.node);
-    if (since(start) > st.opts.totalSeconds) {
+    if (processCpuSeconds() - cpuStart > st.opts.totalSeconds) {
       if (auto bad = verifier ? verifier->drain() : std::nullopt) {
         rollBackTo(*bad);
         continue;
@@ -309,7 +302,7 @@ bool concreteSizesOnly(const InferState& st) {
 }
 
 InferResult inferOnce(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& opts,
-                                     Clock::time_point start) {
+                      double cpuStart) {
   InferState st(p, lemmas, opts);
   InferResult res;
   loadInputRelations(st);
@@ -325,7 +318,7 @@ InferResult inferOnce(const Problem& p, const std::vector<eg::Rule>& lemmas, con
   if (opts.jobs > 1 && opts.reuse) verifier.emplace(st);
   std::optional<SearchAhead> ahead;
   if (opts.jobs > 1 && concreteSizesOnly(st)) ahead.emplace(st, order);
-  walk(st, order, start, res, inlined, verifier ? &*verifier : nullptr, ahead ? &*ahead : nullptr);
+  walk(st, order, cpuStart, res, inlined, verifier ? &*verifier : nullptr, ahead ? &*ahead : nullptr);
   verifier.reset();  // joins its thread: nothing reads st after this
   // TANGLE_TRACE_PHASES: the walk's calling-thread CPU leaves out the searches it waited for.
   static const bool tracePhases = std::getenv("TANGLE_TRACE_PHASES") != nullptr;
@@ -340,16 +333,28 @@ InferResult inferOnce(const Problem& p, const std::vector<eg::Rule>& lemmas, con
 
 }  // namespace
 
+namespace {
+double cpuSeconds(clockid_t clock) {
+  timespec ts{};
+  if (clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+}  // namespace
+
+double threadCpuSeconds() { return cpuSeconds(CLOCK_THREAD_CPUTIME_ID); }
+double processCpuSeconds() { return cpuSeconds(CLOCK_PROCESS_CPUTIME_ID); }
+
 InferResult inferRelations(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& opts) {
   auto start = Clock::now();
-  InferResult res = inferOnce(p, lemmas, opts, start);
+  const double cpuStart = processCpuSeconds();  // total_seconds is CPU time, as the operator budget is
+  InferResult res = inferOnce(p, lemmas, opts, cpuStart);
   // A reused result is sound but may hold fewer relations than the search
   // would have found (reuse.cpp): a verdict other than `refines` is the
   // search's own only when computed without reuse.
   if (res.verdict != Verdict::Refines && res.stats.operatorsReused > 0) {
     InferOptions searchOnly = opts;
     searchOnly.reuse = false;
-    res = inferOnce(p, lemmas, searchOnly, start);
+    res = inferOnce(p, lemmas, searchOnly, cpuStart);
     res.stats.reuseRerun = true;
   }
   res.stats.seconds = since(start);

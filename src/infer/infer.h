@@ -24,8 +24,8 @@ namespace tangle {
 struct InferOptions {
   size_t maxIterations = 30;        // lemma iterations per exploration round
   size_t maxNodes = 200000;         // e-nodes per operator's e-graph
-  double operatorSeconds = 60;      // per spec operator
-  double totalSeconds = 1800;       // whole run; past it the verdict is inconclusive
+  double operatorSeconds = 60;      // CPU seconds per spec operator (of the thread searching it)
+  double totalSeconds = 1800;       // CPU seconds of the whole run (all threads); past it: inconclusive
   size_t maxRelationsPerTensor = 8; // clean expressions kept per spec tensor (smallest first)
   // Besides those, the clean expressions over each rank's tensors alone kept
   // per rank: a replicated value keeps its relations on every rank, however

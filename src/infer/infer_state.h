@@ -19,6 +19,11 @@ namespace tangle {
 
 using Clock = std::chrono::steady_clock;
 inline double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+// CPU seconds of the calling thread / of the whole process. The search's
+// budgets are CPU time, so that a verdict does not turn inconclusive because
+// the machine is busy (a 256-rank check got 18% of a core beside builds).
+double threadCpuSeconds();
+double processCpuSeconds();
 
 // One step of the walk over G_s: the spec tensor whose relation is computed
 // and the tensors its expression reads: its operands, except that a getitem

@@ -32,10 +32,14 @@ namespace tangle {
 struct OperatorSearch {
   // symbols: the check's facts about symbolic sizes (null: none).
   explicit OperatorSearch(const SpecOp& o, const sym::Context* symbols = nullptr)
-      : op(o), start(Clock::now()), g(ops::inferData, symbols) {}
+      : op(o), start(Clock::now()), cpuStart(threadCpuSeconds()), g(ops::inferData, symbols) {}
+
+  // The thread's CPU seconds spent on this search: operator_seconds bounds it.
+  double cpuSpent() const { return threadCpuSeconds() - cpuStart; }
 
   const SpecOp& op;
   Clock::time_point start;
+  double cpuStart;
   eg::EGraph g;
   eg::Id root = 0;                  // the operator's expression (valid once seeded)
   std::unordered_set<int> inlined;  // spec definitions already added to g

@@ -159,7 +159,7 @@ bool renameTerm(const InferState& st, const Renaming& phi, const eg::Term& in, e
     const int* to = leaf->first ? phi.specOf(leaf->second) : phi.implOf(leaf->second);
     if (!to) return false;
     const LNode& target = (leaf->first ? st.spec : st.impl).nodes[*to];
-    n.attrs = ops::tensorAttrs(target.leafName, target.owner);
+    n.attrs = target.leafAttrs;
   }
   return true;
 }

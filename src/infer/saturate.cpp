@@ -11,7 +11,7 @@ void saturate(const InferState& st, OperatorSearch& s, InferStats& stats) {
   eg::RunLimits limits;
   limits.maxIterations = st.opts.maxIterations;
   limits.maxNodes = st.opts.maxNodes;
-  limits.maxSeconds = std::max(0.01, st.opts.operatorSeconds - since(s.start));
+  limits.maxSeconds = std::max(0.01, st.opts.operatorSeconds - s.cpuSpent());
   eg::RunReport rep = eg::run(s.g, st.lemmas, limits);
   // Only the lemmas that fired (inferOnce lists every lemma once): adding every lemma's zero was a
   // name lookup per lemma and search.

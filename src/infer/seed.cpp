@@ -92,7 +92,7 @@ namespace {
 // Implementation inputs given a constant value in the relation file.
 void mergeImplConstants(const InferState& st, eg::EGraph& g) {
   for (auto& [d, v] : st.implConsts)
-    if (auto leaf = g.lookup(eg::ENode{ops::syms().tensor, ops::tensorAttrs(st.impl.nodes[d].leafName, st.impl.nodes[d].owner), {}}))
+    if (auto leaf = g.lookup(eg::ENode{ops::syms().tensor, st.impl.nodes[d].leafAttrs, {}}))
       g.merge(*leaf, declaredConstNode(g, st.impl.nodes[d], v));
 }
 
@@ -125,7 +125,7 @@ std::optional<Failure> seed(InferState& st, OperatorSearch& s) {
   mergeImplConstants(st, s.g);
   for (int d : mergeImplEqualities(st, s.g, relTensors)) relTensors.push_back(d);
   for (auto& [d, regions] : st.implZeros)
-    if (s.g.lookup(eg::ENode{ops::syms().tensor, ops::tensorAttrs(st.impl.nodes[d].leafName, st.impl.nodes[d].owner), {}}))
+    if (s.g.lookup(eg::ENode{ops::syms().tensor, st.impl.nodes[d].leafAttrs, {}}))
       mergeZeroFacts(st, s.g, d);
   auto root = addSpecOp(st, s.g, s.op);
   if (!root) {

@@ -599,6 +599,7 @@ class Lowerer {
         if (!root.isOutput && l != lg_.resolve(l)) root.leafName = lg_.nodes[l].name;
         root.isOutput = true;
       }
+    for (auto& ln : lg_.nodes) ln.leafAttrs = ops::tensorAttrs(ln.leafName, ln.owner);
   }
 
   // Common subexpressions: within one graph, a node whose definition and type
@@ -724,7 +725,8 @@ void checkAnnotatedShapes(const LGraph& lg, const sym::Context& symbols) {
 
 eg::Id addLeaf(eg::EGraph& g, const LGraph& lg, int id) {
   const LNode& ln = lg.node(lg.resolve(id));
-  return g.leaf(ln.leafName, ln.owner, ln.data);
+  if (ln.leafAttrs == eg::kNoAttrs) return g.leaf(ln.leafName, ln.owner, ln.data);
+  return g.leaf(ln.leafAttrs, ln.data);
 }
 
 std::optional<eg::Id> addDefinition(eg::EGraph& g, const LGraph& lg, int id) {

@@ -45,6 +45,9 @@ struct LNode {
   // that the graph returns if there is one (wait_tensor rather than all_reduce),
   // else `name`.
   std::string leafName;
+  // The interned attributes of that leaf (ops::tensorAttrs(leafName, owner)),
+  // set with leafName: adding a leaf is then a hash lookup, not a string intern.
+  eg::AttrsId leafAttrs = eg::kNoAttrs;
   bool isOutput = false;      // the value (or an alias of it) is returned by its graph
   bool tuple() const { return data.tuple; }
 };
