@@ -114,7 +114,8 @@ std::vector<eg::Term> cleanRelations(const InferState& st, const eg::EGraph& g, 
       terms = mine.alternatives(root, st.opts.maxRelationsPerRank);
     }
     if (!byRank.present(r)) noTensor = terms;
-    else if (terms.empty() && !byRank.shared(r).empty()) terms = preferringRank(g, ex, byRank, root, r, st.opts.maxRelationsPerRank);
+    else if (terms.empty() && !byRank.shared(r).empty())
+      terms = preferringRank(g, ex, byRank, root, r, st.opts.maxRelationsPerRank);
     else if (terms.empty()) {
       // No class holds rank r's tensor beside another rank's: the clean terms are rank r's choice.
       if (!anyRank) anyRank = ex.alternatives(root, st.opts.maxRelationsPerRank);
