@@ -40,7 +40,8 @@ Result cast(const eg::AttrList& a, const Inputs& in) {
   }
 }
 
-Result binary(const eg::AttrList& a, const Inputs& in, const std::function<double(double, double)>& f) {
+template <class F>
+Result binary(const eg::AttrList& a, const Inputs& in, F f) {
   auto xs = tensors(in, 2);
   if (!xs || !a.empty()) return std::nullopt;
   auto out = zipBroadcast(*(*xs)[0], *(*xs)[1], f);

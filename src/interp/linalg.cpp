@@ -27,12 +27,16 @@ std::optional<Tensor> batched(const Tensor& a, const Tensor& b) {
     const double* pa = a.data.data() + offA[bi];
     const double* pb = b.data.data() + offB[bi];
     double* po = out.data.data() + bi * n * m;
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < m; ++j) {
-        double acc = 0;
-        for (int64_t t = 0; t < k; ++t) acc += pa[i * k + t] * pb[t * m + j];
-        po[i * m + j] = acc;
+    // i-t-j order: b is read row by row (contiguous) and every output element still sums its
+    // products in t order from 0, so the result is the i-j-t loop's to the bit.
+    for (int64_t i = 0; i < n; ++i) {
+      double* row = po + i * m;
+      for (int64_t t = 0; t < k; ++t) {
+        const double at = pa[i * k + t];
+        const double* brow = pb + t * m;
+        for (int64_t j = 0; j < m; ++j) row[j] += at * brow[j];
       }
+    }
   }
   return out;
 }

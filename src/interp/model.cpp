@@ -44,16 +44,19 @@ Result where(const Inputs& in) {
   auto ab = broadcast(a.shape, b.shape);
   auto shape = ab ? broadcast(c.shape, *ab) : std::nullopt;
   if (!shape) return std::nullopt;
-  auto oc = viewOffsets(*shape, *broadcastStrides(c.shape, *shape), 0);
-  auto oa = viewOffsets(*shape, *broadcastStrides(a.shape, *shape), 0);
-  auto ob = viewOffsets(*shape, *broadcastStrides(b.shape, *shape), 0);
   Tensor out = Tensor::filled(*shape, 0);
-  for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = c.data[oc[i]] != 0 ? a.data[oa[i]] : b.data[ob[i]];
+  std::array<std::vector<int64_t>, 3> st{*broadcastStrides(c.shape, *shape), *broadcastStrides(a.shape, *shape),
+                                         *broadcastStrides(b.shape, *shape)};
+  stridedLoop<3>(*shape, st, {0, 0, 0}, [&](int64_t i, const std::array<int64_t, 3>& o) {
+    out.data[static_cast<size_t>(i)] = c.data[static_cast<size_t>(o[0])] != 0 ? a.data[static_cast<size_t>(o[1])]
+                                                                                : b.data[static_cast<size_t>(o[2])];
+  });
   return Value::of(std::move(out));
 }
 
 // Comparisons and logical and/or: broadcasting, f gives 1.0 or 0.0.
-Result compare(const Inputs& in, const std::function<double(double, double)>& f) {
+template <class F>
+Result compare(const Inputs& in, F f) {
   auto xs = tensors(in, 2);
   if (!xs) return std::nullopt;
   auto out = zipBroadcast(*(*xs)[0], *(*xs)[1], f);

@@ -42,16 +42,6 @@ std::vector<int64_t> viewOffsets(const Shape& shape, const std::vector<int64_t>&
   return out;
 }
 
-std::optional<Tensor> zipBroadcast(const Tensor& x, const Tensor& y, const std::function<double(double, double)>& f) {
-  auto shape = broadcast(x.shape, y.shape);
-  if (!shape) return std::nullopt;
-  auto ox = viewOffsets(*shape, *broadcastStrides(x.shape, *shape), 0);
-  auto oy = viewOffsets(*shape, *broadcastStrides(y.shape, *shape), 0);
-  Tensor out = Tensor::filled(*shape, 0);
-  for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = f(x.data[ox[i]], y.data[oy[i]]);
-  return out;
-}
-
 std::optional<std::vector<int64_t>> broadcastStrides(const Shape& from, const Shape& to) {
   if (from.size() > to.size()) return std::nullopt;
   std::vector<int64_t> st(to.size(), 0);
@@ -82,16 +72,43 @@ std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
 namespace {
 using namespace detail;
 
-Gather single(Shape shape, std::vector<int64_t> offsets) {
+// A single-input rearrangement as a strided view of its input: element i of
+// the result is element `offsets[i]` of the input, where the offsets are
+// those viewOffsets(shape, strides, base) lists.
+struct View {
+  Shape shape;
+  std::vector<int64_t> strides;
+  int64_t base = 0;
+};
+
+Gather gatherOf(const View& v) {
   Gather g;
-  g.shape = std::move(shape);
-  g.child.assign(offsets.size(), 0);
-  g.offset = std::move(offsets);
+  g.shape = v.shape;
+  g.offset = viewOffsets(v.shape, v.strides, v.base);
+  g.child.assign(g.offset.size(), 0);
   return g;
 }
 
+// The view's elements of x, copied (a contiguous view as one block).
+Tensor copyView(const View& v, const Tensor& x) {
+  Tensor out;
+  out.shape = v.shape;
+  int64_t n = numelOf(v.shape);
+  if (n <= 0) return out;
+  if (v.strides == stridesOf(v.shape)) {
+    out.data.assign(x.data.begin() + v.base, x.data.begin() + v.base + n);
+    return out;
+  }
+  out.data.resize(static_cast<size_t>(n));
+  std::array<std::vector<int64_t>, 1> st{v.strides};
+  stridedLoop<1>(v.shape, st, {v.base}, [&](int64_t i, const std::array<int64_t, 1>& o) {
+    out.data[static_cast<size_t>(i)] = x.data[static_cast<size_t>(o[0])];
+  });
+  return out;
+}
+
 // slice[dim, start, end, step] x (end clamped to the size, as canon does).
-std::optional<Gather> sliceOf(const eg::AttrList& a, const Shape& x) {
+std::optional<View> sliceOf(const eg::AttrList& a, const Shape& x) {
   auto dim = eg::attrInt(a, 0), start = eg::attrInt(a, 1), end = eg::attrInt(a, 2), step = eg::attrInt(a, 3);
   if (a.size() != 4 || !dim || !start || !end || !step) return std::nullopt;
   auto d = normDim(*dim, static_cast<int64_t>(x.size()));
@@ -103,10 +120,11 @@ std::optional<Gather> sliceOf(const eg::AttrList& a, const Shape& x) {
   std::vector<int64_t> st = stridesOf(x);
   int64_t base = s * st[*d];
   st[*d] *= *step;
-  return single(out, viewOffsets(out, st, base));
+  return View{out, st, base};
 }
 
-std::optional<Gather> concatOf(const eg::AttrList& a, const std::vector<Shape>& xs) {
+// The result shape of concat[dim] over inputs of shapes xs, and its dim.
+std::optional<std::pair<Shape, int64_t>> concatShape(const eg::AttrList& a, const std::vector<Shape>& xs) {
   auto dim = eg::attrInt(a, 0);
   if (a.size() != 1 || !dim || xs.empty()) return std::nullopt;
   auto d = normDim(*dim, static_cast<int64_t>(xs[0].size()));
@@ -119,13 +137,24 @@ std::optional<Gather> concatOf(const eg::AttrList& a, const std::vector<Shape>& 
       if (static_cast<int64_t>(k) != *d && x[k] != out[k]) return std::nullopt;
     out[*d] += x[*d];
   }
-  int64_t outer = numelOf(Shape(out.begin(), out.begin() + *d));
-  int64_t inner = numelOf(Shape(out.begin() + *d + 1, out.end()));
+  return std::make_pair(out, *d);
+}
+
+// Elements after the concat dim (one row of it) and the number of outer rows.
+std::pair<int64_t, int64_t> concatBlocks(const Shape& out, int64_t d) {
+  return {numelOf(Shape(out.begin(), out.begin() + d)), numelOf(Shape(out.begin() + d + 1, out.end()))};
+}
+
+std::optional<Gather> concatOf(const eg::AttrList& a, const std::vector<Shape>& xs) {
+  auto sd = concatShape(a, xs);
+  if (!sd) return std::nullopt;
+  auto [out, d] = *sd;
+  auto [outer, inner] = concatBlocks(out, d);
   Gather g;
   g.shape = out;
   for (int64_t o = 0; o < outer; ++o)
     for (uint32_t i = 0; i < xs.size(); ++i) {
-      int64_t block = xs[i][*d] * inner;
+      int64_t block = xs[i][d] * inner;
       for (int64_t k = 0; k < block; ++k) {
         g.child.push_back(i);
         g.offset.push_back(o * block + k);
@@ -134,7 +163,29 @@ std::optional<Gather> concatOf(const eg::AttrList& a, const std::vector<Shape>& 
   return g;
 }
 
-std::optional<Gather> permuteOf(const std::vector<int64_t>& p, const Shape& x) {
+// concat on values: the gather above as block copies.
+Result concatValues(const eg::AttrList& a, const Inputs& in) {
+  auto xs = tensors(in, -1);
+  if (!xs) return std::nullopt;
+  std::vector<Shape> shapes;
+  for (const Tensor* t : *xs) shapes.push_back(t->shape);
+  auto sd = concatShape(a, shapes);
+  if (!sd) return std::nullopt;
+  auto [shape, d] = *sd;
+  auto [outer, inner] = concatBlocks(shape, d);
+  Tensor out;
+  out.shape = shape;
+  out.data.reserve(static_cast<size_t>(numelOf(shape)));
+  for (int64_t o = 0; o < outer; ++o)
+    for (size_t i = 0; i < xs->size(); ++i) {
+      int64_t block = shapes[i][d] * inner;
+      auto from = (*xs)[i]->data.begin() + o * block;
+      out.data.insert(out.data.end(), from, from + block);
+    }
+  return Value::of(std::move(out));
+}
+
+std::optional<View> permuteOf(const std::vector<int64_t>& p, const Shape& x) {
   if (p.size() != x.size()) return std::nullopt;
   std::vector<bool> seen(p.size(), false);
   std::vector<int64_t> st = stridesOf(x), outSt(p.size());
@@ -146,21 +197,21 @@ std::optional<Gather> permuteOf(const std::vector<int64_t>& p, const Shape& x) {
     out[i] = x[*d];
     outSt[i] = st[*d];
   }
-  return single(out, viewOffsets(out, outSt, 0));
+  return View{out, outSt, 0};
 }
 
-std::optional<Gather> transposeOf(const eg::AttrList& a, const Shape& x) {
+std::optional<View> transposeOf(const eg::AttrList& a, const Shape& x) {
   auto d0 = eg::attrInt(a, 0), d1 = eg::attrInt(a, 1);
   int64_t r = static_cast<int64_t>(x.size());
   if (a.size() != 2 || !d0 || !d1) return std::nullopt;
   // A 0-d tensor transposes with dims 0/-1 as itself (ATen wraps dims to rank 1).
   auto n0 = normDim(*d0, std::max<int64_t>(r, 1)), n1 = normDim(*d1, std::max<int64_t>(r, 1));
   if (!n0 || !n1) return std::nullopt;
-  if (r == 0) return single({}, {0});
+  if (r == 0) return View{{}, {}, 0};
   return permuteOf(transposePerm(*n0, *n1, r), x);
 }
 
-std::optional<Gather> reshapeOf(const eg::AttrList& a, const Shape& x) {
+std::optional<View> reshapeOf(const eg::AttrList& a, const Shape& x) {
   const auto* s = eg::attrInts(a, 0);
   if (a.size() != 1 || !s) return std::nullopt;
   Shape out = *s;
@@ -176,12 +227,10 @@ std::optional<Gather> reshapeOf(const eg::AttrList& a, const Shape& x) {
     out[infer] = n / known;
   }
   if (numelOf(out) != n) return std::nullopt;
-  std::vector<int64_t> offs(static_cast<size_t>(n));
-  std::iota(offs.begin(), offs.end(), 0);
-  return single(out, std::move(offs));
+  return View{out, stridesOf(out), 0};  // row-major order is kept
 }
 
-std::optional<Gather> expandOf(const eg::AttrList& a, const Shape& x) {
+std::optional<View> expandOf(const eg::AttrList& a, const Shape& x) {
   const auto* s = eg::attrInts(a, 0);
   if (a.size() != 1 || !s || s->size() < x.size()) return std::nullopt;
   Shape out = *s;
@@ -192,15 +241,7 @@ std::optional<Gather> expandOf(const eg::AttrList& a, const Shape& x) {
   }
   auto st = broadcastStrides(x, out);
   if (!st) return std::nullopt;
-  return single(out, viewOffsets(out, *st, 0));
-}
-
-Tensor applyGather(const Gather& g, const std::vector<const Tensor*>& xs) {
-  Tensor out;
-  out.shape = g.shape;
-  out.data.resize(g.offset.size());
-  for (size_t i = 0; i < g.offset.size(); ++i) out.data[i] = xs[g.child[i]]->data[g.offset[i]];
-  return out;
+  return View{out, *st, 0};
 }
 
 // sum / rmax / rmin x1 ... xn: elementwise over same-shape tensors.
@@ -236,7 +277,7 @@ Result splitOf(const eg::AttrList& a, const Inputs& in) {
     auto g = sliceOf({eg::Attr::integer(*d), eg::Attr::integer(off), eg::Attr::integer(off + s), eg::Attr::integer(1)},
                          x.shape);
     if (!g) return std::nullopt;
-    parts.push_back(applyGather(*g, {&x}));
+    parts.push_back(copyView(*g, x));
     off += s;
   }
   return Value::tupleOf(std::move(parts));
@@ -248,25 +289,26 @@ Result splitOf(const eg::AttrList& a, const Inputs& in) {
 namespace kernels {
 
 namespace {
-// A single-input gather applied to the values.
-std::optional<Gather> one(std::optional<Gather> (*f)(const eg::AttrList&, const Shape&), const eg::AttrList& a,
-                          const std::vector<Shape>& xs) {
+using ViewFn = std::optional<View> (*)(const eg::AttrList&, const Shape&);
+// A single-input view as a gather (for symbolic evaluation).
+std::optional<Gather> one(ViewFn f, const eg::AttrList& a, const std::vector<Shape>& xs) {
   if (xs.size() != 1) return std::nullopt;
-  return f(a, xs[0]);
+  auto v = f(a, xs[0]);
+  if (!v) return std::nullopt;
+  return gatherOf(*v);
 }
-std::optional<Gather> permuteAttr(const eg::AttrList& a, const Shape& x) {
+// A single-input view applied to a value: a strided copy, no offsets list.
+Result viewed(ViewFn f, const eg::AttrList& a, const Inputs& in) {
+  auto xs = detail::tensors(in, 1);
+  if (!xs) return std::nullopt;
+  auto v = f(a, (*xs)[0]->shape);
+  if (!v) return std::nullopt;
+  return Value::of(copyView(*v, *(*xs)[0]));
+}
+std::optional<View> permuteAttr(const eg::AttrList& a, const Shape& x) {
   const auto* p = eg::attrInts(a, 0);
   if (a.size() != 1 || !p) return std::nullopt;
   return permuteOf(*p, x);
-}
-Result gathered(GatherFn f, const eg::AttrList& a, const Inputs& in) {
-  auto xs = detail::tensors(in, -1);
-  if (!xs) return std::nullopt;
-  std::vector<Shape> shapes;
-  for (const Tensor* t : *xs) shapes.push_back(t->shape);
-  auto g = f(a, shapes);
-  if (!g) return std::nullopt;
-  return Value::of(applyGather(*g, *xs));
 }
 }  // namespace
 
@@ -277,12 +319,12 @@ std::optional<Gather> permuteGather(const eg::AttrList& a, const std::vector<Sha
 std::optional<Gather> reshapeGather(const eg::AttrList& a, const std::vector<Shape>& xs) { return one(reshapeOf, a, xs); }
 std::optional<Gather> expandGather(const eg::AttrList& a, const std::vector<Shape>& xs) { return one(expandOf, a, xs); }
 
-Result slice(const eg::AttrList& a, const Inputs& in) { return gathered(sliceGather, a, in); }
-Result concat(const eg::AttrList& a, const Inputs& in) { return gathered(concatGather, a, in); }
-Result transpose(const eg::AttrList& a, const Inputs& in) { return gathered(transposeGather, a, in); }
-Result permute(const eg::AttrList& a, const Inputs& in) { return gathered(permuteGather, a, in); }
-Result reshape(const eg::AttrList& a, const Inputs& in) { return gathered(reshapeGather, a, in); }
-Result expand(const eg::AttrList& a, const Inputs& in) { return gathered(expandGather, a, in); }
+Result slice(const eg::AttrList& a, const Inputs& in) { return viewed(sliceOf, a, in); }
+Result concat(const eg::AttrList& a, const Inputs& in) { return concatValues(a, in); }
+Result transpose(const eg::AttrList& a, const Inputs& in) { return viewed(transposeOf, a, in); }
+Result permute(const eg::AttrList& a, const Inputs& in) { return viewed(permuteAttr, a, in); }
+Result reshape(const eg::AttrList& a, const Inputs& in) { return viewed(reshapeOf, a, in); }
+Result expand(const eg::AttrList& a, const Inputs& in) { return viewed(expandOf, a, in); }
 
 Result sum(const eg::AttrList& a, const Inputs& in) {
   return a.empty() ? combine(in, [](double x, double y) { return x + y; }) : std::nullopt;

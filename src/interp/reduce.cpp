@@ -27,14 +27,15 @@ Result reduce(const std::string& op, const eg::AttrList& a, const Inputs& in) {
   }
   // Each input element lands at the offset of its kept index.
   auto st = broadcastStrides(kept, x.shape);
-  auto dest = viewOffsets(x.shape, *st, 0);
   bool isMax = op == "amax";
   if (isMax && count == 0) return std::nullopt;  // amax of an empty dim is an error in ATen
   Tensor out = Tensor::filled(kept, isMax ? -std::numeric_limits<double>::infinity() : 0.0);
-  for (size_t i = 0; i < x.data.size(); ++i) {
-    double& o = out.data[dest[i]];
-    o = isMax ? std::max(o, x.data[i]) : o + x.data[i];
-  }
+  std::array<std::vector<int64_t>, 1> dest{*st};
+  stridedLoop<1>(x.shape, dest, {0}, [&](int64_t i, const std::array<int64_t, 1>& at) {
+    double& o = out.data[static_cast<size_t>(at[0])];
+    double v = x.data[static_cast<size_t>(i)];
+    o = isMax ? std::max(o, v) : o + v;
+  });
   if (op == "mean_dim")
     for (double& v : out.data) v /= static_cast<double>(count);  // 0/0 = nan, as ATen
   if (!*keep) {
@@ -70,8 +71,8 @@ Result softmaxOf(const eg::AttrList& a, const Inputs& in, bool safe) {
         for (int64_t k = 0; k < len; ++k) out.data[base + k * inner] = 0;
         continue;
       }
-      for (int64_t k = 0; k < len; ++k) sum += std::exp(x.data[base + k * inner] - mx);
-      for (int64_t k = 0; k < len; ++k) out.data[base + k * inner] = std::exp(x.data[base + k * inner] - mx) / sum;
+      for (int64_t k = 0; k < len; ++k) sum += (out.data[base + k * inner] = std::exp(x.data[base + k * inner] - mx));
+      for (int64_t k = 0; k < len; ++k) out.data[base + k * inner] /= sum;
     }
   return Value::of(std::move(out));
 }

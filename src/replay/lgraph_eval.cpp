@@ -110,17 +110,35 @@ bool LGraphEvaluator::computeOne(int node) {
   std::vector<interp::Value> local;
   local.reserve(ln.def.nodes.size());
   for (const auto& tn : ln.def.nodes) {
+    // The operands are moved into the kernel's input list and back after it (a
+    // copy per operand was most of the replay's memory traffic); an operand
+    // read twice by one kernel is moved once and copied for its other uses.
     std::vector<interp::Value> kids;
+    std::vector<interp::Value*> from(tn.children.size(), nullptr);  // where kids[i] was moved from
     kids.reserve(tn.children.size());
-    for (const auto& r : tn.children) {
+    for (size_t i = 0; i < tn.children.size(); ++i) {
+      const auto& r = tn.children[i];
+      interp::Value* src = nullptr;
       switch (r.kind) {
-        case CanonTerm::Ref::Kind::Operand: kids.push_back(*values_[static_cast<size_t>(lg_.resolve(r.operand))]); break;
-        case CanonTerm::Ref::Kind::Local: kids.push_back(local[static_cast<size_t>(r.local)]); break;
-        case CanonTerm::Ref::Kind::Scalar: kids.push_back(interp::Value::of(interp::Tensor::scalar(r.scalar))); break;
+        case CanonTerm::Ref::Kind::Operand: src = &*values_[static_cast<size_t>(lg_.resolve(r.operand))]; break;
+        case CanonTerm::Ref::Kind::Local: src = &local[static_cast<size_t>(r.local)]; break;
+        case CanonTerm::Ref::Kind::Scalar: kids.push_back(interp::Value::of(interp::Tensor::scalar(r.scalar))); continue;
       }
+      size_t first = std::find(from.begin(), from.begin() + static_cast<std::ptrdiff_t>(i), src) - from.begin();
+      if (first < i) {
+        kids.push_back(kids[first]);
+        continue;
+      }
+      from[i] = src;
+      kids.push_back(std::move(*src));
     }
+    auto restore = [&] {
+      for (size_t i = 0; i < kids.size(); ++i)
+        if (from[i]) *from[i] = std::move(kids[i]);
+    };
     eg::ENode en{tn.op, eg::internAttrs(tn.attrs), std::vector<eg::Id>(tn.children.size(), 0)};
     if (!ops::hasKernel(tn.op)) {
+      restore();
       fail(node, eg::symbolName(tn.op), eg::symbolName(tn.op) + " has no reference semantics");
       return false;
     }
@@ -131,10 +149,12 @@ bool LGraphEvaluator::computeOne(int node) {
         if (!shapes.empty()) shapes += ", ";
         shapes += k.tensor() ? interp::shapeString(k.tensor()->shape) : "tuple";
       }
+      restore();
       fail(node, eg::symbolName(tn.op), eg::symbolName(tn.op) + " does not accept its inputs (" + shapes + ")");
       failure_->refused = true;
       return false;
     }
+    restore();
     local.push_back(std::move(*v));
   }
   // The interpreter must agree with the graph's own annotation of the shape.

@@ -6,6 +6,7 @@
 // nonlinear integer search alone gives up on the GPT-sized systems.
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <algorithm>
 
 #include <string>
@@ -31,6 +32,7 @@ using Assignment = std::map<int64_t, int64_t>;
 std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64_t bound, unsigned rlimit,
                                        uint64_t& used, bool preferSmall, const std::vector<char>* dropped = nullptr,
                                        bool bitBlast = true, bool* unsat = nullptr) {
+  std::clock_t cpu0 = std::clock();
   z3::context c;
   z3::params smtParams(c);
   if (preferSmall) smtParams.set("phase_selection", 0u);
@@ -69,9 +71,10 @@ std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64
   for (unsigned i = 0; i < st.size(); ++i)
     if (st.key(i) == "rlimit count") used += st.is_uint(i) ? st.uint_value(i) : uint64_t(st.double_value(i));
   if (std::getenv("TANGLE_TRACE_SIZES") && !dropped)
-    std::fprintf(stderr, "size solve bound %lld%s: %s, rlimit used so far %llu\n", static_cast<long long>(bound),
-                 bitBlast ? "" : " (no bit-blasting)", res == z3::sat ? "sat" : res == z3::unsat ? "unsat" : "unknown",
-                 static_cast<unsigned long long>(used));
+    std::fprintf(stderr, "size solve bound %lld%s: %s, rlimit used so far %llu, %.3f s CPU\n",
+                 static_cast<long long>(bound), bitBlast ? "" : " (no bit-blasting)",
+                 res == z3::sat ? "sat" : res == z3::unsat ? "unsat" : "unknown", static_cast<unsigned long long>(used),
+                 double(std::clock() - cpu0) / CLOCKS_PER_SEC);
   if (res != z3::sat) return std::nullopt;
   z3::model m = s.get_model();
   Assignment a;

@@ -1,5 +1,7 @@
 #include "replay/term_eval.h"
 
+#include <algorithm>
+
 #include "ops/ops.h"
 
 namespace tangle::replay {
@@ -21,11 +23,25 @@ std::optional<interp::Value> evalTerm(const eg::Term& t, const LeafValues& leave
       vals.push_back(*v);
       continue;
     }
+    // Children are moved into the kernel's inputs and back after it (not copied); a child
+    // read twice is moved once and copied for its other uses.
     std::vector<interp::Value> kids;
+    std::vector<int64_t> from(n.children.size(), -1);
     kids.reserve(n.children.size());
-    for (uint32_t c : n.children) kids.push_back(vals[c]);
+    for (size_t i = 0; i < n.children.size(); ++i) {
+      uint32_t c = n.children[i];
+      auto first = std::find(from.begin(), from.begin() + static_cast<std::ptrdiff_t>(i), int64_t(c));
+      if (first != from.begin() + static_cast<std::ptrdiff_t>(i)) {
+        kids.push_back(kids[static_cast<size_t>(first - from.begin())]);
+        continue;
+      }
+      from[i] = c;
+      kids.push_back(std::move(vals[c]));
+    }
     eg::ENode en{n.op, n.attrs, std::vector<eg::Id>(n.children.size(), 0)};
     auto v = ops::evaluate(en, kids);
+    for (size_t i = 0; i < kids.size(); ++i)
+      if (from[i] >= 0) vals[static_cast<size_t>(from[i])] = std::move(kids[i]);
     if (!v) return failWith(eg::symbolName(n.op) + " cannot be evaluated on its inputs");
     vals.push_back(std::move(*v));
   }
