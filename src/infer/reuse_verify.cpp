@@ -150,6 +150,17 @@ bool sameRelExprUnder(const InferState& st, Renaming& phi, const RelExpr& a, con
   return true;
 }
 
+bool preservesMergedEqualities(const InferState& st, const Footprint& f, const Renaming& phi) {
+  for (auto [a, b] : f.mergedEqual) {
+    const int *x = phi.implOf(a), *y = phi.implOf(b);
+    if (!x || !y) return false;
+    auto it = st.implEqual.find(*x);
+    if (it == st.implEqual.end() || std::find(it->second.begin(), it->second.end(), *y) == it->second.end())
+      return false;
+  }
+  return true;
+}
+
 bool renameTerm(const InferState& st, const Renaming& phi, const eg::Term& in, eg::Term& out) {
   out = in;
   for (auto& n : out.nodes) {

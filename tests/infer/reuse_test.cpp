@@ -159,7 +159,8 @@ std::pair<std::vector<std::string>, std::string> firstPass(const Check& c) {
   std::vector<std::string> reused;
   for (const SpecOp& op : order) {
     std::unordered_set<int> inlined;
-    if (reuse.tryReuse(*st, op, inlined)) {
+    std::vector<std::pair<int, int>> added;
+    if (reuse.tryReuse(*st, op, inlined, added)) {
       reused.push_back(c.specName(op.node));
       continue;
     }
@@ -247,6 +248,30 @@ TEST(OperatorReuse, ADifferentConstantInBlockKIsFound) {
     EXPECT_EQ(c->specName(off.failure->node), "S.s3");
     EXPECT_TRUE(on.stats.reuseRerun);
   }
+}
+
+// The gate's implEqual part: an equality between implementation tensors that
+// the earlier e-graph was seeded with (proved by an earlier operator) must hold
+// renamed for the new operator, or the renamed relations could rest on an
+// equality nobody proved (e.g. a replica computing something else).
+TEST(OperatorReuse, ASeededImplEqualityMustHoldRenamed) {
+  auto c = blocks(3);
+  InferState st(c->problem(), lemmas::allLemmas(), reuse(true));
+  Footprint f;
+  const int a0 = c->implId("D0.wt0"), a1 = c->implId("D1.wt0");
+  const int b0 = c->implId("D0.wt1"), b1 = c->implId("D1.wt1");
+  f.mergedEqual = {{a0, a1}};
+  Renaming phi;
+  ASSERT_TRUE(phi.bindImpl(a0, b0));
+  ASSERT_TRUE(phi.bindImpl(a1, b1));
+  EXPECT_FALSE(preservesMergedEqualities(st, f, phi));  // nothing proved D0.wt1 = D1.wt1
+  st.implEqual[b1].push_back(b0);
+  EXPECT_FALSE(preservesMergedEqualities(st, f, phi));  // the pair is directed, as seed merges it
+  st.implEqual[b0].push_back(b1);
+  EXPECT_TRUE(preservesMergedEqualities(st, f, phi));
+  Renaming partial;  // a tensor of the fact outside phi
+  ASSERT_TRUE(partial.bindImpl(a0, b0));
+  EXPECT_FALSE(preservesMergedEqualities(st, f, partial));
 }
 
 TEST(OperatorReuse, OptionTurnsItOff) {
