@@ -123,9 +123,19 @@ bool Renaming::bindSpec(int from, int to) {
 
 bool Renaming::bindImpl(int from, int to) {
   if (auto it = impl.find(from); it != impl.end()) return it->second == to;
-  if (!implInv.emplace(to, from).second) return false;
+  if (implInv.count(to)) return false;
+  const int rf = implGraph->nodes[from].graph, rt = implGraph->nodes[to].graph;
+  if (!rankFits(rf, rt)) return false;
+  rank.emplace(rf, rt);
+  rankInv.emplace(rt, rf);
+  implInv.emplace(to, from);
   impl.emplace(from, to);
   return true;
+}
+
+bool Renaming::rankFits(int from, int to) const {
+  if (auto it = rank.find(from); it != rank.end()) return it->second == to;
+  return !rankInv.count(to);
 }
 
 const int* Renaming::specOf(int from) const {
@@ -184,7 +194,7 @@ bool OperatorReuse::tryReuse(InferState& st, const SpecOp& op, std::unordered_se
   for (size_t tried = 0; tried < candidates.size() && tried < kMaxTries; ++tried) {
     size_t index = candidates[candidates.size() - 1 - tried];
     const Footprint& f = footprints_[index];
-    Renaming phi;
+    Renaming phi(st.impl);
     if (!buildRenaming(st, f, op, phi) || !preservesMergedEqualities(st, f, phi)) continue;
     // The gate; with a verifier, its outcome is predicted from the last
     // time it ran on this candidate for an operator of the same shape, and

@@ -41,11 +41,17 @@ struct Footprint {
 };
 
 // phi: from an earlier footprint's tensors to the new operator's, injective.
+// Implementation tensors may move to other ranks (a later pipeline stage
+// repeating an earlier one's layer), by one bijection between rank graphs.
 struct Renaming {
+  explicit Renaming(const LGraph& implGraph) : implGraph(&implGraph) {}
+  const LGraph* implGraph;
   std::unordered_map<int, int> spec, impl;        // earlier -> new
   std::unordered_map<int, int> specInv, implInv;  // new -> earlier
+  std::unordered_map<int, int> rank, rankInv;     // impl graphs (ranks): earlier -> new, new -> earlier
   bool bindSpec(int from, int to);  // false when it would break the map or injectivity
-  bool bindImpl(int from, int to);
+  bool bindImpl(int from, int to);  // also false when it would break the rank bijection
+  bool rankFits(int from, int to) const;  // rank `from` may map to `to`
   const int* specOf(int from) const;
   const int* implOf(int from) const;
 };
