@@ -28,9 +28,26 @@ std::vector<std::pair<int, int>> implEqualPairs(const InferState& st, const eg::
 }
 
 void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs) {
+  applyImplEqualPairs(st, pairs, nullptr);
+}
+
+void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs,
+                         std::vector<std::pair<int, int>>* added) {
   for (auto [a, b] : pairs) {
     auto& eq = st.implEqual[a];
-    if (std::find(eq.begin(), eq.end(), b) == eq.end()) eq.push_back(b);
+    if (std::find(eq.begin(), eq.end(), b) != eq.end()) continue;
+    eq.push_back(b);
+    if (added) added->emplace_back(a, b);
+  }
+}
+
+void removeImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs) {
+  for (auto [a, b] : pairs) {
+    auto it = st.implEqual.find(a);
+    if (it == st.implEqual.end()) continue;
+    auto& eq = it->second;
+    eq.erase(std::remove(eq.begin(), eq.end(), b), eq.end());
+    if (eq.empty()) st.implEqual.erase(it);
   }
 }
 
@@ -39,7 +56,8 @@ void recordImplEqualities(InferState& st, const eg::EGraph& g) { applyImplEqualP
 // Each named tensor once: a weight replicated on R ranks is named by each
 // rank's relation, and merging every copy with every other again was
 // quadratic in R per operator. The partners it adds are listed once each.
-std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const std::vector<int>& named) {
+std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const std::vector<int>& named,
+                                     std::vector<std::pair<int, int>>* merged) {
   std::vector<int> added;
   std::unordered_set<int> seen, listed;
   for (int d : named) {
@@ -50,6 +68,7 @@ std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const 
     eg::Id leaf = addLeaf(g, st.impl, d);
     for (int e : it->second) {
       g.merge(leaf, addLeaf(g, st.impl, e));
+      if (merged) merged->emplace_back(d, e);
       if (listed.insert(e).second) added.push_back(e);
     }
   }

@@ -129,6 +129,7 @@ struct Step {
   SearchAhead* ahead = nullptr;
   bool searched = false;                     // out: searched (here or ahead), not reused
   std::vector<std::pair<int, int>> pairs;    // out, with `ahead`: the implEqual pairs the search offered
+  std::vector<std::pair<int, int>> reusedEqual;  // out: the implEqual pairs a reuse added (undone on rollback)
 };
 
 // One spec operator: an earlier operator's relations renamed when `reuse`
@@ -141,8 +142,9 @@ std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& s
                                  std::unordered_set<int>& inlined, Step& step,
                                  std::optional<ReuseVerifier::Check>& rollback) {
   OperatorReuse* reuse = step.reuse;
-  if (reuse && reuse->tryReuse(st, op, inlined)) {
+  if (reuse && reuse->tryReuse(st, op, inlined, step.reusedEqual)) {
     ++stats.operatorsReused;
+    step.pairs = step.reusedEqual;
     if (tracing())
       std::fprintf(stderr, "op %s (%s): reused from %s\n", st.spec.nodes[op.node].name.c_str(), specOpName(st, op.node),
                    st.spec.nodes[reuse->lastSource()].name.c_str());
@@ -183,8 +185,13 @@ std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& s
 }
 
 // Undoes the operators order[from, to), all reuses (reuse_pipeline.h): their
-// relations, deferred state, entries of R and counters.
-void rollBack(InferState& st, const std::vector<SpecOp>& order, size_t from, size_t to, InferResult& res) {
+// relations, deferred state, implEqual pairs, entries of R and counters.
+void rollBack(InferState& st, const std::vector<SpecOp>& order, size_t from, size_t to, InferResult& res,
+              std::vector<std::vector<std::pair<int, int>>>& reusedEqual) {
+  for (size_t i = to; i-- > from;) {
+    removeImplEqualPairs(st, reusedEqual[i]);
+    reusedEqual[i].clear();
+  }
   for (size_t i = from; i < to; ++i) {
     int n = order[i].node;
     st.rels[n].clear();
@@ -212,9 +219,10 @@ void walk(InferState& st, const std::vector<SpecOp>& order, double cpuStart, Inf
   std::optional<OperatorReuse> reuse;
   if (st.opts.reuse) reuse.emplace(verifier);
   size_t i = 0;
+  std::vector<std::vector<std::pair<int, int>>> reusedEqual(order.size());  // per position
   auto rollBackTo = [&](const ReuseVerifier::Check& bad) {
-    rollBack(st, order, bad.position, i, res);
-    if (ahead) ahead->rolledBack(bad.position, i);
+    if (ahead) ahead->rolledBack(bad.position, i, reusedEqual);
+    rollBack(st, order, bad.position, i, res, reusedEqual);
     reuse->stopPredicting(bad.shapeHash, bad.footprint);
     verifier->reset();
     i = bad.position;
@@ -245,12 +253,13 @@ void walk(InferState& st, const std::vector<SpecOp>& order, double cpuStart, Inf
     if (reuse) reuse->at(i);
     if (ahead) ahead->at(i);
     std::optional<ReuseVerifier::Check> bad;
-    Step step{i, reuse ? &*reuse : nullptr, verifier, ahead, false, {}};
+    Step step{i, reuse ? &*reuse : nullptr, verifier, ahead, false, {}, {}};
     auto failure = processOp(st, op, res.stats, inlined, step, bad);
     if (bad) {
       rollBackTo(*bad);
       continue;
     }
+    reusedEqual[i] = std::move(step.reusedEqual);
     if (ahead && !failure) ahead->committed(i, st, step.searched, std::move(step.pairs));
     ++res.stats.opsProcessed;
     ++i;
@@ -352,6 +361,12 @@ InferResult inferRelations(const Problem& p, const std::vector<eg::Rule>& lemmas
   // would have found (reuse.cpp): a verdict other than `refines` is the
   // search's own only when computed without reuse.
   if (res.verdict != Verdict::Refines && res.stats.operatorsReused > 0) {
+    if (tracing()) {  // why the pass with reuse is recomputed
+      size_t unproved = 0;
+      for (const auto& e : res.expectations) unproved += e.holds ? 0 : 1;
+      std::fprintf(stderr, "reuse: the pass with reuse gave %s (%s, %zu expectations unproved); recomputing without reuse\n",
+                   toString(res.verdict), res.failure ? "an operator failed" : "every operator related", unproved);
+    }
     InferOptions searchOnly = opts;
     searchOnly.reuse = false;
     res = inferOnce(p, lemmas, searchOnly, cpuStart);

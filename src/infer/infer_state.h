@@ -160,7 +160,14 @@ void recordImplEqualities(InferState& st, const eg::EGraph& g);
 // The pairs recordImplEqualities offers, in its order; applying them appends each absent one.
 std::vector<std::pair<int, int>> implEqualPairs(const InferState& st, const eg::EGraph& g);
 void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs);
-std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const std::vector<int>& named);
+// `merged`, if given, receives every pair (a, b) merged: the facts g now holds.
+std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const std::vector<int>& named,
+                                     std::vector<std::pair<int, int>>* merged = nullptr);
+// Adds the pairs to implEqual; `added` (if given) receives those it did not hold yet.
+void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs,
+                         std::vector<std::pair<int, int>>* added);
+// Removes pairs (those `added` reported): undoing an operator the walk rolled back.
+void removeImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs);
 void checkExpectations(const InferState& st, std::unordered_set<int>& inlined, InferResult& res);
 Verdict verdictOf(const InferResult& res);
 

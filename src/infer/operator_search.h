@@ -45,6 +45,7 @@ struct OperatorSearch {
   std::unordered_set<int> inlined;  // spec definitions already added to g
   std::vector<int> frontier;        // newly related impl nodes whose users are not looked at yet
   std::vector<int> related;         // T_rel, in the order it grew
+  std::vector<std::pair<int, int>> mergedEqual;  // implEqual facts seed merged into g (a, b)
   std::vector<int> explored;        // impl nodes added to g, in order (nearbyImpl on failure)
   std::vector<eg::Term> clean;      // clean expressions of root, current after every saturation
   bool limitHit = false;            // a search limit stopped a saturation or the exploration

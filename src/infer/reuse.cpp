@@ -14,19 +14,25 @@
 //       (operator, attributes, operands);
 //   (d) the lemmas, which are valid for all tensors of the types they are
 //       applied to and do not look at tensor names (they match operators,
-//       attributes and types only; the symbolic-size context is the check's).
+//       attributes and types only; the symbolic-size context is the check's);
+//   (e) the implEqual facts seeded into it (d = e between implementation
+//       tensors, proved by earlier operators: mergeImplEqualities).
 // Each r in R_j is an equality root = r derived by congruence closure and
 // lemma instances from those facts, i.e. a valid implication
-//   facts(a-c) => S.out_j = r,   for all values of the leaves (the variables).
+//   facts(a-e) => S.out_j = r,   for all values of the leaves (the variables).
 // Renaming variables with a type-preserving substitution phi keeps an
 // implication valid: phi(facts) => phi(S.out_j) = phi(r). Reuse is allowed only
-// when phi maps every fact of (a)-(c) onto a fact that holds for o_k's
+// when phi maps every fact of (a)-(c), (e) onto a fact that holds for o_k's
 // tensors: same types, ranks and constants, spec and implementation
-// definitions identical with operands mapped by phi, and the relations of
+// definitions identical with operands mapped by phi, the relations of
 // each seeded spec tensor mapped exactly (the same expressions, in the same
-// order) onto those of its image (reuse_verify.cpp checks all of this; the
+// order) onto those of its image, and each implEqual fact onto one held now
+// (reuse_verify.cpp checks all of this; the
 // renaming is built heuristically in reuse_match.cpp and trusted for
-// nothing). Then phi(S.out_j) = S.out_k and each phi(r) is a relation of o_k.
+// nothing). Then phi(S.out_j) = S.out_k and each phi(r) is a relation of o_k;
+// likewise each equality d = e between implementation tensors that o_j's
+// search proved (and recorded in implEqual) holds renamed, and is recorded:
+// later operators and the expectations need them as they would after a search.
 // phi is moreover injective, so the renamed relations say nothing the search
 // could not: distinct tensors stay distinct.
 //
@@ -117,9 +123,19 @@ bool Renaming::bindSpec(int from, int to) {
 
 bool Renaming::bindImpl(int from, int to) {
   if (auto it = impl.find(from); it != impl.end()) return it->second == to;
-  if (!implInv.emplace(to, from).second) return false;
+  if (implInv.count(to)) return false;
+  const int rf = implGraph->nodes[from].graph, rt = implGraph->nodes[to].graph;
+  if (!rankFits(rf, rt)) return false;
+  rank.emplace(rf, rt);
+  rankInv.emplace(rt, rf);
+  implInv.emplace(to, from);
   impl.emplace(from, to);
   return true;
+}
+
+bool Renaming::rankFits(int from, int to) const {
+  if (auto it = rank.find(from); it != rank.end()) return it->second == to;
+  return !rankInv.count(to);
 }
 
 const int* Renaming::specOf(int from) const {
@@ -158,6 +174,8 @@ std::optional<Footprint> OperatorReuse::footprintOf(const InferState& st, const 
   f.related = s.related;
   f.result = st.rels[s.op.node];
   f.deferred = st.deferredDepth[s.op.node] > 0;
+  f.mergedEqual = s.mergedEqual;
+  if (!f.deferred) f.foundEqual = implEqualPairs(st, s.g);  // what conclude recorded
   return f;
 }
 
@@ -166,7 +184,8 @@ void OperatorReuse::add(const InferState& st, Footprint f) {
   footprints_.push_back(std::move(f));
 }
 
-bool OperatorReuse::tryReuse(InferState& st, const SpecOp& op, std::unordered_set<int>& inlined) {
+bool OperatorReuse::tryReuse(InferState& st, const SpecOp& op, std::unordered_set<int>& inlined,
+                             std::vector<std::pair<int, int>>& added) {
   if (st.isTarget[op.node]) return false;
   uint64_t hash = specShapeHash(st, op);
   auto it = byShape_.find(hash);
@@ -175,8 +194,8 @@ bool OperatorReuse::tryReuse(InferState& st, const SpecOp& op, std::unordered_se
   for (size_t tried = 0; tried < candidates.size() && tried < kMaxTries; ++tried) {
     size_t index = candidates[candidates.size() - 1 - tried];
     const Footprint& f = footprints_[index];
-    Renaming phi;
-    if (!buildRenaming(st, f, op, phi)) continue;
+    Renaming phi(st.impl);
+    if (!buildRenaming(st, f, op, phi) || !preservesMergedEqualities(st, f, phi)) continue;
     // The gate; with a verifier, its outcome is predicted from the last
     // time it ran on this candidate for an operator of the same shape, and
     // the prediction is checked behind the walk (reuse_pipeline.h).
@@ -196,8 +215,16 @@ bool OperatorReuse::tryReuse(InferState& st, const SpecOp& op, std::unordered_se
     for (size_t i = 0; i < f.result.size() && ok; ++i) ok = renameTerm(st, phi, f.result[i], renamed[i]);
     // The gate refuses a phi without these; a queued gate has not run yet.
     for (size_t i = 0; i < f.inlined.size() && ok; ++i) ok = phi.specOf(f.inlined[i]) != nullptr;
+    // The equalities the search proved hold renamed, as its relations do.
+    std::vector<std::pair<int, int>> equal;
+    for (auto [a, b] : f.foundEqual) {
+      const int *x = phi.implOf(a), *y = phi.implOf(b);
+      if (!x || !y) ok = false;
+      else equal.emplace_back(*x, *y);
+    }
     if (!ok) continue;
     st.rels[op.node] = std::move(renamed);
+    applyImplEqualPairs(st, equal, &added);
     if (f.deferred) {  // the same carry decision: the reads' chain depths were checked equal
       DeferredChain chain = deferredChain(st, op);
       st.deferredDepth[op.node] = chain.depth + 1;

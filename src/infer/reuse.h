@@ -34,15 +34,24 @@ struct Footprint {
   std::vector<int> inlined;    // spec tensors whose definitions were inlined (addSpecTensor)
   std::vector<int> related;    // T_rel at the end (completeness guard only)
   std::vector<eg::Term> result;  // st.rels of the output
+  // implEqual facts (a = b between implementation tensors) seeded into the
+  // e-graph, and those its search proved (recorded by conclude; empty when deferred).
+  std::vector<std::pair<int, int>> mergedEqual, foundEqual;
   bool deferred = false;         // result is a carried non-clean expression
 };
 
 // phi: from an earlier footprint's tensors to the new operator's, injective.
+// Implementation tensors may move to other ranks (a later pipeline stage
+// repeating an earlier one's layer), by one bijection between rank graphs.
 struct Renaming {
+  explicit Renaming(const LGraph& implGraph) : implGraph(&implGraph) {}
+  const LGraph* implGraph;
   std::unordered_map<int, int> spec, impl;        // earlier -> new
   std::unordered_map<int, int> specInv, implInv;  // new -> earlier
+  std::unordered_map<int, int> rank, rankInv;     // impl graphs (ranks): earlier -> new, new -> earlier
   bool bindSpec(int from, int to);  // false when it would break the map or injectivity
-  bool bindImpl(int from, int to);
+  bool bindImpl(int from, int to);  // also false when it would break the rank bijection
+  bool rankFits(int from, int to) const;  // rank `from` may map to `to`
   const int* specOf(int from) const;
   const int* implOf(int from) const;
 };
@@ -53,6 +62,10 @@ bool buildRenaming(const InferState& st, const Footprint& f, const SpecOp& op, R
 
 // reuse_verify.cpp: phi preserves every fact of f's e-graph (the soundness gate).
 bool preservesFootprint(const InferState& st, const Footprint& f, const SpecOp& op, const Renaming& phi);
+// phi maps every implEqual fact f's e-graph was seeded with onto one st holds
+// now. Part of the gate, but always run on the walk's thread: implEqual grows
+// during the walk (a queued gate must not read it).
+bool preservesMergedEqualities(const InferState& st, const Footprint& f, const Renaming& phi);
 // phi applied to a term's tensor leaves; false when a leaf is outside phi.
 bool renameTerm(const InferState& st, const Renaming& phi, const eg::Term& in, eg::Term& out);
 // Same structure, with phi taking a's tensors to b's. With `bind`, unbound
@@ -77,7 +90,10 @@ class OperatorReuse {
   // Gives op the relations of an earlier isomorphic operator. True if it did
   // (st.rels and the deferred state of op.node are set; `inlined` is phi of
   // the earlier operator's inlined set).
-  bool tryReuse(InferState& st, const SpecOp& op, std::unordered_set<int>& inlined);
+  // It also records phi of the earlier search's implEqual pairs; `added`
+  // receives those st did not hold yet (to undo them on a rollback).
+  bool tryReuse(InferState& st, const SpecOp& op, std::unordered_set<int>& inlined,
+                std::vector<std::pair<int, int>>& added);
   // The earlier operator the last successful tryReuse used (for traces).
   int lastSource() const { return lastSource_; }
   // With a verifier: the walk position of the next tryReuse (for its queued

@@ -29,12 +29,12 @@ bool bindOperands(const LGraph& g, const LNode& a, const LNode& b, bool spec, Re
   return true;
 }
 
-// Could implementation node b be the image of a, given phi so far? (Same
-// rank, type and definition; operands already mapped map to b's, the others
+// Could implementation node b be the image of a, given phi so far? (Its
+// rank is the image of a's, same type and definition; operands already mapped map to b's, the others
 // to tensors not yet in phi's image.)
 bool mayMapTo(const InferState& st, const Renaming& phi, int a, int b) {
   const LNode &x = st.impl.nodes[a], &y = st.impl.nodes[b];
-  if (y.aliasOf >= 0 || phi.implInv.count(b) || x.graph != y.graph || x.data != y.data ||
+  if (y.aliasOf >= 0 || phi.implInv.count(b) || !phi.rankFits(x.graph, y.graph) || x.data != y.data ||
       x.operands.size() != y.operands.size() || x.def.nodes.size() != y.def.nodes.size())
     return false;
   for (size_t i = 0; i < x.def.nodes.size(); ++i) {

@@ -47,15 +47,16 @@ void ReuseVerifier::reset() {
 
 void ReuseVerifier::run() {
   for (;;) {
-    Check c;
+    std::optional<Check> next;
     {
       std::unique_lock lock(mu_);
       wake_.wait(lock, [&] { return closed_ || (!failed_ && !queue_.empty()); });
       if (closed_) return;
-      c = std::move(queue_.front());
+      next = std::move(queue_.front());
       queue_.pop_front();
       busy_ = true;
     }
+    Check& c = *next;
     bool ok = false;
     try {
       ok = preservesFootprint(st_, *c.f, c.op, c.phi) == c.expected;

@@ -87,14 +87,42 @@ bool sameSpecFacts(const InferState& st, Renaming& phi, int a, int b) {
   return true;
 }
 
-// (c): an implementation tensor's type, rank, constant and, if explored, definition.
-bool sameImplFacts(const InferState& st, const Renaming& phi, int a, int b, bool explored) {
+// The zero regions the relation declares in a (zero EXPR), renamed, are b's.
+bool sameZeros(const InferState& st, Renaming& phi, int a, int b) {
+  auto x = st.implZeros.find(a), y = st.implZeros.find(b);
+  if ((x == st.implZeros.end()) != (y == st.implZeros.end())) return false;
+  if (x == st.implZeros.end()) return true;
+  if (x->second.size() != y->second.size()) return false;
+  for (size_t i = 0; i < x->second.size(); ++i)
+    if (!sameRelExprUnder(st, phi, *x->second[i], *y->second[i], false)) return false;
+  return true;
+}
+
+// (c): an implementation tensor's type, constant, zero regions and, if
+// explored, definition. Its rank may differ (see rankBijection).
+bool sameImplFacts(const InferState& st, Renaming& phi, int a, int b, bool explored) {
   const LNode &x = st.impl.nodes[a], &y = st.impl.nodes[b];
-  if (x.graph != y.graph || !(x.owner == y.owner) || x.data != y.data || x.isInput != y.isInput ||
+  if (x.owner.isSpec() || y.owner.isSpec() || x.data != y.data || x.isInput != y.isInput ||
       x.operands.empty() != y.operands.empty())
     return false;
-  if (!sameConstant(st.implConsts, a, b)) return false;
+  if (!sameConstant(st.implConsts, a, b) || !sameZeros(st, phi, a, b)) return false;
   return !explored || sameDef(st.impl, x, y, [&](int n) { return phi.implOf(n); });
+}
+
+// phi moves the footprint's implementation tensors between ranks by one
+// bijection. Soundness does not need it: no fact names a rank (collectives
+// are lowered to definitions over each member rank's operand, and a rank's
+// own position, e.g. its reduce-scatter chunk, is an attribute compared
+// above). It keeps the renamed relations one rank's per rank, as searched.
+bool rankBijection(const InferState& st, const Footprint& f, const Renaming& phi) {
+  std::unordered_map<int, int> to, from;
+  for (int d : f.impl) {
+    const int* m = phi.implOf(d);
+    if (!m) return false;
+    int a = st.impl.nodes[d].graph, b = st.impl.nodes[*m].graph;
+    if (to.emplace(a, b).first->second != b || from.emplace(b, a).first->second != a) return false;
+  }
+  return true;
 }
 
 // The operators (root op and attributes; 0 for an identity) of an
@@ -150,6 +178,17 @@ bool sameRelExprUnder(const InferState& st, Renaming& phi, const RelExpr& a, con
   return true;
 }
 
+bool preservesMergedEqualities(const InferState& st, const Footprint& f, const Renaming& phi) {
+  for (auto [a, b] : f.mergedEqual) {
+    const int *x = phi.implOf(a), *y = phi.implOf(b);
+    if (!x || !y) return false;
+    auto it = st.implEqual.find(*x);
+    if (it == st.implEqual.end() || std::find(it->second.begin(), it->second.end(), *y) == it->second.end())
+      return false;
+  }
+  return true;
+}
+
 bool renameTerm(const InferState& st, const Renaming& phi, const eg::Term& in, eg::Term& out) {
   out = in;
   for (auto& n : out.nodes) {
@@ -196,6 +235,7 @@ bool preservesFootprint(const InferState& st, const Footprint& f, const SpecOp& 
     const int* t = phi.implOf(f.impl[i]);
     if (!t || !sameImplFacts(st, phi, f.impl[i], *t, f.implDef[i])) return false;
   }
+  if (!rankBijection(st, f, phi)) return false;
   // Completeness guard, not soundness: the related tensors have users of the
   // same operators as before, so the search would not have had other
   // implementation nodes to explore (e.g. a view where there was an add).

@@ -58,10 +58,10 @@ void SearchAhead::committed(size_t position, const InferState& st, bool searched
   wake_.notify_one();
 }
 
-void SearchAhead::rolledBack(size_t from, size_t to) {
+void SearchAhead::rolledBack(size_t from, size_t to, const std::vector<std::vector<std::pair<int, int>>>& removed) {
   {
     std::lock_guard lock(mu_);
-    for (size_t p = from; p < to; ++p) commits_.push_back(Commit{p, true, {}, 0, -1, false, {}});
+    for (size_t p = to; p-- > from;) commits_.push_back(Commit{p, true, {}, 0, -1, false, removed[p]});
   }
   wake_.notify_one();
 }
@@ -109,6 +109,10 @@ void SearchAhead::applyCommits(std::vector<Commit>& commits) {
   for (Commit& c : commits) {
     int n = order_[c.position].node;
     if (c.undo) {
+      // The mirror may hold such a pair from a search of its own too:
+      // removing it only makes its later searches read less than the walk,
+      // which `confirmed` then drops.
+      removeImplEqualPairs(mirror_, c.pairs);
       mirror_.rels[n].clear();
       mirror_.deferredDepth[n] = 0;
       mirror_.deferredOrigin[n] = -1;

@@ -73,8 +73,9 @@ class SearchAhead {
   // The walk processed order[position] (searched: `searched`, with the
   // implEqual pairs its search offered).
   void committed(size_t position, const InferState& st, bool searched, std::vector<std::pair<int, int>> pairs);
-  // The walk undid order[from, to) (reuse_pipeline.h).
-  void rolledBack(size_t from, size_t to);
+  // The walk undid order[from, to) (reuse_pipeline.h), and removed the
+  // implEqual pairs those reuses had added (removed[p] for position p).
+  void rolledBack(size_t from, size_t to, const std::vector<std::vector<std::pair<int, int>>>& removed);
   // The search of order[position] done ahead, waiting for it if it is
   // running; nullopt if there is none (or it failed or hit a limit).
   std::optional<Result> take(size_t position);

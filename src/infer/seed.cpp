@@ -123,7 +123,7 @@ std::optional<Failure> seed(InferState& st, OperatorSearch& s) {
   std::vector<int> relTensors;  // impl tensors of the inputs' relations
   for (int r : s.op.reads) addSpecTensor(st, s.g, s.inlined, st.spec.resolve(r), relTensors);
   mergeImplConstants(st, s.g);
-  for (int d : mergeImplEqualities(st, s.g, relTensors)) relTensors.push_back(d);
+  for (int d : mergeImplEqualities(st, s.g, relTensors, &s.mergedEqual)) relTensors.push_back(d);
   for (auto& [d, regions] : st.implZeros)
     if (s.g.lookup(eg::ENode{ops::syms().tensor, st.impl.nodes[d].leafAttrs, {}}))
       mergeZeroFacts(st, s.g, d);

@@ -5,6 +5,7 @@
 #include "infer_support.h"
 
 #include "infer/reuse.h"
+#include "lower/inplace.h"
 
 namespace tangle::testing {
 namespace {
@@ -159,7 +160,8 @@ std::pair<std::vector<std::string>, std::string> firstPass(const Check& c) {
   std::vector<std::string> reused;
   for (const SpecOp& op : order) {
     std::unordered_set<int> inlined;
-    if (reuse.tryReuse(*st, op, inlined)) {
+    std::vector<std::pair<int, int>> added;
+    if (reuse.tryReuse(*st, op, inlined, added)) {
       reused.push_back(c.specName(op.node));
       continue;
     }
@@ -247,6 +249,109 @@ TEST(OperatorReuse, ADifferentConstantInBlockKIsFound) {
     EXPECT_EQ(c->specName(off.failure->node), "S.s3");
     EXPECT_TRUE(on.stats.reuseRerun);
   }
+}
+
+// The gate's implEqual part: an equality between implementation tensors that
+// the earlier e-graph was seeded with (proved by an earlier operator) must hold
+// renamed for the new operator, or the renamed relations could rest on an
+// equality nobody proved (e.g. a replica computing something else).
+TEST(OperatorReuse, ASeededImplEqualityMustHoldRenamed) {
+  auto c = blocks(3);
+  InferState st(c->problem(), lemmas::allLemmas(), reuse(true));
+  Footprint f;
+  const int a0 = c->implId("D0.wt0"), a1 = c->implId("D1.wt0");
+  const int b0 = c->implId("D0.wt1"), b1 = c->implId("D1.wt1");
+  f.mergedEqual = {{a0, a1}};
+  Renaming phi(*c->implL);
+  ASSERT_TRUE(phi.bindImpl(a0, b0));
+  ASSERT_TRUE(phi.bindImpl(a1, b1));
+  EXPECT_FALSE(preservesMergedEqualities(st, f, phi));  // nothing proved D0.wt1 = D1.wt1
+  st.implEqual[b1].push_back(b0);
+  EXPECT_FALSE(preservesMergedEqualities(st, f, phi));  // the pair is directed, as seed merges it
+  st.implEqual[b0].push_back(b1);
+  EXPECT_TRUE(preservesMergedEqualities(st, f, phi));
+  Renaming partial(*c->implL);  // a tensor of the fact outside phi
+  ASSERT_TRUE(partial.bindImpl(a0, b0));
+  EXPECT_FALSE(preservesMergedEqualities(st, f, partial));
+}
+
+// A pipeline: block i of the MLP blocks above on stage i (ranks 2i, 2i+1, a
+// TP pair), each stage receiving x_i from the previous one. Rank `bugRank`
+// computes neg instead of relu.
+std::string stageText(int stages, int rank, int bugRank) {
+  const int i = rank / 2, tp = rank % 2;
+  const std::string s = std::to_string(i), next = std::to_string(i + 1);
+  std::string params = "w1_" + s + ": \"f32[8, 8]\", w2_" + s + ": \"f32[8, 8]\"", body;
+  if (i == 0) {
+    params = "x0: \"f32[4, 8]\", " + params;
+  } else {  // x_i arrives from the same TP position of the previous stage
+    body += "c0: \"f32[4, 8]\" = self._tensor_constant0\npg = self._torchbind_obj0\n";
+    body += "r0 = torch.ops.c10d.recv_.default([c0], pg, " + std::to_string(rank - 2) + ", 0)\n";
+    body += "x" + s + ": \"f32[4, 8]\" = self._tensor_constant0\n";
+  }
+  body += "h" + s + ": \"f32[4, 8]\" = torch.ops.aten.mm.default(x" + s + ", w1_" + s + ")\n";
+  body += "r" + s + ": \"f32[4, 8]\" = torch.ops.aten." + std::string(rank == bugRank ? "neg" : "relu") + ".default(h" + s + ")\n";
+  body += "o" + s + ": \"f32[4, 8]\" = torch.ops.aten.mm.default(r" + s + ", w2_" + s + ")\n";
+  body += "ar" + s + ": \"f32[4, 8]\" = torch.ops._c10d_functional.all_reduce.default(o" + s + ", 'sum', 'tp" + s + "')\n";
+  body += "wt" + s + ": \"f32[4, 8]\" = torch.ops._c10d_functional.wait_tensor.default(ar" + s + ")\n";
+  body += "x" + next + ": \"f32[4, 8]\" = torch.ops.aten.add.Tensor(x" + s + ", wt" + s + ")\n";
+  if (i + 1 < stages) {
+    body += "pg2 = self._torchbind_obj0\n";
+    body += "s0 = torch.ops.c10d.send.default([x" + next + "], pg2, " + std::to_string(rank + 2) + ", 0)\n";
+  }
+  return fx(params, body + "return (x" + next + ",)");
+}
+
+std::unique_ptr<Check> pipeline(int stages, int bugRank = -1) {
+  auto c = std::make_unique<Check>();
+  c->spec = importFxText(specBlocks(stages), "spec.py");
+  std::string rel = "S.x0 = D0.x0\nS.x0 = D1.x0\n";
+  for (int i = 0; i < stages; ++i) {
+    std::string s = std::to_string(i), a = std::to_string(2 * i), b = std::to_string(2 * i + 1);
+    rel += "S.w1_" + s + " = concat(D" + a + ".w1_" + s + ", D" + b + ".w1_" + s + ", dim=1)\n";
+    rel += "S.w2_" + s + " = concat(D" + a + ".w2_" + s + ", D" + b + ".w2_" + s + ", dim=0)\n";
+  }
+  for (int r = 0; r < 2 * stages; ++r) {
+    c->impl.push_back(importFxText(stageText(stages, r, bugRank), "impl.r" + std::to_string(r) + ".py"));
+    functionalizeInplace(c->impl.back());
+  }
+  c->relation = parseRelationText(rel, "check.rel").expand(2 * stages);
+  LowerOptions lo;
+  lo.groups = c->relation.groups;
+  c->specL = std::make_unique<LGraph>(lowerSpec(c->spec, lo, c->symbols));
+  c->implL = std::make_unique<LGraph>(lowerImpl(c->impl, lo, c->symbols));
+  return c;
+}
+
+// A later stage repeats an earlier stage's block on other ranks: its operators
+// that read only that stage's tensors are given the earlier block's relations,
+// moved to those ranks (one bijection of ranks), with the same result as searching.
+TEST(OperatorReuse, ALaterPipelineStageReusesAnEarlierStagesBlockOnItsOwnRanks) {
+  auto c = pipeline(4);
+  InferResult on = c->infer(reuse(true));
+  InferResult off = c->infer(reuse(false));
+  EXPECT_EQ(on.verdict, Verdict::Refines);
+  expectSameRelations(on, off);
+  EXPECT_FALSE(on.stats.reuseRerun);
+  // Even the mm reading the received x3 (rank 4's tensor) with rank 6's w1_3:
+  // block 2's (rank 2's x2, rank 4's w1_2) maps onto it by the shift r -> r + 2.
+  for (const char* t : {"S.h2", "S.r2", "S.o2", "S.h3", "S.r3", "S.o3"}) {
+    const TensorRelations* e = entry(on, t);
+    ASSERT_TRUE(e) << t;
+    EXPECT_GE(e->reusedFrom, 0) << t;
+  }
+}
+
+// The same plan with rank 7 (stage 3) computing neg for relu: the same
+// violation at the same operator, with and without reuse.
+TEST(OperatorReuse, APlantedBugOnALaterStageIsFoundAtTheSameOperator) {
+  auto c = pipeline(4, 7);
+  InferResult on = c->infer(reuse(true));
+  InferResult off = c->infer(reuse(false));
+  EXPECT_EQ(on.verdict, Verdict::Violation);
+  ASSERT_TRUE(on.failure && off.failure);
+  EXPECT_EQ(c->specName(on.failure->node), "S.r3");
+  EXPECT_EQ(c->specName(off.failure->node), "S.r3");
 }
 
 TEST(OperatorReuse, OptionTurnsItOff) {

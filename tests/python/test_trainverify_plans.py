@@ -60,6 +60,11 @@ def test_ffn_only_tp_plan_refines(tmp_path_factory):
     assert len(rebuilt) >= len(spec["outputs"]), r.report
     rhs = " ".join(rhs for _, rhs in r.output_relation)
     assert all(f"D{d}." in rhs for d in range(8)), r.report
+    # Repeated layers are given earlier operators' relations (reuse), and that first pass is
+    # already `refines`: a reused operator also records the equalities between the TP replicas'
+    # tensors its source's search proved, which each rank's gradient expectation needs.
+    assert r.stats["operators_reused"] > 0, r.stats
+    assert r.stats["reuse_rerun"] is False, r.stats
 
 
 def test_missing_ffn_allreduce_on_the_last_stage_is_a_violation_at_its_residual_add(tmp_path_factory):
