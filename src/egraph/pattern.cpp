@@ -35,24 +35,28 @@ int64_t Subst::dim(std::string_view v) const {
 
 // ---- Matching -------------------------------------------------------------
 
-namespace {
-
-class Matcher {
+// Backtracking matcher writing into a MatchSet (its registers live there too).
+class MatchWriter {
  public:
-  Matcher(const detail::PatternData& p, const EGraph& g, size_t limit, std::vector<Match>& out)
-      : p_(p), g_(g), limit_(limit), out_(out), regs_(p.nodes.size()), classes_(p.classVars.size()),
-        attrs_(p.attrVars.size()), lists_(p.listVars.size()) {}
+  MatchWriter(const detail::PatternData& p, const EGraph& g, size_t limit, MatchSet& out)
+      : p_(p), g_(g), limit_(limit), out_(out) {
+    out.pat_ = &p;
+    out.regs_.resize(p.nodes.size());
+    out.curClasses_.resize(p.classVars.size());
+    out.curAttrs_.resize(p.attrVars.size());
+    out.curLists_.resize(p.listVars.size());
+  }
 
   void matchRoot(Id eclass) {
     if (out_.size() >= limit_) return;
     root_ = g_.find(eclass);
     const PatNode& root = p_.nodes[p_.root];
     if (root.isVar) {
-      classes_[root.var] = root_;
+      out_.curClasses_[root.var] = root_;
       emit();
       return;
     }
-    regs_[p_.root] = root_;
+    out_.regs_[p_.root] = root_;
     step(0);
   }
 
@@ -71,8 +75,8 @@ class Matcher {
           if (!(al[i] == pa.literal)) return false;
           break;
         case PatAttr::Kind::Var:
-          if (pa.firstUse) attrs_[pa.var] = &al[i];
-          else if (!(*attrs_[pa.var] == al[i])) return false;
+          if (pa.firstUse) out_.curAttrs_[pa.var] = &al[i];
+          else if (!(*out_.curAttrs_[pa.var] == al[i])) return false;
           break;
       }
     }
@@ -85,16 +89,16 @@ class Matcher {
     for (size_t i = 0; i < fixed; ++i) {
       const PatNode& c = p_.nodes[pn.children[i]];
       Id id = n.children[i];
-      if (!c.isVar) regs_[pn.children[i]] = id;
-      else if (c.firstUse) classes_[c.var] = id;
-      else if (!sameClass(classes_[c.var], id)) return false;
+      if (!c.isVar) out_.regs_[pn.children[i]] = id;
+      else if (c.firstUse) out_.curClasses_[c.var] = id;
+      else if (!sameClass(out_.curClasses_[c.var], id)) return false;
     }
     if (pn.listVar >= 0) {
-      ListRef here{&n.children, fixed};
+      MatchSet::ListRef here{&n.children, fixed};
       if (pn.listFirstUse) {
-        lists_[pn.listVar] = here;
+        out_.curLists_[pn.listVar] = here;
       } else {
-        const ListRef& bound = lists_[pn.listVar];
+        const MatchSet::ListRef& bound = out_.curLists_[pn.listVar];
         size_t len = bound.ids->size() - bound.from;
         if (len != n.children.size() - fixed) return false;
         for (size_t k = 0; k < len; ++k)
@@ -111,7 +115,7 @@ class Matcher {
     }
     int id = p_.bindOrder[k];
     const PatNode& pn = p_.nodes[id];
-    for (const ENode& n : g_.eclass(regs_[id]).nodes) {
+    for (const ENode& n : g_.eclass(out_.regs_[id]).nodes) {
       if (n.op != pn.op || !matchAttrs(pn, n) || !matchChildren(pn, n)) continue;
       step(k + 1);
       if (out_.size() >= limit_) return;
@@ -119,38 +123,73 @@ class Matcher {
   }
 
   void emit() {
-    Match m;
-    m.eclass = root_;
-    for (size_t i = 0; i < classes_.size(); ++i) m.subst.classes.emplace(p_.classVars[i], classes_[i]);
-    for (size_t i = 0; i < attrs_.size(); ++i) m.subst.attrs.emplace(p_.attrVars[i], *attrs_[i]);
-    for (size_t i = 0; i < lists_.size(); ++i)
-      m.subst.lists.emplace(p_.listVars[i],
-                            std::vector<Id>(lists_[i].ids->begin() + lists_[i].from, lists_[i].ids->end()));
-    out_.push_back(std::move(m));
+    out_.roots_.push_back(root_);
+    out_.classes_.insert(out_.classes_.end(), out_.curClasses_.begin(), out_.curClasses_.end());
+    out_.attrs_.insert(out_.attrs_.end(), out_.curAttrs_.begin(), out_.curAttrs_.end());
+    for (const MatchSet::ListRef& l : out_.curLists_) {
+      out_.listIds_.insert(out_.listIds_.end(), l.ids->begin() + l.from, l.ids->end());
+      out_.listEnds_.push_back(static_cast<uint32_t>(out_.listIds_.size()));
+    }
   }
-
-  struct ListRef {
-    const std::vector<Id>* ids = nullptr;
-    size_t from = 0;
-  };
 
   const detail::PatternData& p_;
   const EGraph& g_;
   size_t limit_;
-  std::vector<Match>& out_;
+  MatchSet& out_;
   Id root_ = 0;
-  std::vector<Id> regs_;     // pattern node -> the class it is matched against
-  std::vector<Id> classes_;  // class variable bindings
-  std::vector<const Attr*> attrs_;
-  std::vector<ListRef> lists_;
 };
 
-}  // namespace
+void MatchSet::clear() {
+  roots_.clear();
+  classes_.clear();
+  attrs_.clear();
+  listEnds_.clear();
+  listIds_.clear();
+}
 
-std::vector<Match> Pattern::search(const EGraph& g, size_t limit) const {
-  std::vector<Match> out;
-  if (!impl_ || limit == 0) return out;
-  Matcher m(*impl_, g, limit, out);
+void MatchSet::truncate(size_t n) {
+  if (n >= size()) return;
+  roots_.resize(n);
+  if (!pat_) return;
+  classes_.resize(n * pat_->classVars.size());
+  attrs_.resize(n * pat_->attrVars.size());
+  size_t lists = pat_->listVars.size();
+  if (lists) {
+    listEnds_.resize(n * lists);
+    listIds_.resize(n ? listEnds_.back() : 0);
+  }
+}
+
+void MatchSet::load(size_t i, Match& m) const {
+  const detail::PatternData& p = *pat_;
+  m.eclass = roots_[i];
+  size_t nc = p.classVars.size(), na = p.attrVars.size(), nl = p.listVars.size();
+  m.subst.classes.truncate(nc);
+  for (size_t v = 0; v < nc; ++v) {
+    auto& e = m.subst.classes.slot(v);
+    if (e.first != p.classVars[v]) e.first = p.classVars[v];
+    e.second = classes_[i * nc + v];
+  }
+  m.subst.attrs.truncate(na);
+  for (size_t v = 0; v < na; ++v) {
+    auto& e = m.subst.attrs.slot(v);
+    if (e.first != p.attrVars[v]) e.first = p.attrVars[v];
+    e.second = *attrs_[i * na + v];
+  }
+  m.subst.lists.truncate(nl);
+  for (size_t v = 0; v < nl; ++v) {
+    auto& e = m.subst.lists.slot(v);
+    if (e.first != p.listVars[v]) e.first = p.listVars[v];
+    size_t k = i * nl + v;
+    uint32_t from = k ? listEnds_[k - 1] : 0;
+    e.second.assign(listIds_.begin() + from, listIds_.begin() + listEnds_[k]);
+  }
+}
+
+void Pattern::search(const EGraph& g, size_t limit, MatchSet& out) const {
+  out.clear();
+  if (!impl_ || limit == 0) return;
+  MatchWriter m(*impl_, g, limit, out);
   const PatNode& root = impl_->nodes[impl_->root];
   if (root.isVar) {
     for (Id c : g.classIds()) {
@@ -163,14 +202,27 @@ std::vector<Match> Pattern::search(const EGraph& g, size_t limit) const {
       if (out.size() >= limit) break;
     }
   }
+}
+
+namespace {
+std::vector<Match> toMatches(const MatchSet& set) {
+  std::vector<Match> out(set.size());
+  for (size_t i = 0; i < set.size(); ++i) set.load(i, out[i]);
   return out;
+}
+}  // namespace
+
+std::vector<Match> Pattern::search(const EGraph& g, size_t limit) const {
+  MatchSet set;
+  search(g, limit, set);
+  return toMatches(set);
 }
 
 std::vector<Match> Pattern::searchClass(const EGraph& g, Id eclass, size_t limit) const {
-  std::vector<Match> out;
-  if (!impl_ || limit == 0) return out;
-  Matcher(*impl_, g, limit, out).matchRoot(eclass);
-  return out;
+  MatchSet set;
+  if (!impl_ || limit == 0) return {};
+  MatchWriter(*impl_, g, limit, set).matchRoot(eclass);
+  return toMatches(set);
 }
 
 // ---- Instantiation --------------------------------------------------------

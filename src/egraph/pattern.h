@@ -60,6 +60,14 @@ class VarMap {
   }
   V& operator[](std::string_view k) { return emplace(k, V{}).first->second; }
 
+  // Reuse of one map for match after match (MatchSet::load): keeps the first
+  // n entries' storage (their names are usually the same again).
+  void truncate(size_t n) {
+    if (items_.size() > n) items_.resize(n);
+  }
+  // Entry i, appended (default-constructed) when i == size().
+  Entry& slot(size_t i) { return i < items_.size() ? items_[i] : items_.emplace_back(); }
+
  private:
   std::vector<Entry> items_;
 };
@@ -82,6 +90,39 @@ struct Match {
   Subst subst;
 };
 
+// The matches of one pattern, stored flat (no allocation per match): the
+// equality-saturation runner keeps thousands per iteration and needs a Subst
+// only for one match at a time. Valid while the e-graph is unchanged, except
+// that the bindings are copied, so loading after the e-graph changed still
+// gives the bindings found at search time.
+class MatchSet {
+ public:
+  size_t size() const { return roots_.size(); }
+  bool empty() const { return roots_.empty(); }
+  void clear();
+  void truncate(size_t n);  // keeps the first n matches
+  // Match i into `m`, reusing m's storage (any extra bindings a guard added are dropped).
+  void load(size_t i, Match& m) const;
+
+ private:
+  friend class Pattern;
+  friend class MatchWriter;
+  const detail::PatternData* pat_ = nullptr;
+  std::vector<Id> roots_;
+  std::vector<Id> classes_;          // size() x classVars
+  std::vector<const Attr*> attrs_;   // size() x attrVars; interned attributes never move
+  std::vector<uint32_t> listEnds_;   // size() x listVars: end offset into listIds_
+  std::vector<Id> listIds_;
+  // The matcher's registers, kept here so a search reuses their storage.
+  struct ListRef {
+    const std::vector<Id>* ids = nullptr;
+    size_t from = 0;
+  };
+  std::vector<Id> regs_, curClasses_;
+  std::vector<const Attr*> curAttrs_;
+  std::vector<ListRef> curLists_;
+};
+
 class Pattern {
  public:
   // Throws std::invalid_argument with a message pointing at the bad token.
@@ -91,6 +132,8 @@ class Pattern {
   std::vector<Match> search(const EGraph& g, size_t limit = SIZE_MAX) const;
   // Matches rooted at one class.
   std::vector<Match> searchClass(const EGraph& g, Id eclass, size_t limit = SIZE_MAX) const;
+  // `search` into a MatchSet (cleared first), the same matches in the same order.
+  void search(const EGraph& g, size_t limit, MatchSet& out) const;
 
   // Builds the pattern under `s`, adding e-nodes as needed (tryAdd: refuses
   // ill-typed nodes -> nullopt). With `mustExist`, every strict sub-node must

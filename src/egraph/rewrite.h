@@ -58,7 +58,9 @@ struct RunReport {
   StopReason stop = StopReason::Saturated;
   size_t iterations = 0;
   double seconds = 0;
-  std::map<std::string, size_t> firings;  // rule name -> merges that changed the e-graph (every rule listed)
+  // Per rule, in the order given: merges that changed the e-graph. (By index: a map by name,
+  // built for every run, was a twentieth of a check's CPU.)
+  std::vector<size_t> firings;
 };
 
 // Applies all rules, iteration by iteration (search all, then apply all, then

@@ -15,8 +15,8 @@ void saturate(const InferState& st, OperatorSearch& s, InferStats& stats) {
   eg::RunReport rep = eg::run(s.g, st.lemmas, limits);
   // Only the lemmas that fired (inferOnce lists every lemma once): adding every lemma's zero was a
   // name lookup per lemma and search.
-  for (auto& [k, v] : rep.firings)
-    if (v) stats.firings[k] += v;
+  for (size_t i = 0; i < rep.firings.size(); ++i)
+    if (rep.firings[i]) stats.firings[st.lemmas[i].name] += rep.firings[i];
   if (rep.stop != eg::StopReason::Saturated) s.limitHit = true;
   s.clean = cleanRelations(st, s.g, s.root);
 }

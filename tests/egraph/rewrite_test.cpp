@@ -42,8 +42,8 @@ TEST(Runner, CommutativityAssociativitySaturates) {
                           rewrite("assoc", "(add ?x (add ?y ?z))", "(add (add ?x ?y) ?z)")};
   RunReport rep = run(g, rules, RunLimits{});
   EXPECT_EQ(rep.stop, StopReason::Saturated);
-  EXPECT_GT(rep.firings.at("comm"), 0u);
-  EXPECT_GT(rep.firings.at("assoc"), 0u);
+  EXPECT_GT(rep.firings.at(0), 0u);
+  EXPECT_GT(rep.firings.at(1), 0u);
   EXPECT_TRUE(g.clean());
   g.checkInvariants();
   // All 12 bracketings/orderings of a+b+c are in the root class.
@@ -64,7 +64,7 @@ TEST(Runner, CommutativityAssociativitySaturates) {
   RunReport again = run(g, rules, RunLimits{});
   EXPECT_EQ(again.stop, StopReason::Saturated);
   EXPECT_EQ(again.iterations, 1u);
-  EXPECT_EQ(again.firings.at("comm"), 0u);
+  EXPECT_EQ(again.firings.at(0), 0u);
 }
 
 TEST(Runner, FiringsCountOnlyChangingMerges) {
@@ -74,7 +74,7 @@ TEST(Runner, FiringsCountOnlyChangingMerges) {
   RunReport rep = run(g, {rewrite("comm", "(add ?x ?y)", "(add ?y ?x)")}, RunLimits{});
   EXPECT_EQ(rep.stop, StopReason::Saturated);
   EXPECT_EQ(rep.iterations, 1u);
-  EXPECT_EQ(rep.firings.at("comm"), 0u);
+  EXPECT_EQ(rep.firings.at(0), 0u);
 }
 
 TEST(Runner, GuardsRejectAndBindDerivedAttributes) {
@@ -90,7 +90,7 @@ TEST(Runner, GuardsRejectAndBindDerivedAttributes) {
   };
   RunReport rep = run(g, {r}, RunLimits{});
   EXPECT_EQ(rep.stop, StopReason::Saturated);
-  EXPECT_EQ(rep.firings.at("f-to-g"), 1u);
+  EXPECT_EQ(rep.firings.at(0), 1u);
   EXPECT_EQ(g.lookup(node("g", {a}, {Attr::integer(20)})), fa);
   EXPECT_FALSE(g.lookup(node("g", {b}, {Attr::integer(50)})).has_value());
   EXPECT_EQ(g.eclass(fb).nodes.size(), 1u);
@@ -105,7 +105,7 @@ TEST(Runner, ConstrainedRulesNeedExistingSubNodes) {
   Rule r = rewrite("f-is-g-of-h", "(f ?a)", "(g (h ?a))");
   r.constrained = true;
   RunReport rep = run(g, {r}, RunLimits{});
-  EXPECT_EQ(rep.firings.at("f-is-g-of-h"), 1u);  // only for y, where h(y) exists
+  EXPECT_EQ(rep.firings.at(0), 1u);  // only for y, where h(y) exists
   EXPECT_EQ(g.lookup(node("g", {hy})), fy);
   EXPECT_FALSE(g.lookup(node("h", {x})).has_value());
   EXPECT_EQ(g.eclass(fx).nodes.size(), 1u);
@@ -124,7 +124,7 @@ TEST(Runner, IterationLimit) {
   RunReport rep = run(g, {fresh("grow")}, lim);
   EXPECT_EQ(rep.stop, StopReason::IterationLimit);
   EXPECT_EQ(rep.iterations, 3u);
-  EXPECT_EQ(rep.firings.at("grow"), 3u);
+  EXPECT_EQ(rep.firings.at(0), 3u);
   EXPECT_EQ(g.numNodes(), 4u);
 }
 
@@ -158,7 +158,7 @@ TEST(Runner, MaxMatchesPerRule) {
   lim.maxIterations = 1;
   lim.maxMatchesPerRule = 4;
   RunReport rep = run(g, {fresh("grow")}, lim);
-  EXPECT_EQ(rep.firings.at("grow"), 4u);
+  EXPECT_EQ(rep.firings.at(0), 4u);
 }
 
 // Four matches, the first three change nothing.
@@ -178,7 +178,7 @@ TEST(Runner, TruncatedSearchIsNotSaturation) {
   lim.maxMatchesGrowth = 1;
   RunReport rep = run(g, {rewrite("comm", "(add[?n] ?x ?y)", "(add[?n] ?y ?x)")}, lim);
   EXPECT_EQ(rep.stop, StopReason::MatchLimit);
-  EXPECT_EQ(rep.firings.at("comm"), 0u);
+  EXPECT_EQ(rep.firings.at(0), 0u);
 }
 
 TEST(Runner, TruncatedRuleGetsMoreMatchesNextIteration) {
@@ -189,7 +189,7 @@ TEST(Runner, TruncatedRuleGetsMoreMatchesNextIteration) {
   lim.maxMatchesPerRule = 3;
   RunReport rep = run(g, {rewrite("comm", "(add[?n] ?x ?y)", "(add[?n] ?y ?x)")}, lim);
   EXPECT_EQ(rep.stop, StopReason::Saturated);
-  EXPECT_EQ(rep.firings.at("comm"), 1u);
+  EXPECT_EQ(rep.firings.at(0), 1u);
 }
 
 TEST(Runner, RejectsMalformedRules) {

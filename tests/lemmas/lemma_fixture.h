@@ -46,11 +46,18 @@ class LemmaTest : public ::testing::Test {
   }
   std::optional<eg::Id> tryTerm(const std::string& text) { return eg::Pattern::parse(text).instantiate(g, vars); }
 
-  eg::RunReport run(const std::vector<std::string>& names, size_t iterations = 6) {
+  // The runner's report with the firings by lemma name (the runner counts them by index).
+  struct NamedReport : eg::RunReport {
+    std::map<std::string, size_t> firings;
+  };
+  NamedReport run(const std::vector<std::string>& names, size_t iterations = 6) {
     eg::RunLimits limits;
     limits.maxIterations = iterations;
     limits.maxSeconds = 5;
-    auto report = eg::run(g, lemmasNamed(names), limits);
+    std::vector<eg::Rule> rules = lemmasNamed(names);
+    NamedReport report;
+    static_cast<eg::RunReport&>(report) = eg::run(g, rules, limits);
+    for (size_t i = 0; i < rules.size(); ++i) report.firings[rules[i].name] += report.eg::RunReport::firings[i];
     EXPECT_TRUE(g.conflicts().empty()) << g.conflicts().front();
     return report;
   }
