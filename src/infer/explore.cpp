@@ -203,12 +203,16 @@ void growRelated(InferState& st, OperatorSearch& s) {
   }
 }
 
-// The spec operator is an attention (forward): its value may be merged from
-// partial attentions over key blocks (sdpa_merge.cpp).
+// The spec operator is an attention: its forward value may be merged from
+// partial attentions over key blocks (sdpa_merge.cpp); its backward's dk/dv
+// travel round a ring packed into one flat buffer, each half updated in
+// place (a slice_scatter over the received buffer), so the dv a rank sends on
+// is read through the buffer that holds its dk partial sum, a value no spec
+// expression of dv names (sdpa_backward_ring.cpp).
 bool readsAttention(const InferState& st, const SpecOp& op) {
   for (int n : {op.node, op.reported})
     for (const auto& e : st.spec.nodes[n].def.nodes)
-      if (e.op == ops::syms().sdpa) return true;
+      if (e.op == ops::syms().sdpa || e.op == ops::syms().sdpaBackward) return true;
   return false;
 }
 

@@ -357,6 +357,7 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addSdpaLemmas(t);
     detail::addSdpaSequenceLemmas(t);
     detail::addSdpaMergeLemmas(t);
+    detail::addSdpaBackwardRingLemmas(t);
     detail::addRegroupLemmas(t);
     detail::addVocabLemmas(t);
     detail::addArithLemmas(t);

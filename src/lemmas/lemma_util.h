@@ -125,6 +125,7 @@ void addModelLemmas(std::vector<Lemma>& out);
 void addSdpaLemmas(std::vector<Lemma>& out);
 void addSdpaSequenceLemmas(std::vector<Lemma>& out);  // sdpa_sequence.cpp
 void addSdpaMergeLemmas(std::vector<Lemma>& out);  // sdpa_merge.cpp
+void addSdpaBackwardRingLemmas(std::vector<Lemma>& out);  // sdpa_backward_ring.cpp
 void addRegroupLemmas(std::vector<Lemma>& out);
 void addVocabLemmas(std::vector<Lemma>& out);
 void addScaleLemmas(std::vector<Lemma>& out);  // scale.cpp

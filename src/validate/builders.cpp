@@ -337,6 +337,8 @@ const std::map<std::string, Builder>& builders() {
       {"sdpa-rows", sdpaOfSequenceBlocks(false)},
       {"sdpa-ring", sdpaOfSequenceBlocks(true)},
       {"sdpa-causal-ring", causalSdpaOfBlocks},
+      {"sdpa_backward-ring", sdpaBackwardOfBlocks(false)},
+      {"sdpa_backward-causal-ring", sdpaBackwardOfBlocks(true)},
       {"merge-swap-out", mergeOutOfOrder(false, true)},
       {"merge-swap-lse", mergeOutOfOrder(true, true)},
       {"merge-commute-out", mergeOutOfOrder(false, false)},

@@ -79,6 +79,9 @@ Builder sdpaOfPieces(bool backward, int64_t d);
 Builder sdpaOfSequenceBlocks(bool keys);
 // getitem(sdpa[causal](concat[2](q_j), concat[2](k_j), concat[2](v_j), m)), q_j and k_j of equal lengths (mostly).
 std::optional<eg::Id> causalSdpaOfBlocks(Gen& gen);
+// getitem(sdpa_backward(...)) with the row operands and the keys split into blocks along the sequence
+// (builders_sdpa_backward.cpp); causal: rows and keys mostly split alike.
+Builder sdpaBackwardOfBlocks(bool causal);
 // one_hot of a concat of integral pieces (builders_select.cpp).
 std::optional<eg::Id> oneHotOfConcat(Gen& gen);
 std::optional<eg::Id> indexRowsOfConcat(Gen& gen);

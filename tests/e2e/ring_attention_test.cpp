@@ -57,4 +57,35 @@ TEST(RingAttention, BalancedShardsThroughTheUnbalancedRingAreAViolationAtTheAtte
   EXPECT_NE(r.out.find("replay: counterexample"), std::string::npos) << r.out;
 }
 
+// The backward (torch's _templated_ring_attention_backward, src/lemmas/sdpa_backward_ring.cpp): dq of a rank's
+// rows adds one term per key block; each key block's dk/dv travel round the ring collecting every rank's term.
+TEST(RingAttention, BackwardWithoutMaskRefinesWithEveryGradientAndReplays) {
+  auto r = runTangle({"check", examplePath("ring/backward/check.rel"), "--replay"});
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("expectation holds: S.getitem_2 = concat(D0.add_5, D1.add_5, dim=2)"), std::string::npos)
+      << r.out;  // dq
+  EXPECT_NE(r.out.find("expectation holds: S.getitem_3 = concat(D0.view_26, D1.view_26, dim=2)"), std::string::npos)
+      << r.out;  // dk, as it lands back on its owner
+  EXPECT_NE(r.out.find("expectation holds: S.getitem_4 = concat(D0.view_27, D1.view_27, dim=2)"), std::string::npos)
+      << r.out;  // dv
+  EXPECT_NE(r.out.find("replay: 5 outputs match"), std::string::npos) << r.out;
+}
+
+TEST(RingAttention, CausalBackwardOverFourRanksRefinesAndReplays) {
+  auto r = runTangle({"check", examplePath("ring/backward_causal/check.rel"), "--replay"});
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("expectation holds: S.getitem_4 = concat(D0.view_71, D1.view_71, D2.view_71, D3.view_71"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("replay: 5 outputs match"), std::string::npos) << r.out;
+}
+
+TEST(RingAttention, GradientsKeptAtHomeAreAViolationAtTheBackward) {
+  auto r = runTangle({"check", examplePath("ring/backward_kept_grad/check.rel"), "--replay"});
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("failing operator: S._scaled_dot_product_flash_attention_for_cpu_backward"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("replay: counterexample"), std::string::npos) << r.out;
+}
+
 }  // namespace

@@ -1,5 +1,6 @@
 """Ring attention (ring_model.py): torch's own ring loop (_templated_ring_attention, the code behind
-context_parallel) captured per rank and checked against one attention over the whole sequence.
+context_parallel) captured per rank and checked against one attention over the whole sequence; with its
+backward (ring_backward_model.py: _templated_ring_attention_backward), the gradients of q, k, v too.
 
 All cases are captured once, in one spawned process (fake process groups), as test_moe_cp.py does.
 """
@@ -22,7 +23,10 @@ CASES = {"plain": "ring_model:spec:build:2", "no_ring": "ring_model:spec:build_n
          "unmasked": "ring_model:spec_causal:build_causal_unmasked:2",
          "balanced": "ring_model:spec_causal:build_causal_balanced:2:relation_balanced",
          "balanced_swapped": "ring_model:spec_causal:build_causal_balanced_swapped:2:relation_balanced_swapped",
-         "balanced_unbalanced_ring": "ring_model:spec_causal:build_causal_balanced_unbalanced_ring:2:relation_balanced"}
+         "balanced_unbalanced_ring": "ring_model:spec_causal:build_causal_balanced_unbalanced_ring:2:relation_balanced",
+         "bw_plain": "ring_backward_model:spec:build:2", "bw_causal": "ring_backward_model:spec_causal:build_causal:2",
+         "bw_kept_grad": "ring_backward_model:spec:build_kept_grad:2",
+         "bw_unmasked": "ring_backward_model:spec_causal:build_causal_unmasked_backward:2"}
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +59,22 @@ def test_broken_ring_is_a_violation_at_the_attention(captured, case):
     r = _check(captured, case)
     assert r.verdict == "violation", r.checker_report
     assert r.json["failure"]["op"] == "aten._scaled_dot_product_flash_attention_for_cpu.default", r.checker_report
+
+
+@pytest.mark.parametrize("case", ["bw_plain", "bw_causal"])
+def test_ring_attention_backward_refines_with_every_gradient(captured, case):
+    r = _check(captured, case)
+    assert r.verdict == "refines", r.checker_report
+    # out, lse, and dq, dk, dv: each rank's rows of the spec's gradients
+    assert _holds(r) and len(r.json["expectations"]) == 5, r.checker_report
+    assert "5 outputs match" in r.checker_report, r.checker_report
+
+
+@pytest.mark.parametrize("case", ["bw_kept_grad", "bw_unmasked"])
+def test_broken_ring_backward_is_a_violation_at_the_backward(captured, case):
+    # dk/dv never sent round the ring; is_causal dropped in the backward only (the forward is right)
+    r = _check(captured, case)
+    assert r.verdict == "violation", r.checker_report
+    assert r.json["failure"]["op"] == "aten._scaled_dot_product_flash_attention_for_cpu_backward.default", \
+        r.checker_report
+    assert "counterexample" in r.checker_report, r.checker_report
