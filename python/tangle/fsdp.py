@@ -32,8 +32,27 @@ class CaptureError(RuntimeError):
     pass
 
 
-def spec_program(model, batch, loss_fn) -> RankProgram:
-    return ddp.spec_program(model, batch, loss_fn)
+def spec_program(model, batch, loss_fn, param_dtype=None) -> RankProgram:
+    """The sequential step; with param_dtype, the step FSDP's MixedPrecisionPolicy(param_dtype=...)
+    runs: each parameter cast to param_dtype at use, the floating inputs too (cast_forward_inputs),
+    the loss taken on that output, the gradients flowing back through the casts to the parameters."""
+    prog = ddp.spec_program(model, batch, loss_fn)
+    if param_dtype is not None:
+        prog.step = _cast_step(model, prog.params, loss_fn, param_dtype)
+    return prog
+
+
+def _cast_step(model, params, loss_fn, dtype):
+    import torch
+
+    def step(*batch):
+        *inputs, target = batch
+        cast = {fqn: p.to(dtype) for fqn, p in params.items()}
+        inputs = tuple(t.to(dtype) if t.is_floating_point() else t for t in inputs)
+        loss_fn(torch.func.functional_call(model, cast, inputs), target).backward()
+        return tuple(p.grad for p in params.values())
+
+    return step
 
 
 def _reduce_ops():
@@ -127,7 +146,7 @@ def _rewrite(gm, fsdp_params, grads, reduce_ops):
                 buf.meta["val"] = fp.all_gather_outputs[0]
                 view = graph.call_function(aten.as_strided.default, (buf, list(fp._orig_size),
                                                                       list(fp._contiguous_orig_stride), 0))
-                view.meta["val"] = torch.empty(fp._orig_size, dtype=local.dtype)
+                view.meta["val"] = torch.empty(fp._orig_size, dtype=fp.all_gather_outputs[0].dtype)  # param_dtype
             unsharded.replace_all_uses_with(view)
             graph.erase_node(unsharded)
     _return_grads(gm, grads)
