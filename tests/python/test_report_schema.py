@@ -79,7 +79,7 @@ def test_real_report_validates(reports, name):
 
 
 def test_reports_carry_the_schema_version(reports):
-    assert SCHEMA["properties"]["schema_version"]["const"] == 4
+    assert SCHEMA["properties"]["schema_version"]["const"] == 5
     for name in CASES:
         assert reports[name]["schema_version"] == SCHEMA["properties"]["schema_version"]["const"], name
 
