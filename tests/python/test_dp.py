@@ -329,7 +329,7 @@ def test_real_fsdp_mixed_precision_refines_over_the_reals(fsdp_gaps):
     # bf16 gradients to f32 before the reduce-scatter sums them: equal over the reals, not in bf16
     note = r.json.get("precision_note", "")
     assert note.startswith("refines over the reals; precision differs at ") and "bf16 -> f32" in note, r.report
-    assert "S._to_copy_6 (spec.py:" in note and "chunk_cat" in note, note
+    assert "S._to_copy_6 (" in note and "spec.py:" in note and "chunk_cat" in note, note
     assert "note: " + note in r.report
 
 
