@@ -14,7 +14,9 @@ buffers, a storage sharing the trace does not show. This module only records wha
 * each returned gradient (a DTensor the trace cannot follow) as the ``as_strided`` view of the
   reduce-scatter's output with its local tensor's size, stride and offset.
 Every read of the unsharded parameter (one per all-gather: micro-batches accumulating without
-sync all-gather again) becomes that ``as_strided`` read. Profiler markers are dropped. ``fsdp_program`` returns the rank's ``pp.RankProgram``, capture it with
+sync all-gather again) becomes that ``as_strided`` read. Under MixedPrecisionPolicy the read has the
+all-gather buffer's dtype (param_dtype); FSDP's copies between float dtypes are casts (lower/fsdp.cpp),
+and ``spec_program(..., param_dtype=...)`` is the sequential step under the same casts. Profiler markers are dropped. ``fsdp_program`` returns the rank's ``pp.RankProgram``, capture it with
 ``pp.capture_pipeline_fake`` and write the relation with ``pp.write_relation`` (the
 spec's parameters are the concatenation of the ranks' dim-0 shards; its batch that of the ranks' rows;
 each rank's `expect` lines name its returned gradients, the as_strided views, whose names the buffer
