@@ -14,7 +14,9 @@ buffers, a storage sharing the trace does not show. This module only records wha
 * each returned gradient (a DTensor the trace cannot follow) as the ``as_strided`` view of the
   reduce-scatter's output with its local tensor's size, stride and offset.
 Every read of the unsharded parameter (one per all-gather: micro-batches accumulating without
-sync all-gather again) becomes that ``as_strided`` read. Profiler markers are dropped. ``fsdp_program`` returns the rank's ``pp.RankProgram``, capture it with
+sync all-gather again) becomes that ``as_strided`` read. Under MixedPrecisionPolicy the read has the
+all-gather buffer's dtype (param_dtype); FSDP's copies between float dtypes are casts (lower/fsdp.cpp),
+and ``spec_program(..., param_dtype=...)`` is the sequential step under the same casts. Profiler markers are dropped. ``fsdp_program`` returns the rank's ``pp.RankProgram``, capture it with
 ``pp.capture_pipeline_fake`` and write the relation with ``pp.write_relation`` (the
 spec's parameters are the concatenation of the ranks' dim-0 shards; its batch that of the ranks' rows;
 each rank's `expect` lines name its returned gradients, the as_strided views, whose names the buffer
@@ -32,8 +34,27 @@ class CaptureError(RuntimeError):
     pass
 
 
-def spec_program(model, batch, loss_fn) -> RankProgram:
-    return ddp.spec_program(model, batch, loss_fn)
+def spec_program(model, batch, loss_fn, param_dtype=None) -> RankProgram:
+    """The sequential step; with param_dtype, the step FSDP's MixedPrecisionPolicy(param_dtype=...)
+    runs: each parameter cast to param_dtype at use, the floating inputs too (cast_forward_inputs),
+    the loss taken on that output, the gradients flowing back through the casts to the parameters."""
+    prog = ddp.spec_program(model, batch, loss_fn)
+    if param_dtype is not None:
+        prog.step = _cast_step(model, prog.params, loss_fn, param_dtype)
+    return prog
+
+
+def _cast_step(model, params, loss_fn, dtype):
+    import torch
+
+    def step(*batch):
+        *inputs, target = batch
+        cast = {fqn: p.to(dtype) for fqn, p in params.items()}
+        inputs = tuple(t.to(dtype) if t.is_floating_point() else t for t in inputs)
+        loss_fn(torch.func.functional_call(model, cast, inputs), target).backward()
+        return tuple(p.grad for p in params.values())
+
+    return step
 
 
 def _reduce_ops():
@@ -127,7 +148,7 @@ def _rewrite(gm, fsdp_params, grads, reduce_ops):
                 buf.meta["val"] = fp.all_gather_outputs[0]
                 view = graph.call_function(aten.as_strided.default, (buf, list(fp._orig_size),
                                                                       list(fp._contiguous_orig_stride), 0))
-                view.meta["val"] = torch.empty(fp._orig_size, dtype=local.dtype)
+                view.meta["val"] = torch.empty(fp._orig_size, dtype=fp.all_gather_outputs[0].dtype)  # param_dtype
             unsharded.replace_all_uses_with(view)
             graph.erase_node(unsharded)
     _return_grads(gm, grads)

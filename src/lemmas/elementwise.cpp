@@ -79,6 +79,57 @@ Apply pairedSums(eg::Symbol sym) {
   return [sym](EGraph& g, const Match& m) { return zipSum(g, sym, m.subst.list("as"), m.subst.list("bs")); };
 }
 
+// A cast between float dtypes: the identity on values (tangle proves equality over the reals; only
+// the rounding differs, which the report notes). False for a cast to or from an integer or bool
+// (truncation, or a test against 0) and when a type is unknown.
+bool floatToFloat(const EGraph& g, const Attr& to, const std::vector<Id>& from) {
+  if (to.kind != Attr::Kind::Str || !isFloating(parseDType(eg::symbolName(static_cast<eg::Symbol>(to.i))))) return false;
+  for (Id x : from) {
+    const TensorType* t = typeOf(g, x);
+    if (!t || !isFloating(t->dtype)) return false;
+  }
+  return true;
+}
+
+// cast[dt](sum(xs)) = sum(cast[dt](x_i)), float dtypes only.
+std::optional<Id> castOverSum(EGraph& g, const Match& m) {
+  AttrList a = boundAttrs(m.subst, 1);
+  const std::vector<Id>& xs = m.subst.list("xs");
+  if (!floatToFloat(g, a[0], xs)) return std::nullopt;
+  auto parts = mapPieces(xs, [&](Id x) { return make(g, op().cast, a, {x}); });
+  if (!parts) return std::nullopt;
+  return makeSum(g, *parts);
+}
+
+// cast[dt](op(a, b)) = op(cast[dt](a), cast[dt](b)) for op in add, sub, mul, div; float dtypes only.
+Apply castOverBinary(eg::Symbol sym) {
+  return [sym](EGraph& g, const Match& m) -> std::optional<Id> {
+    AttrList a = boundAttrs(m.subst, 1);
+    std::optional<Id> xs[2] = {m.subst.cls("a"), m.subst.cls("b")};
+    for (auto& x : xs) {
+      // a scalar constant (the loss's 1/n, an average's divisor) is the same number at any float dtype
+      const eg::ClassData& d = g.data(*x);
+      if (d.constant && d.tensor() && d.tensor()->shape.empty() && floatToFloat(g, a[0], {})) continue;
+      if (!floatToFloat(g, a[0], {*x})) return std::nullopt;
+      x = make(g, op().cast, a, {*x});
+      if (!x) return std::nullopt;
+    }
+    if (xs[0] == m.subst.cls("a") && xs[1] == m.subst.cls("b")) return std::nullopt;
+    return make(g, sym, {}, {*xs[0], *xs[1]});
+  };
+}
+
+// cast[dt](cast[e](x)) = cast[dt](x), or x itself when it already has dtype dt; dt, e and x float
+// (an integer or bool step in between truncates, so it stays).
+std::optional<Id> castOfCast(EGraph& g, const Match& m) {
+  AttrList a = boundAttrs(m.subst, 1);
+  Id x = m.subst.cls("x");
+  if (!floatToFloat(g, a[0], {x}) || !floatToFloat(g, m.subst.attr("e"), {x})) return std::nullopt;
+  const TensorType* t = typeOf(g, x);
+  if (t->dtype == parseDType(eg::symbolName(static_cast<eg::Symbol>(a[0].i)))) return x;
+  return make(g, op().cast, a, {x});
+}
+
 }  // namespace
 
 void addElementwiseLemmas(std::vector<Lemma>& out) {
@@ -105,6 +156,11 @@ void addElementwiseLemmas(std::vector<Lemma>& out) {
                           return makeSum(g, *parts);
                         }));
 
+  out.push_back(applier("cast-sum", "cast[dt](sum(xs)) = sum(cast[dt](x_i)), dt and every x_i float (exact over the reals)",
+                        opPattern("cast", 1, "(sum ?xs...)"), castOverSum));
+  out.push_back(applier("cast-cast", "cast[dt](cast[e](x)) = cast[dt](x) (= x when x is dt), dt, e and x float",
+                        opPattern("cast", 1, "(cast[?e] ?x)"), castOfCast));
+
   struct Binary {
     const char* name;
     eg::Symbol sym;
@@ -117,6 +173,8 @@ void addElementwiseLemmas(std::vector<Lemma>& out) {
                           "(" + f + " (concat[?d] ?xs...) ?y)", binaryOverConcat(b.sym, true)));
     out.push_back(applier(f + "-slices", f + "(slice[d](a), slice[d'](b)) = slice[D](" + f + "(a, b)), same range on one broadcast dim",
                           "(" + f + " (slice[?da, ?s, ?e, 1] ?a) (slice[?db, ?s, ?e, 1] ?b))", binaryOfSlices(b.sym)));
+    out.push_back(applier("cast-" + f, "cast[dt](" + f + "(a, b)) = " + f + "(cast[dt](a), cast[dt](b)), dt, a and b float",
+                          opPattern("cast", 1, "(" + f + " ?a ?b)"), castOverBinary(b.sym)));
     out.push_back(applier(f + "-concat-rhs", f + "(y, concat[d](x1..xn)) = concat[d](" + f + "(y_i, x_i)), as -lhs",
                           "(" + f + " ?y (concat[?d] ?xs...))", binaryOverConcat(b.sym, false)));
   }

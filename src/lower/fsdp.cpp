@@ -20,6 +20,9 @@ const std::string kView = "aten.view.default";
 const std::string kAsStrided = "aten.as_strided.default";
 const std::string kCatOut = "aten.cat.out";  // Shard(d != 0): the all-gathered chunks laid out along d
 const std::string kEmptyLike = "aten.empty_like.default";
+const std::string kForeachCopy = "aten._foreach_copy_.default";  // mixed precision: shards cast into pieces
+const std::string kSplit = "aten.split_with_sizes.default";
+const std::string kToCopy = "aten._to_copy.default";
 
 bool isEmpty(const Node& n) { return n.op.rfind("aten.empty", 0) == 0; }
 
@@ -107,6 +110,8 @@ class Rewriter {
       else if (n.op == kChunkCat) chunkCat(id);
       else if (n.op == kCatOut) catOut(id);
       else if (n.op == kEmptyLike) emptyLike(id);
+      else if (n.op == kForeachCopy) foreachCopy(id);
+      else if (freshPieces(id)) continue;  // each piece its own buffer, filled by a later copy
       else if (n.op == "getitem" && items_.count(tupleOf(n))) item(id);
       else if (n.op == kAsStrided) asStrided(id);
       else if (n.op == "output") continue;
@@ -164,6 +169,7 @@ class Rewriter {
     };
     if ((n.op == kAllGather || n.op == kReduceScatter) && !n.args.empty()) add(n.args[0]);
     if (n.op == kCopyIn && n.args.size() > 1) add(n.args[1]);
+    if (n.op == kForeachCopy && !n.args.empty()) add(n.args[0]);
     if (n.op == kSplitCopy || n.op == kChunkCat || n.op == kCatOut)
       if (const Value* o = n.kwarg("out")) add(*o);
     return out;
@@ -186,7 +192,7 @@ class Rewriter {
     if (m != b && version_[static_cast<size_t>(m)] != ver_[static_cast<size_t>(b)])
       throw why("a view of buffer '" + bn.name + "' made before a later write into it (stale)");
     if (partial_[static_cast<size_t>(b)]) throw why("whose buffer '" + bn.name + "' is only partly written");
-    if (ver_[static_cast<size_t>(b)] == 0 && (written_[static_cast<size_t>(b)] || isEmpty(bn)))
+    if (ver_[static_cast<size_t>(b)] == 0 && (written_[static_cast<size_t>(b)] || isEmpty(bn) || freshPieces(b)))
       throw why("whose buffer '" + bn.name + "' is read before anything writes it");
     if (!sub_[static_cast<size_t>(m)]) throw why("which has no tensor value");
     return *sub_[static_cast<size_t>(m)];
@@ -244,13 +250,18 @@ class Rewriter {
     const TensorType& bt = typeOf(b, at);
     if (numel(typeOf(target, at).shape) != numel(bt.shape))
       throw fsdpError(at, "writes '" + g_.node(target).name + "', only part of its buffer '" + g_.node(b).name + "'");
-    // a copy into a buffer of another dtype converts (FSDP's mixed precision casts there): not
-    // modelled, and writing the value unconverted would give the buffer the wrong rounding
+    // a copy into a buffer of another float dtype converts (FSDP's mixed precision casts there):
+    // a cast of the value. Any other conversion (to or from an integer or bool) is refused.
     DType from = newType(value).dtype;
-    if (from != bt.dtype && from != DType::Unknown && bt.dtype != DType::Unknown)
-      throw fsdpError(at, std::string("writes a ") + dtypeName(from) + " value into the " + dtypeName(bt.dtype) +
-                              " buffer '" + g_.node(b).name +
-                              "': a dtype conversion in FSDP's buffer ops (mixed precision) is not supported");
+    if (from != bt.dtype && from != DType::Unknown && bt.dtype != DType::Unknown) {
+      if (!isFloating(from) || !isFloating(bt.dtype))
+        throw fsdpError(at, std::string("writes a ") + dtypeName(from) + " value into the " + dtypeName(bt.dtype) +
+                                " buffer '" + g_.node(b).name + "': only a conversion between float dtypes is supported");
+      TensorType t = newType(value);
+      t.dtype = bt.dtype;
+      value = emit(at, kToCopy, {TensorRef{value}}, t);
+      out_.nodes[static_cast<size_t>(value)].kwargs.push_back({"dtype", Value(bt.dtype)});
+    }
     sub_[static_cast<size_t>(b)] = reshape(at, value, bt.shape);
     ++ver_[static_cast<size_t>(b)];
     partial_[static_cast<size_t>(b)] = false;
@@ -431,6 +442,35 @@ class Rewriter {
     const TensorType& t = typeOf(id, n);
     sub_[static_cast<size_t>(id)] =
         emit(n, "aten.empty.memory_format", {ValueList(t.shape.begin(), t.shape.end())}, t);
+  }
+
+  // _foreach_copy_(dsts, srcs): each dst (the whole of its buffer) takes its src's values, cast to
+  // its dtype when they differ (FSDP's MixedPrecisionPolicy casts each shard this way).
+  void foreachCopy(NodeId id) {
+    const Node& n = g_.node(id);
+    auto* dsts = std::get_if<ValueList>(&argAt(n, 0, "destinations").v);
+    auto* srcs = std::get_if<ValueList>(&argAt(n, 1, "sources").v);
+    if (!dsts || !srcs || dsts->size() != srcs->size()) throw fsdpError(n, "expected two lists of one length");
+    for (size_t k = 0; k < dsts->size(); ++k) {
+      NodeId dst = tensorAt(n, (*dsts)[k], "a destination");
+      NodeId src = read(tensorAt(n, (*srcs)[k], "a source"), n);
+      if (numel(newType(src).shape) != numel(typeOf(dst, n).shape))
+        throw fsdpError(n, "source " + std::to_string(k) + " does not have its destination's size");
+      write(dst, src, n);
+    }
+  }
+
+  // split_with_sizes of a fresh `empty` nothing else writes or reads, and the getitems of it: FSDP
+  // (mixed precision) copies each shard into one piece. Each piece is then a buffer of its own
+  // (base_ = itself), unfilled until written; the split and the whole buffer get no value, so a read
+  // of the whole buffer stays refused.
+  bool freshPieces(NodeId id) const {
+    const Node& n = g_.node(id);
+    NodeId x = n.op == "getitem" ? tupleOf(n) : id;
+    if (x < 0 || g_.node(x).op != kSplit || g_.node(x).args.empty() || !g_.node(x).args[0].isTensor()) return false;
+    NodeId buf = std::get<TensorRef>(g_.node(x).args[0].v).node;
+    const Node& bn = g_.node(buf);
+    return isEmpty(bn) && base_[static_cast<size_t>(buf)] == buf && !written_[static_cast<size_t>(buf)];
   }
 
   // as_strided(x, size, stride, offset) with contiguous strides: a flat slice of x, reshaped. The

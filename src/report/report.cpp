@@ -1,5 +1,7 @@
 #include "report/report.h"
 
+#include "report/precision.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -138,6 +140,7 @@ void producers(std::ostream& out, const Expectation& x, const LGraph& spec, cons
 std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& impl, const RunInfo& info) {
   std::ostringstream out;
   out << "verdict: " << toString(r.verdict) << "\n";
+  if (auto note = precisionNote(r, spec, impl); !note.empty()) out << "note: " << note << "\n";
   if (!r.failure) {
     out << "output relation:\n";
     for (auto& o : r.outputs)
@@ -239,6 +242,7 @@ nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph
   json j;
   j["schema_version"] = kReportSchemaVersion;
   j["verdict"] = toString(r.verdict);
+  if (auto note = precisionNote(r, spec, impl); !note.empty()) j["precision_note"] = note;
   j["relation_file"] = info.relationPath;
   j["spec"] = info.specPath;
   j["impl"] = info.implPaths;

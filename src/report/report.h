@@ -23,7 +23,7 @@ struct RunInfo {
 // The JSON report's "schema_version". Bump it on every change to the report's
 // fields or their meaning, together with docs/report-schema.json (its const)
 // and docs/report.md; tests/python/test_report_schema.py checks real reports.
-constexpr int kReportSchemaVersion = 4;
+constexpr int kReportSchemaVersion = 5;
 
 std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& impl, const RunInfo& info);
 nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph& impl, const RunInfo& info);

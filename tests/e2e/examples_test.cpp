@@ -242,6 +242,25 @@ TEST_F(Examples, JsonReportOfARefinement) {
   EXPECT_TRUE(!j.contains("failure") || j["failure"].is_null()) << j.dump(2);
 }
 
+// --- examples/precision/cast_before_reduce: the same at bf16, each side casting to f32 ------
+// Refines over the reals (a float cast is the identity on values), with the one-line note that the
+// spec casts after its whole bf16 sum and the ranks before their f32 reduce-scatter.
+TEST_F(Examples, CastBeforeReduceRefinesWithAPrecisionNote) {
+  fs::path json = tempPath("cast.json");
+  RunResult r = check("precision/cast_before_reduce", {"--json", json.string()});
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  auto lines = splitLines(r.out);
+  ASSERT_GE(lines.size(), 2u) << describe(r);
+  EXPECT_EQ(lines[0], "verdict: refines") << describe(r);
+  EXPECT_TRUE(startsWith(lines[1], "note: refines over the reals; precision differs at S._to_copy (")) << describe(r);
+  EXPECT_TRUE(contains(lines[1], "D0._to_copy (") && contains(lines[1], "bf16 -> f32")) << describe(r);
+  auto j = readJson(json);
+  EXPECT_EQ(j.value("precision_note", ""), lines[1].substr(6)) << j.dump(2);
+  // the f32 original has no cast: no note
+  RunResult plain = check("paper/matmul_sub_rs");
+  EXPECT_FALSE(contains(plain.out, "precision differs")) << describe(plain);
+}
+
 TEST_F(Examples, JsonReportOfARefusedExpectation) {
   fs::path json = tempPath("expect.json");
   RunResult r = check("expect/partial_grad", {"--json", json.string()});

@@ -57,6 +57,39 @@ TEST_F(Elementwise, NegOverSum) {
   EXPECT_TRUE(equiv(n, "(sum (neg ?a) (neg ?b))"));
 }
 
+// A cast between float dtypes is the identity on values (over the reals): it moves through sums,
+// the four arithmetic ops and other float casts.
+TEST_F(Elementwise, FloatCastMovesThroughSumsAndArithmetic) {
+  leaf("a", {2}, DType::BF16);
+  leaf("b", {2}, DType::BF16);
+  leaf("x", {2}, DType::F32);
+  eg::Id s = term("(cast[\"f32\"] (sum ?a ?b))");
+  eg::Id m = term("(cast[\"bf16\"] (mul ?x ?x))");
+  eg::Id c = term("(cast[\"f32\"] (cast[\"bf16\"] ?x))");
+  run({"cast-sum", "cast-mul", "cast-cast"});
+  EXPECT_TRUE(equiv(s, "(sum (cast[\"f32\"] ?a) (cast[\"f32\"] ?b))"));
+  EXPECT_TRUE(equiv(m, "(mul (cast[\"bf16\"] ?x) (cast[\"bf16\"] ?x))"));
+  EXPECT_TRUE(equiv(c, "?x"));
+}
+
+// A cast to an integer (truncation) or from one is not exact: none of these apply.
+TEST_F(Elementwise, IntegerCastIsNotTreatedAsExact) {
+  leaf("a", {2}, DType::F32);
+  leaf("b", {2}, DType::F32);
+  leaf("i", {2}, DType::I64);
+  leaf("j", {2}, DType::I64);
+  eg::Id s = term("(cast[\"i64\"] (sum ?a ?b))");
+  eg::Id d = term("(cast[\"i64\"] (div ?a ?b))");
+  eg::Id c = term("(cast[\"f32\"] (cast[\"i64\"] ?a))");
+  eg::Id f = term("(cast[\"f32\"] (sum ?i ?j))");
+  run({"cast-sum", "cast-div", "cast-cast"});
+  EXPECT_FALSE(equiv(s, "(sum (cast[\"i64\"] ?a) (cast[\"i64\"] ?b))"));
+  EXPECT_FALSE(equiv(d, "(div (cast[\"i64\"] ?a) (cast[\"i64\"] ?b))"));
+  EXPECT_FALSE(equiv(c, "?a"));
+  EXPECT_FALSE(equiv(c, "(cast[\"f32\"] ?a)"));
+  EXPECT_FALSE(equiv(f, "(sum (cast[\"f32\"] ?i) (cast[\"f32\"] ?j))"));
+}
+
 TEST_F(Elementwise, NonlinearUnaryDoesNotDistributeOverSum) {
   leaf("a", {2});
   leaf("b", {2});

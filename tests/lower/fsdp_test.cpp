@@ -91,11 +91,61 @@ TEST(Fsdp, StaleAndUnwrittenBuffersAreBadInput) {
               "read before anything writes it");
   expectError(replaced(kStep, "[g], 0, 2", "[g], 1, 2"), "dim other than 0");
   expectError(replaced(kStep, "'0', 'avg'", "'0', 'premul_sum'"), "not supported");
-  // mixed precision: bf16 gradients chunk_cat'ed into an f32 reduce-scatter buffer (a conversion)
+  // a conversion to or from a non-float dtype in a buffer op is not a cast tangle treats as exact
+  std::string toInt = replaced(kStep, "g: \"f32[3, 2]\" = torch.ops.aten.mul.Tensor(w, x)\n",
+                               "g0: \"f32[3, 2]\" = torch.ops.aten.mul.Tensor(w, x)\n"
+                               "g: \"i64[3, 2]\" = torch.ops.aten._to_copy.default(g0, dtype = torch.int64)\n");
+  expectError(toInt, "writes a i64 value into the f32 buffer 'empty_1': only a conversion between float dtypes");
+}
+
+// Mixed precision (MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=f32)): the bf16 gradient
+// chunk_cat'ed into the f32 reduce-scatter buffer is a cast of the chunked value.
+TEST(Fsdp, FloatConversionInABufferOpIsACast) {
   std::string mixed = replaced(kStep, "g: \"f32[3, 2]\" = torch.ops.aten.mul.Tensor(w, x)\n",
                                "g0: \"f32[3, 2]\" = torch.ops.aten.mul.Tensor(w, x)\n"
                                "g: \"bf16[3, 2]\" = torch.ops.aten._to_copy.default(g0, dtype = torch.bfloat16)\n");
-  expectError(mixed, "writes a bf16 value into the f32 buffer 'empty_1'");
+  Graph g = lowered(mixed);
+  g.verify();
+  const Node* cast = nullptr;
+  for (const Node& n : g.nodes)
+    if (n.op == "aten._to_copy.default" && n.type && n.type->dtype == DType::F32) cast = &n;
+  ASSERT_NE(cast, nullptr);
+  EXPECT_EQ(g.node(std::get<TensorRef>(cast->args[0].v).node).op, "aten.cat.default");  // the chunked rows
+  ASSERT_NE(cast->kwarg("dtype"), nullptr);
+  EXPECT_EQ(std::get<DType>(cast->kwarg("dtype")->v), DType::F32);
+}
+
+// Mixed precision all-gather: FSDP splits a fresh bf16 buffer into one piece per parameter and
+// copies (casts) each f32 shard into its piece (_foreach_copy_); the copy-in reads the pieces.
+const char* kCastIn =
+    "shard: \"f32[4]\" = self._tensor_constant0\n"
+    "empty: \"bf16[4]\" = torch.ops.aten.empty.memory_format([4], dtype = torch.bfloat16)\n"
+    "pieces = torch.ops.aten.split_with_sizes.default(empty, [4])\n"
+    "piece: \"bf16[4]\" = pieces[0]\n"
+    "fc = torch.ops.aten._foreach_copy_.default([piece], [shard])\n"
+    "empty_1: \"bf16[8]\" = torch.ops.aten.empty.memory_format([8], dtype = torch.bfloat16)\n"
+    "copy_in = torch.ops.fsdp.all_gather_copy_in.default([piece], empty_1, [4], 4, 0)\n"
+    "getitem: \"bf16[4]\" = copy_in[0]\n"
+    "getitem_1: \"bf16[8]\" = copy_in[1]\n"
+    "ag = torch.ops.c10d._allgather_base_.default(getitem_1, getitem, '0', False)\n"
+    "getitem_2: \"bf16[8]\" = ag[0]\n"
+    "w: \"bf16[3, 2]\" = torch.ops.aten.as_strided.default(getitem_2, [3, 2], [2, 1], 0)\n"
+    "return (w,)";
+
+TEST(Fsdp, ShardsCastIntoPiecesOfAFreshBuffer) {
+  Graph g = lowered(kCastIn);
+  g.verify();
+  bool castShard = false;
+  for (const Node& n : g.nodes)
+    castShard |= n.op == "aten._to_copy.default" && n.type && n.type->dtype == DType::BF16 &&
+                 g.node(std::get<TensorRef>(n.args[0].v).node).name == "shard";
+  EXPECT_TRUE(castShard);
+  // the piece read before the copy fills it is refused, and so is a read of the whole buffer
+  expectError(replaced(kCastIn, "fc = torch.ops.aten._foreach_copy_.default([piece], [shard])\n", ""),
+              "read before anything writes it");
+  expectError(replaced(kCastIn, "[piece], empty_1", "[empty], empty_1"), "read before anything writes it");
+  // an integer shard copied into a float piece is not an exact cast
+  expectError(replaced(kCastIn, "shard: \"f32[4]\"", "shard: \"i64[4]\""), "only a conversion between float dtypes");
 }
 
 // A Shard(1) parameter w [2, 4] over 2 ranks (local [2, 2]): FSDP all-gathers into a temporary

@@ -25,6 +25,15 @@ def spec_sum():
     return fsdp.spec_program(model(), batch(), mse_sum)
 
 
+def spec_mixed_precision():
+    """The sequential step under FSDP's mixed-precision casts: f32 parameters cast to bf16 at use,
+    the input cast to bf16 (MixedPrecisionPolicy.cast_forward_inputs), compute in bf16, the
+    gradients flowing back through the casts to the f32 parameters."""
+    import torch
+
+    return fsdp.spec_program(model(), batch(), mse, param_dtype=torch.bfloat16)
+
+
 def build(rank, world_size):
     return fsdp.fsdp_program(model(), batch(), mse, rank, world_size)
 
@@ -127,15 +136,63 @@ def build_shard_dim1_gathered_on_dim0(rank, world_size):
     return prog
 
 
-def build_mixed_precision(rank, world_size):
-    """MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=f32): FSDP all-gathers bf16 copies of the
-    shards and reduce-scatters the bf16 gradients converted to f32 by its chunk_cat into an f32
-    buffer. tangle does not model a dtype conversion inside FSDP's buffer ops (bad input)."""
+def _mixed_precision(m, rank, world_size):
     import torch
     from torch.distributed.fsdp import MixedPrecisionPolicy
 
     policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-    return fsdp.fsdp_program(model(), batch(), mse, rank, world_size, mp_policy=policy)
+    return fsdp.fsdp_program(m, batch(), mse, rank, world_size, mp_policy=policy)
+
+
+def build_mixed_precision(rank, world_size):
+    """MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=f32): FSDP casts each f32 shard into a
+    bf16 piece of a fresh buffer (_foreach_copy_), all-gathers in bf16, computes in bf16 and
+    reduce-scatters the bf16 gradients cast to f32 by its chunk_cat into an f32 buffer (the spec is
+    spec_mixed_precision)."""
+    return _mixed_precision(model(), rank, world_size)
+
+
+def build_mixed_precision_never_reduce_scattered(rank, world_size):
+    """Planted bug: the mixed-precision step with the gradients never reduce-scattered over the ranks
+    (a custom reduce-scatter over a group of one, as build_never_reduce_scattered)."""
+    m = model()
+    prog = _mixed_precision(m, rank, world_size)
+    m.set_custom_reduce_scatter(_own_chunk_reduce_scatter(rank, world_size))
+    return prog
+
+
+def _cast_from_wrong_param():
+    """FSDP's all-gather inputs, made to take the bf16 input of a param marked `_tangle_cast_from`
+    from the first elements of another param's shard (installed once; unmarked params are cast
+    as FSDP does)."""
+    from torch.distributed.fsdp._fully_shard import _fsdp_collectives as col
+
+    if getattr(col._get_param_all_gather_inputs, "_tangle", False):
+        return
+    original = col._get_param_all_gather_inputs
+
+    def inputs(fsdp_params):
+        out = original(fsdp_params)
+        for i, fp in enumerate(fsdp_params):
+            other = getattr(fp, "_tangle_cast_from", None)
+            if other is not None:
+                out[i] = [other._sharded_param_data[:out[i][0].numel()].to(out[i][0].dtype)]
+        return out
+
+    inputs._tangle = True
+    col._get_param_all_gather_inputs = inputs
+
+
+def build_mixed_precision_cast_from_wrong_param(rank, world_size):
+    """Planted bug: on rank 1, the bf16 all-gather input of the first layer's bias is cast from the
+    first elements of the first layer's weight shard (the sizes fit, the values do not)."""
+    _cast_from_wrong_param()
+    m = model()
+    prog = _mixed_precision(m, rank, world_size)
+    if rank == 1:
+        fps = [fp for group in m._get_fsdp_state()._fsdp_param_groups for fp in group.fsdp_params]
+        fps[1]._tangle_cast_from = fps[0]
+    return prog
 
 
 def _own_chunk_reduce_scatter(rank, world_size):

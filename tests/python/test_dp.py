@@ -241,7 +241,9 @@ _GAPS = {
     "no_sync_on_last": ("build_no_sync_on_last", "spec"),
     "shard_dim1": ("build_shard_dim1", "spec"),
     "shard_dim1_as_dim0": ("build_shard_dim1_gathered_on_dim0", "spec"),
-    "mixed_precision": ("build_mixed_precision", "spec"),
+    "mixed_precision": ("build_mixed_precision", "spec_mixed_precision"),
+    "mixed_precision_never_reduce_scattered": ("build_mixed_precision_never_reduce_scattered", "spec_mixed_precision"),
+    "mixed_precision_cast_from_wrong_param": ("build_mixed_precision_cast_from_wrong_param", "spec_mixed_precision"),
     "never_reduce_scattered": ("build_never_reduce_scattered", "spec"),
     "sum_loss_summed": ("build_sum_loss_summed", "spec_sum"),
     "sum_loss_averaged": ("build_sum_loss", "spec_sum"),
@@ -314,13 +316,37 @@ def test_real_fsdp_shard_dim1_gathered_as_dim0_is_caught_at_the_first_matmul(fsd
     assert r.failure is not None and r.failure.op == "aten.addmm.default", r.report
 
 
-def test_real_fsdp_mixed_precision_is_bad_input(fsdp_gaps):
-    # FSDP casts each shard into a bf16 piece of a fresh buffer (_foreach_copy_), which the buffer
-    # pass does not model: the first read of that buffer is refused, one line, exit 2
-    from tangle import pp
-    rel = pp.write_relation(str(fsdp_gaps / "mixed_precision"), 2)
-    with pytest.raises(tangle.VerifyError, match=r"impl\.r0\.py:\d+: error: .*split_with_sizes.*read before anything"):
-        tangle.check(rel, tangle=str(TANGLE))
+def test_real_fsdp_mixed_precision_refines_over_the_reals(fsdp_gaps):
+    # MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=f32) against the sequential step under the
+    # same casts: FSDP's cast of each shard into a bf16 piece (_foreach_copy_) and its chunk_cat of
+    # the bf16 gradients into the f32 reduce-scatter buffer are lowered to casts
+    out, r = _gap(fsdp_gaps, "mixed_precision")
+    impl = (out / "impl.r0.py").read_text()
+    assert "aten._foreach_copy_.default(" in impl and 'empty_2: "f32[' in impl
+    assert r.verdict == "refines", r.report
+    assert _shards_hold(r), r.report
+    # the spec sums each gradient over the batch in bf16 and casts it to f32; the ranks cast their
+    # bf16 gradients to f32 before the reduce-scatter sums them: equal over the reals, not in bf16
+    note = r.json.get("precision_note", "")
+    assert note.startswith("refines over the reals; precision differs at ") and "bf16 -> f32" in note, r.report
+    assert "S._to_copy_6 (" in note and "spec.py:" in note and "chunk_cat" in note, note
+    assert "note: " + note in r.report
+
+
+def test_real_fsdp_mixed_precision_never_reduce_scattered_is_a_violation(fsdp_gaps):
+    # the mixed-precision step whose gradients are reduce-scattered over a group of one
+    out, r = _gap(fsdp_gaps, "mixed_precision_never_reduce_scattered")
+    assert r.verdict == "violation", r.report
+    assert r.failure is not None and r.failure.op == "aten.div.Tensor", r.report
+    assert "precision_note" not in r.json
+
+
+def test_real_fsdp_mixed_precision_shard_cast_from_wrong_param_is_a_violation(fsdp_gaps):
+    # rank 1 casts the first layer's bias piece from its weight shard's first elements: sizes fit
+    out, r = _gap(fsdp_gaps, "mixed_precision_cast_from_wrong_param")
+    assert "aten.slice.Tensor(" in (out / "impl.r1.py").read_text()
+    assert r.verdict == "violation", r.report
+    assert r.failure is not None and r.failure.op == "aten.addmm.default", r.report
 
 
 def test_real_fsdp_gradients_never_reduce_scattered_is_a_violation(fsdp_gaps):
@@ -344,6 +370,7 @@ def test_real_fsdp_summed_loss_reduce_scattered_with_sum_refines(fsdp_gaps):
     impl = (out / "impl.r0.py").read_text()
     assert "'0', 'sum'" in impl and "aten.div_" not in impl
     assert r.verdict == "refines", r.report
+    assert "precision_note" not in r.json and "note: refines over the reals" not in r.report  # no cast anywhere
     assert _shards_hold(r), r.report
 
 

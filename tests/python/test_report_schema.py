@@ -37,6 +37,7 @@ CASES = {
     "replay_matched": ("examples/paper/matmul_sub_rs/check.rel", ["--replay"], 0),
     "replay_counterexample": ("examples/mlp/missing_allreduce/check.rel", ["--replay"], 1),
     "by_evaluation": ("examples/closed/causal_mask/check.rel", [], 0),
+    "precision_note": ("examples/precision/cast_before_reduce/check.rel", [], 0),
 }
 # Written only by `tangle verify` (python/tangle/verify.py), never by `tangle check`.
 VERIFY_ONLY = {"parameters_involved", "verify"}
@@ -79,7 +80,7 @@ def test_real_report_validates(reports, name):
 
 
 def test_reports_carry_the_schema_version(reports):
-    assert SCHEMA["properties"]["schema_version"]["const"] == 4
+    assert SCHEMA["properties"]["schema_version"]["const"] == 5
     for name in CASES:
         assert reports[name]["schema_version"] == SCHEMA["properties"]["schema_version"]["const"], name
 
