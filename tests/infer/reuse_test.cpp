@@ -279,7 +279,7 @@ TEST(OperatorReuse, ASeededImplEqualityMustHoldRenamed) {
 // TP pair), each stage receiving x_i from the previous one. Rank `bugRank`
 // computes neg instead of relu.
 std::string stageText(int stages, int rank, int bugRank) {
-  const int i = rank / 2, tp = rank % 2;
+  const int i = rank / 2;
   const std::string s = std::to_string(i), next = std::to_string(i + 1);
   std::string params = "w1_" + s + ": \"f32[8, 8]\", w2_" + s + ": \"f32[8, 8]\"", body;
   if (i == 0) {
