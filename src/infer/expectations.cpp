@@ -1,7 +1,11 @@
 // Expectations (§4.4) and the verdict. After the walk over G_s, each
-// `expect lhs = rhs` is checked in an e-graph of its own: lhs's spec tensors
-// are seeded with their relations in R, both sides added, the lemmas run,
-// and the expectation holds when the two sides end in one class.
+// `expect lhs = rhs` is checked in an e-graph: lhs's spec tensors are seeded
+// with their relations in R, both sides added, the lemmas run, and the
+// expectation holds when the two sides end in one class. Expectations with
+// one left side (a gradient expected on every rank) share one e-graph first.
+#include <string>
+#include <unordered_map>
+
 #include "infer/infer_state.h"
 #include "ops/ops.h"
 
@@ -41,37 +45,104 @@ void inlineImplRearrangements(const InferState& st, eg::EGraph& g, const RelExpr
 
 }  // namespace
 
+namespace {
+
+eg::RunLimits expectationLimits(const InferState& st) {
+  eg::RunLimits limits;
+  limits.maxIterations = st.opts.maxIterations;
+  limits.maxNodes = st.opts.maxNodes;
+  limits.maxSeconds = st.opts.operatorSeconds;
+  return limits;
+}
+
+// One e-graph for expectations sharing their left side (the same gradient
+// expected on each rank): the left side seeded once, every right side added.
+// Each fact added is true (definitions of the implementation, relations
+// found, proved equalities), so an expectation whose sides end in one class
+// holds. One that does not is checked again on its own (checkOne): a larger
+// e-graph can reach a limit, or a lemma guard can refuse there, where its own
+// would not.
+void checkTogether(const InferState& st, std::unordered_set<int>& inlined, const std::vector<const Expectation*>& es,
+                   std::vector<char>& holds) {
+  eg::EGraph g(ops::inferData, st.symbols);
+  std::vector<int> specTensors, ignored;
+  collectSpecTensors(st, es.front()->lhs, specTensors);
+  for (int s : specTensors) addSpecTensor(st, g, inlined, s, ignored);
+  eg::Id lhs = addRelExpr(g, es.front()->lhs, st.spec, st.impl);
+  std::vector<eg::Id> rhs;
+  std::vector<int> named;
+  for (const Expectation* e : es) {
+    rhs.push_back(addRelExpr(g, e->rhs, st.spec, st.impl));
+    inlineImplRearrangements(st, g, e->rhs);
+    collectImplTensors(st, e->rhs, named);
+  }
+  mergeImplEqualities(st, g, named);
+  g.rebuild();
+  eg::run(g, st.lemmas, expectationLimits(st));
+  holds.assign(es.size(), 0);
+  for (size_t i = 0; i < es.size(); ++i) holds[i] = g.find(lhs) == g.find(rhs[i]);
+}
+
+ExpectationResult checkOne(const InferState& st, std::unordered_set<int>& inlined, const Expectation& e) {
+  eg::EGraph g(ops::inferData, st.symbols);
+  std::vector<int> specTensors, ignored;
+  collectSpecTensors(st, e.lhs, specTensors);
+  for (int s : specTensors) addSpecTensor(st, g, inlined, s, ignored);
+  eg::Id lhs = addRelExpr(g, e.lhs, st.spec, st.impl);
+  eg::Id rhs = addRelExpr(g, e.rhs, st.spec, st.impl);
+  inlineImplRearrangements(st, g, e.rhs);
+  std::vector<int> named;
+  collectImplTensors(st, e.rhs, named);
+  mergeImplEqualities(st, g, named);
+  g.rebuild();
+  eg::RunReport rep = eg::run(g, st.lemmas, expectationLimits(st));
+  ExpectationResult r;
+  r.expectation = &e;
+  r.holds = g.find(lhs) == g.find(rhs);
+  // Not merged, but the lemmas did not run to saturation: unproved, not refuted.
+  r.limitReached = !r.holds && rep.stop != eg::StopReason::Saturated;
+  return r;
+}
+
+}  // namespace
+
 // `inlined`: the spec definitions not to inline again (addSpecTensor). The
 // caller passes the set of the last operator's e-graph, and the set grows
 // over the expectations: a carried tensor's definition inlined there is not
 // added to these e-graphs. (Kept as the inference has always done it; a
 // fresh set per expectation would be the cleaner rule.)
+// Expectations with the same left side are checked together first
+// (checkTogether); the results keep the relation file's order.
 void checkExpectations(const InferState& st, std::unordered_set<int>& inlined, InferResult& res) {
-  for (const Expectation& e : st.rel.expectations) {
-    eg::EGraph g(ops::inferData, st.symbols);
-    std::vector<int> specTensors, ignored;
-    collectSpecTensors(st, e.lhs, specTensors);
-    for (int s : specTensors) addSpecTensor(st, g, inlined, s, ignored);
-    eg::Id lhs = addRelExpr(g, e.lhs, st.spec, st.impl);
-    eg::Id rhs = addRelExpr(g, e.rhs, st.spec, st.impl);
-    inlineImplRearrangements(st, g, e.rhs);
-    std::vector<int> named;
-    collectImplTensors(st, e.rhs, named);
-    mergeImplEqualities(st, g, named);
-    g.rebuild();
-    eg::RunLimits limits;
-    limits.maxIterations = st.opts.maxIterations;
-    limits.maxNodes = st.opts.maxNodes;
-    limits.maxSeconds = st.opts.operatorSeconds;
-    eg::RunReport rep = eg::run(g, st.lemmas, limits);
-    ExpectationResult r;
-    r.expectation = &e;
-    r.holds = g.find(lhs) == g.find(rhs);
-    // Not merged, but the lemmas did not run to saturation: unproved, not refuted.
-    r.limitReached = !r.holds && rep.stop != eg::StopReason::Saturated;
-    if (!specTensors.empty()) r.known = relationsOf(st, specTensors[0]).exprs;
-    res.expectations.push_back(std::move(r));
+  const auto& all = st.rel.expectations;
+  std::vector<std::vector<const Expectation*>> groups;
+  std::unordered_map<std::string, size_t> groupOf;
+  for (const Expectation& e : all) {
+    auto [it, fresh] = groupOf.emplace(e.lhs.toString(), groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(&e);
   }
+  std::unordered_map<const Expectation*, ExpectationResult> results;
+  for (const auto& group : groups) {
+    std::vector<char> holds(group.size(), 0);
+    if (group.size() > 1) checkTogether(st, inlined, group, holds);
+    std::vector<int> specTensors;
+    collectSpecTensors(st, group.front()->lhs, specTensors);
+    std::vector<eg::Term> known;
+    if (!specTensors.empty()) known = relationsOf(st, specTensors[0]).exprs;
+    for (size_t i = 0; i < group.size(); ++i) {
+      ExpectationResult r;
+      if (holds[i]) {
+        r.expectation = group[i];
+        r.holds = true;
+      } else {
+        r = checkOne(st, inlined, *group[i]);
+      }
+      r.known = known;
+      results.emplace(group[i], std::move(r));
+    }
+  }
+  for (const Expectation& e : all) res.expectations.push_back(std::move(results.at(&e)));
 }
 
 Verdict verdictOf(const InferResult& res) {

@@ -101,6 +101,21 @@ TEST(InferExpectations, HoldsWhenEveryRankHasTheFullResult) {
   EXPECT_TRUE(res.uncheckedExpectations.empty());
 }
 
+// Expectations with one left side share an e-graph (expectations.cpp); a
+// wrong one among right ones is still refused, and the results keep the
+// relation file's order.
+TEST(InferExpectations, AWrongOneAmongRightOnesWithTheSameLeftSideIsRefused) {
+  auto c = allReducedMatmul("expect S.mm = D0.wait_tensor\nexpect S.mm = D1.mm\nexpect S.mm = D1.wait_tensor\n");
+  const InferResult& res = c->infer();
+  EXPECT_EQ(res.verdict, Verdict::Violation);
+  ASSERT_EQ(res.expectations.size(), 3u);
+  EXPECT_TRUE(res.expectations[0].holds);
+  EXPECT_FALSE(res.expectations[1].holds);  // rank 1's partial product, before the all-reduce
+  EXPECT_FALSE(res.expectations[1].limitReached);
+  EXPECT_TRUE(res.expectations[2].holds);
+  EXPECT_EQ(res.expectations[1].expectation->rhs.toString(), "D1.mm");
+}
+
 TEST(InferExpectations, RefusedWhileACleanSumExists) {
   auto c = innerShardedMatmul("expect S.mm = D*.mm\n");
   const InferResult& res = c->infer();
@@ -132,6 +147,25 @@ TEST(InferExpectations, ExpectationNeedingALemmaHolds) {
   EXPECT_EQ(res.verdict, Verdict::Refines);
   ASSERT_EQ(res.expectations.size(), 1u);
   EXPECT_TRUE(res.expectations[0].holds);
+}
+
+// The same with two right sides sharing the left side: each is unproved, not refused.
+TEST(InferExpectations, ACutSharedExpectationSearchIsInconclusive) {
+  const char* body = "mm: \"f32[4, 6]\" = torch.ops.aten.mm.default(A, B)\nreturn (mm,)";
+  auto c = makeCheck(fx("A: \"f32[4, 8]\", B: \"f32[8, 6]\"", body), fx("A: \"f32[4, 8]\", B: \"f32[8, 6]\"", body), 2,
+                     "S.A = D*.A\nS.B = D*.B\n"
+                     "expect S.mm = slice(concat(D0.mm, D1.mm, dim=0), dim=0, start=0, end=4)\n"
+                     "expect S.mm = slice(concat(D1.mm, D0.mm, dim=0), dim=0, start=0, end=4)\n");
+  InferOptions opts;
+  opts.maxIterations = 0;
+  const InferResult& res = c->infer(opts);
+  ASSERT_EQ(res.expectations.size(), 2u);
+  for (auto& e : res.expectations) {
+    EXPECT_FALSE(e.holds);
+    EXPECT_TRUE(e.limitReached);
+  }
+  EXPECT_EQ(res.verdict, Verdict::Inconclusive);
+  EXPECT_EQ(c->infer().verdict, Verdict::Refines);  // with the lemmas, both hold
 }
 
 TEST(InferExpectations, ACutExpectationSearchIsInconclusive) {
