@@ -43,27 +43,13 @@ void inlineImplRearrangements(const InferState& st, eg::EGraph& g, const RelExpr
   }
 }
 
-}  // namespace
-
-namespace {
-
-eg::RunLimits expectationLimits(const InferState& st) {
-  eg::RunLimits limits;
-  limits.maxIterations = st.opts.maxIterations;
-  limits.maxNodes = st.opts.maxNodes;
-  limits.maxSeconds = st.opts.operatorSeconds;
-  return limits;
-}
-
 // One e-graph for expectations sharing their left side (the same gradient
 // expected on each rank): the left side seeded once, every right side added.
 // Each fact added is true (definitions of the implementation, relations
 // found, proved equalities), so an expectation whose sides end in one class
-// holds. One that does not is checked again on its own (checkOne): a larger
-// e-graph can reach a limit, or a lemma guard can refuse there, where its own
-// would not.
-void checkTogether(const InferState& st, std::unordered_set<int>& inlined, const std::vector<const Expectation*>& es,
-                   std::vector<char>& holds) {
+// holds. `stop` receives why the lemmas stopped.
+std::vector<char> checkTogether(const InferState& st, std::unordered_set<int>& inlined,
+                                const std::vector<const Expectation*>& es, eg::StopReason& stop) {
   eg::EGraph g(ops::inferData, st.symbols);
   std::vector<int> specTensors, ignored;
   collectSpecTensors(st, es.front()->lhs, specTensors);
@@ -78,29 +64,26 @@ void checkTogether(const InferState& st, std::unordered_set<int>& inlined, const
   }
   mergeImplEqualities(st, g, named);
   g.rebuild();
-  eg::run(g, st.lemmas, expectationLimits(st));
-  holds.assign(es.size(), 0);
+  eg::RunLimits limits;
+  limits.maxIterations = st.opts.maxIterations;
+  limits.maxNodes = st.opts.maxNodes;
+  limits.maxSeconds = st.opts.operatorSeconds;
+  stop = eg::run(g, st.lemmas, limits).stop;
+  std::vector<char> holds(es.size(), 0);
   for (size_t i = 0; i < es.size(); ++i) holds[i] = g.find(lhs) == g.find(rhs[i]);
+  return holds;
 }
 
+// One expectation in an e-graph of its own: for one that did not hold in its
+// group's (a larger e-graph can reach a limit, or a guard can refuse, where
+// its own would not).
 ExpectationResult checkOne(const InferState& st, std::unordered_set<int>& inlined, const Expectation& e) {
-  eg::EGraph g(ops::inferData, st.symbols);
-  std::vector<int> specTensors, ignored;
-  collectSpecTensors(st, e.lhs, specTensors);
-  for (int s : specTensors) addSpecTensor(st, g, inlined, s, ignored);
-  eg::Id lhs = addRelExpr(g, e.lhs, st.spec, st.impl);
-  eg::Id rhs = addRelExpr(g, e.rhs, st.spec, st.impl);
-  inlineImplRearrangements(st, g, e.rhs);
-  std::vector<int> named;
-  collectImplTensors(st, e.rhs, named);
-  mergeImplEqualities(st, g, named);
-  g.rebuild();
-  eg::RunReport rep = eg::run(g, st.lemmas, expectationLimits(st));
+  eg::StopReason stop{};
   ExpectationResult r;
   r.expectation = &e;
-  r.holds = g.find(lhs) == g.find(rhs);
+  r.holds = checkTogether(st, inlined, {&e}, stop)[0];
   // Not merged, but the lemmas did not run to saturation: unproved, not refuted.
-  r.limitReached = !r.holds && rep.stop != eg::StopReason::Saturated;
+  r.limitReached = !r.holds && stop != eg::StopReason::Saturated;
   return r;
 }
 
@@ -125,7 +108,8 @@ void checkExpectations(const InferState& st, std::unordered_set<int>& inlined, I
   std::unordered_map<const Expectation*, ExpectationResult> results;
   for (const auto& group : groups) {
     std::vector<char> holds(group.size(), 0);
-    if (group.size() > 1) checkTogether(st, inlined, group, holds);
+    eg::StopReason stop{};
+    if (group.size() > 1) holds = checkTogether(st, inlined, group, stop);
     std::vector<int> specTensors;
     collectSpecTensors(st, group.front()->lhs, specTensors);
     std::vector<eg::Term> known;
