@@ -49,6 +49,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "infer/leaf_names.h"
@@ -188,14 +190,31 @@ bool OperatorReuse::tryReuse(InferState& st, const SpecOp& op, std::unordered_se
                              std::vector<std::pair<int, int>>& added) {
   if (st.isTarget[op.node]) return false;
   uint64_t hash = specShapeHash(st, op);
+  // TANGLE_TRACE_REUSE: why each candidate was not used (stderr).
+  static const bool traceReuse = std::getenv("TANGLE_TRACE_REUSE") != nullptr;
+  auto trace = [&](const SpecOp& to, const Footprint& from, const std::string& what) {
+    std::fprintf(stderr, "reuse %s from %s: %s\n", st.spec.nodes[to.node].name.c_str(),
+                 st.spec.nodes[from.op.node].name.c_str(), what.c_str());
+  };
   auto it = byShape_.find(hash);
-  if (it == byShape_.end()) return false;
+  if (it == byShape_.end()) {
+    if (traceReuse) std::fprintf(stderr, "reuse %s: no earlier operator of its shape\n", st.spec.nodes[op.node].name.c_str());
+    return false;
+  }
   const std::vector<size_t>& candidates = it->second;
   for (size_t tried = 0; tried < candidates.size() && tried < kMaxTries; ++tried) {
     size_t index = candidates[candidates.size() - 1 - tried];
     const Footprint& f = footprints_[index];
     Renaming phi(st.impl);
-    if (!buildRenaming(st, f, op, phi) || !preservesMergedEqualities(st, f, phi)) continue;
+    std::string why;
+    if (!buildRenaming(st, f, op, phi, traceReuse ? &why : nullptr)) {
+      if (traceReuse) trace(op, f, "no renaming: " + why);
+      continue;
+    }
+    if (!preservesMergedEqualities(st, f, phi)) {
+      if (traceReuse) trace(op, f, "a seeded implEqual fact does not hold renamed");
+      continue;
+    }
     // The gate; with a verifier, its outcome is predicted from the last
     // time it ran on this candidate for an operator of the same shape, and
     // the prediction is checked behind the walk (reuse_pipeline.h).
@@ -205,7 +224,10 @@ bool OperatorReuse::tryReuse(InferState& st, const SpecOp& op, std::unordered_se
     if (!predicted) {
       bool passed = preservesFootprint(st, f, op, phi);
       if (seen) *seen = GateSeen{passed, seen->passed == passed ? seen->streak + 1 : 1};
-      if (!passed) continue;
+      if (!passed) {
+        if (traceReuse) trace(op, f, "the gate refused the renaming");
+        continue;
+      }
     } else if (!*predicted) {
       verifier_->enqueue({&f, op, std::move(phi), false, position_, hash, index});
       continue;

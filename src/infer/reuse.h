@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -57,8 +58,10 @@ struct Renaming {
 };
 
 // reuse_match.cpp: builds phi from footprint f onto operator op (heuristic:
-// any phi it returns is only used once reuse_verify.cpp accepted it).
-bool buildRenaming(const InferState& st, const Footprint& f, const SpecOp& op, Renaming& phi);
+// any phi it returns is only used once reuse_verify.cpp accepted it). On
+// failure, `why` (if given) says what did not map (TANGLE_TRACE_REUSE).
+bool buildRenaming(const InferState& st, const Footprint& f, const SpecOp& op, Renaming& phi,
+                   std::string* why = nullptr);
 
 // reuse_verify.cpp: phi preserves every fact of f's e-graph (the soundness gate).
 bool preservesFootprint(const InferState& st, const Footprint& f, const SpecOp& op, const Renaming& phi);

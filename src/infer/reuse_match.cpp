@@ -4,8 +4,13 @@
 // map by matching those relations term by term; the inlined spec
 // definitions map their operands in order; then each explored
 // implementation tensor maps to a user of the image of one of its operands
-// with the same definition (operands first; sources by rank and definition).
+// with the same definition (operands first; sources by rank and definition),
+// and a tensor the e-graph held only as an implEqual partner maps to a
+// partner of its mate's image.
 // This is a heuristic: reuse_verify.cpp decides whether phi may be used.
+#include <algorithm>
+#include <string>
+
 #include "infer/reuse.h"
 
 namespace tangle {
@@ -71,14 +76,43 @@ bool matchExplored(const InferState& st, Renaming& phi, int a, bool allowSources
   return false;
 }
 
+// Binds the partners of the implEqual facts f's e-graph was seeded with
+// (d = e, e a tensor nothing else in the e-graph reached): e maps to the
+// partner of phi(d) at e's position among d's partners, else to the first
+// free one of the same type on a fitting rank. True if it bound any.
+bool matchMergedPartners(const InferState& st, const Footprint& f, Renaming& phi) {
+  bool bound = false;
+  for (auto [a, b] : f.mergedEqual) {
+    const int *x = phi.implOf(a), *y = phi.implOf(b);
+    if (!x || y) continue;
+    auto from = st.implEqual.find(a), to = st.implEqual.find(*x);
+    if (from == st.implEqual.end() || to == st.implEqual.end()) continue;
+    auto fits = [&](int e) {
+      const LNode &p = st.impl.nodes[b], &q = st.impl.nodes[e];
+      return !phi.implInv.count(e) && p.data == q.data && phi.rankFits(p.graph, q.graph);
+    };
+    size_t k = std::find(from->second.begin(), from->second.end(), b) - from->second.begin();
+    int pick = -1;
+    if (k < to->second.size() && fits(to->second[k])) pick = to->second[k];
+    for (size_t i = 0; pick < 0 && i < to->second.size(); ++i)
+      if (fits(to->second[i])) pick = to->second[i];
+    if (pick >= 0 && phi.bindImpl(b, pick)) bound = true;
+  }
+  return bound;
+}
+
 }  // namespace
 
-bool buildRenaming(const InferState& st, const Footprint& f, const SpecOp& op, Renaming& phi) {
+bool buildRenaming(const InferState& st, const Footprint& f, const SpecOp& op, Renaming& phi, std::string* why) {
+  auto fail = [&](const std::string& reason) {
+    if (why) *why = reason;
+    return false;
+  };
   const SpecOp& a = f.op;
-  if (a.reads.size() != op.reads.size() || (a.reported != a.node) != (op.reported != op.node)) return false;
-  if (!phi.bindSpec(a.node, op.node) || !phi.bindSpec(a.reported, op.reported)) return false;
+  if (a.reads.size() != op.reads.size() || (a.reported != a.node) != (op.reported != op.node)) return fail("other reads");
+  if (!phi.bindSpec(a.node, op.node) || !phi.bindSpec(a.reported, op.reported)) return fail("other reads");
   for (size_t i = 0; i < a.reads.size(); ++i)
-    if (!phi.bindSpec(st.spec.resolve(a.reads[i]), st.spec.resolve(op.reads[i]))) return false;
+    if (!phi.bindSpec(st.spec.resolve(a.reads[i]), st.spec.resolve(op.reads[i]))) return fail("other reads");
   // Inlined definitions: their operands in order (parents are bound first, so repeat).
   for (bool progress = true; progress;) {
     progress = false;
@@ -86,22 +120,24 @@ bool buildRenaming(const InferState& st, const Footprint& f, const SpecOp& op, R
       const int* t = phi.specOf(s);
       if (!t) continue;
       size_t before = phi.spec.size();
-      if (!bindOperands(st.spec, st.spec.nodes[s], st.spec.nodes[*t], true, phi)) return false;
+      if (!bindOperands(st.spec, st.spec.nodes[s], st.spec.nodes[*t], true, phi))
+        return fail("inlined definition of " + st.spec.nodes[s].name + " differs");
       progress |= phi.spec.size() != before;
     }
   }
   // The seeded spec tensors' relations name implementation tensors.
   for (int s : f.spec) {
     const int* t = phi.specOf(s);
-    if (!t) return false;
+    if (!t) return fail("seeded " + st.spec.nodes[s].name + " has no image");
     if (s == a.node) continue;
     const auto &ra = st.rels[s], &rb = st.rels[*t];
     const auto &ia = st.inputRels[s], &ib = st.inputRels[*t];
-    if (ra.size() != rb.size() || ia.size() != ib.size()) return false;
+    const std::string differ = "relations of " + st.spec.nodes[s].name + " and " + st.spec.nodes[*t].name + " differ";
+    if (ra.size() != rb.size() || ia.size() != ib.size()) return fail(differ);
     for (size_t i = 0; i < ra.size(); ++i)
-      if (!sameTermUnder(st, phi, ra[i], rb[i], true)) return false;
+      if (!sameTermUnder(st, phi, ra[i], rb[i], true)) return fail(differ);
     for (size_t i = 0; i < ia.size(); ++i)
-      if (!sameRelExprUnder(st, phi, *ia[i], *ib[i], true)) return false;
+      if (!sameRelExprUnder(st, phi, *ia[i], *ib[i], true)) return fail(differ);
   }
   // Explored implementation tensors, operands first; sources once nothing else moves.
   std::vector<int> pending;
@@ -112,14 +148,16 @@ bool buildRenaming(const InferState& st, const Footprint& f, const SpecOp& op, R
     std::vector<int> left;
     for (int d : pending)
       if (!phi.implOf(d) && !matchExplored(st, phi, d, allowSources)) left.push_back(d);
-    if (left.size() == pending.size()) {
-      if (allowSources) return false;
+    if (left.size() == pending.size() && !matchMergedPartners(st, f, phi)) {
+      if (allowSources) return fail("explored " + st.impl.nodes[left.front()].name + " has no image");
       allowSources = true;
     }
     pending = std::move(left);
   }
+  while (matchMergedPartners(st, f, phi)) {
+  }
   for (int d : f.impl)
-    if (!phi.implOf(d)) return false;
+    if (!phi.implOf(d)) return fail(st.impl.nodes[d].name + " has no image");
   return true;
 }
 

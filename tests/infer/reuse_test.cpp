@@ -275,6 +275,41 @@ TEST(OperatorReuse, ASeededImplEqualityMustHoldRenamed) {
   EXPECT_FALSE(preservesMergedEqualities(st, f, partial));
 }
 
+// A tensor an earlier e-graph held only as the partner of a seeded implEqual
+// fact (rank 1's copy of a replicated activation, e.g. the input of a weight
+// gradient on the other TP rank) maps to the partner of its mate's image.
+TEST(OperatorReuse, ASeededPartnerMapsToThePartnerOfItsMatesImage) {
+  auto c = blocks(3);
+  InferState st(c->problem(), lemmas::allLemmas(), reuse(true));
+  auto leaf = [&](int d) {
+    eg::Term t;
+    t.nodes.push_back({ops::syms().tensor, c->implL->nodes[d].leafAttrs, {}});
+    return t;
+  };
+  const int x1 = c->specId("S.x1"), x2 = c->specId("S.x2");
+  const int a0 = c->implId("D0.x1"), a1 = c->implId("D1.x1"), b0 = c->implId("D0.x2"), b1 = c->implId("D1.x2");
+  st.rels[x1] = {leaf(a0)};
+  st.rels[x2] = {leaf(b0)};
+  st.implEqual[a0] = {a1};
+  Footprint f;
+  f.op = SpecOp{c->specId("S.h1"), c->specId("S.h1"), {x1, c->specId("S.w1_1")}};
+  f.spec = {x1};
+  f.impl = {a0, a1};
+  f.implDef = {0, 0};
+  f.mergedEqual = {{a0, a1}};
+  const SpecOp op{c->specId("S.h2"), c->specId("S.h2"), {x2, c->specId("S.w1_2")}};
+  {
+    Renaming phi(*c->implL);  // rank 0's copy of x2 has no partner yet
+    EXPECT_FALSE(buildRenaming(st, f, op, phi));
+  }
+  st.implEqual[b0] = {b1};
+  Renaming phi(*c->implL);
+  ASSERT_TRUE(buildRenaming(st, f, op, phi));
+  ASSERT_TRUE(phi.implOf(a1));
+  EXPECT_EQ(*phi.implOf(a1), b1);
+  EXPECT_TRUE(preservesMergedEqualities(st, f, phi));
+}
+
 // A pipeline: block i of the MLP blocks above on stage i (ranks 2i, 2i+1, a
 // TP pair), each stage receiving x_i from the previous one. Rank `bugRank`
 // computes neg instead of relu.
