@@ -261,6 +261,20 @@ TEST_F(Examples, CastBeforeReduceRefinesWithAPrecisionNote) {
   EXPECT_FALSE(contains(plain.out, "precision differs")) << describe(plain);
 }
 
+// --- examples/precision/cast_after_reduce: the ranks reduce in bf16 and cast a view to f32 -----
+// The spec's cast is related to views of the ranks' casts of the same bf16 sum: each side converts
+// the same value, so no note (matching casts by their place in the graphs, the spec's cast related
+// to D*.view_1, which is no cast, was reported on both sides).
+TEST_F(Examples, CastOfTheSameValueBehindAViewHasNoPrecisionNote) {
+  fs::path json = tempPath("cast_after.json");
+  RunResult r = check("precision/cast_after_reduce", {"--json", json.string(), "--relations"});
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "S._to_copy = concat(D0.view_1, D1.view_1, dim=0)")) << describe(r);
+  EXPECT_FALSE(contains(r.out, "precision differs")) << describe(r);
+  auto j = readJson(json);
+  EXPECT_FALSE(j.contains("precision_note")) << j.dump(2);
+}
+
 TEST_F(Examples, JsonReportOfARefusedExpectation) {
   fs::path json = tempPath("expect.json");
   RunResult r = check("expect/partial_grad", {"--json", json.string()});
