@@ -1,5 +1,6 @@
 #include "report/precision.h"
 
+#include <cmath>
 #include <optional>
 #include <set>
 #include <utility>
@@ -36,26 +37,38 @@ int producer(const LGraph& lg, int id) {
   }
 }
 
-// A constant, or a product or quotient of a tensor by one: a scaling the two sides may apply at
-// different places without casting there (the cast is still at the same tensor on both sides).
-bool isScaling(const eg::Term& t, const eg::Term::Node& n) {
-  if (n.op != ops::syms().mul && n.op != ops::syms().div) return false;
-  for (uint32_t c : n.children)
-    if (t.nodes[c].op == ops::syms().constant) return true;
-  return false;
+// A constant power of two (1/2, 2, 8, ...): scaling by it is exact in every binary float dtype
+// (short of overflow or subnormals), so where each side applies it does not change the rounding.
+bool isPowerOfTwo(const eg::Term::Node& n) {
+  if (n.op != ops::syms().constant) return false;
+  const eg::AttrList& a = eg::attrs(n.attrs);
+  if (a.size() != 1 || (a[0].kind != eg::Attr::Kind::Float && a[0].kind != eg::Attr::Kind::Int)) return false;
+  double v = a[0].kind == eg::Attr::Kind::Float ? a[0].f : static_cast<double>(a[0].i);
+  int exp = 0;
+  return v > 0 && std::isfinite(v) && std::frexp(v, &exp) == 0.5;
+}
+
+// A product or quotient of a tensor by a power of two: a scaling the two sides may apply at
+// different places (the loss gradient's 1/rows on the spec, the average over 2 ranks later on the
+// implementation) with the cast still at the same values on both sides. Any other constant rounds.
+bool isExactScaling(const eg::Term& t, const eg::Term::Node& n) {
+  if (n.children.size() != 2) return false;
+  if (n.op == ops::syms().div) return isPowerOfTwo(t.nodes[n.children[1]]);  // x / 2^k, not 2^k / x
+  return n.op == ops::syms().mul && (isPowerOfTwo(t.nodes[n.children[0]]) || isPowerOfTwo(t.nodes[n.children[1]]));
 }
 
 // The implementation casts a relation term of a spec cast `c` relates it to: every implementation
 // tensor of the term must have been computed by a cast like `c` (through rearrangements), and the
-// term may only rearrange or scale them. A term that sums them (over the ranks) or computes with
-// them otherwise does not match: there the implementation casts before it reduces, the spec after.
+// term may only rearrange them or scale them by a power of two. A term that sums them (over the
+// ranks) or computes with them otherwise does not match: there the implementation casts before it
+// reduces, the spec after.
 std::optional<std::vector<int>> relatedCasts(const eg::Term& t, const LGraph& spec, const LGraph& impl,
                                              const Cast& c) {
   std::vector<int> out;
   for (const eg::Term::Node& n : t.nodes) {
     auto id = leaves::leafNode(spec, impl, n.op, n.attrs);
     if (!id) {
-      if (!ops::isGatherOp(n.op) && n.op != ops::syms().constant && !isScaling(t, n)) return std::nullopt;
+      if (!ops::isGatherOp(n.op) && !isPowerOfTwo(n) && !isExactScaling(t, n)) return std::nullopt;
       continue;
     }
     if (leaves::isSpecLeaf(n.op, n.attrs)) return std::nullopt;
