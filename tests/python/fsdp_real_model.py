@@ -189,7 +189,8 @@ def build_mixed_precision_fp16_not_predivided(rank, world_size):
 
 
 def _undivided_fp16():
-    """FSDP's gradient divide factors, made to skip both divisions for float16 (installed once)."""
+    """FSDP's gradient divide factors, made to skip both divisions for float16 (installed once: every
+    later float16 capture in the process is undivided too, so test_dp captures this case last)."""
     import torch
     from torch.distributed.fsdp._fully_shard import _fsdp_collectives as col
 
