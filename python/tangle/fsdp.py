@@ -34,24 +34,26 @@ class CaptureError(RuntimeError):
     pass
 
 
-def spec_program(model, batch, loss_fn, param_dtype=None) -> RankProgram:
+def spec_program(model, batch, loss_fn, param_dtype=None, output_dtype=None) -> RankProgram:
     """The sequential step; with param_dtype, the step FSDP's MixedPrecisionPolicy(param_dtype=...)
     runs: each parameter cast to param_dtype at use, the floating inputs too (cast_forward_inputs),
-    the loss taken on that output, the gradients flowing back through the casts to the parameters."""
+    the output cast to output_dtype when given, the loss taken on that output, the gradients flowing
+    back through the casts to the parameters."""
     prog = ddp.spec_program(model, batch, loss_fn)
     if param_dtype is not None:
-        prog.step = _cast_step(model, prog.params, loss_fn, param_dtype)
+        prog.step = _cast_step(model, prog.params, loss_fn, param_dtype, output_dtype)
     return prog
 
 
-def _cast_step(model, params, loss_fn, dtype):
+def _cast_step(model, params, loss_fn, dtype, output_dtype):
     import torch
 
     def step(*batch):
         *inputs, target = batch
         cast = {fqn: p.to(dtype) for fqn, p in params.items()}
         inputs = tuple(t.to(dtype) if t.is_floating_point() else t for t in inputs)
-        loss_fn(torch.func.functional_call(model, cast, inputs), target).backward()
+        out = torch.func.functional_call(model, cast, inputs)
+        loss_fn(out if output_dtype is None else out.to(output_dtype), target).backward()
         return tuple(p.grad for p in params.values())
 
     return step
@@ -174,12 +176,14 @@ def _same_data(gm, data):
 
 
 def _from_reduce_scatter(node):
-    """True when node is a reduce-scatter's output, through in-place ops on it (FSDP's div_)."""
+    """True when node is a reduce-scatter's output, through in-place ops on it (FSDP's div_) and
+    its cast to the parameter's dtype (a reduce_dtype other than it, e.g. bf16 gradients)."""
     while hasattr(node, "target"):
         if str(node.target) == "c10d._reduce_scatter_base_.default":
             return True
         if node.op != "call_function" or not node.args or not (
-                node.target is operator.getitem or str(node.target).split(".")[1].endswith("_")):
+                node.target is operator.getitem or str(node.target).split(".")[1].endswith("_")
+                or str(node.target) == "aten._to_copy.default"):
             return False
         node = node.args[0]
     return False

@@ -1,5 +1,6 @@
 #include "report/precision.h"
 
+#include <cmath>
 #include <optional>
 #include <set>
 #include <utility>
@@ -23,19 +24,57 @@ std::optional<Cast> floatCast(const LGraph& lg, int id) {
   return Cast{in->dtype, out->dtype};
 }
 
-// The implementation tensors of a relation term when every one of them is a cast like `c` and
-// the term only rearranges them (a sum or a scaling of the casts computes in the cast's target
-// dtype what the spec computed before its cast: the rounding differs).
-std::optional<std::vector<int>> castLeaves(const eg::Term& t, const LGraph& spec, const LGraph& impl, const Cast& c) {
+// The node that computed the values of `id`: followed back through pure rearrangements of one
+// tensor (views, slices, FSDP's as_strided pieces of a buffer) and identity ops, which move values
+// without rounding them.
+int producer(const LGraph& lg, int id) {
+  for (id = lg.resolve(id);;) {
+    const LNode& n = lg.node(id);
+    if (n.isInput || n.operands.size() != 1 || n.def.nodes.empty()) return id;
+    for (const CanonTerm::Node& t : n.def.nodes)
+      if (!ops::isGatherOp(t.op)) return id;
+    id = lg.resolve(n.operands[0]);
+  }
+}
+
+// A constant power of two (1/2, 2, 8, ...): scaling by it is exact in every binary float dtype
+// (short of overflow or subnormals), so where each side applies it does not change the rounding.
+bool isPowerOfTwo(const eg::Term::Node& n) {
+  if (n.op != ops::syms().constant) return false;
+  const eg::AttrList& a = eg::attrs(n.attrs);
+  if (a.size() != 1 || (a[0].kind != eg::Attr::Kind::Float && a[0].kind != eg::Attr::Kind::Int)) return false;
+  double v = a[0].kind == eg::Attr::Kind::Float ? a[0].f : static_cast<double>(a[0].i);
+  int exp = 0;
+  return v > 0 && std::isfinite(v) && std::frexp(v, &exp) == 0.5;
+}
+
+// A product or quotient of a tensor by a power of two: a scaling the two sides may apply at
+// different places (the loss gradient's 1/rows on the spec, the average over 2 ranks later on the
+// implementation) with the cast still at the same values on both sides. Any other constant rounds.
+bool isExactScaling(const eg::Term& t, const eg::Term::Node& n) {
+  if (n.children.size() != 2) return false;
+  if (n.op == ops::syms().div) return isPowerOfTwo(t.nodes[n.children[1]]);  // x / 2^k, not 2^k / x
+  return n.op == ops::syms().mul && (isPowerOfTwo(t.nodes[n.children[0]]) || isPowerOfTwo(t.nodes[n.children[1]]));
+}
+
+// The implementation casts a relation term of a spec cast `c` relates it to: every implementation
+// tensor of the term must have been computed by a cast like `c` (through rearrangements), and the
+// term may only rearrange them or scale them by a power of two. A term that sums them (over the
+// ranks) or computes with them otherwise does not match: there the implementation casts before it
+// reduces, the spec after.
+std::optional<std::vector<int>> relatedCasts(const eg::Term& t, const LGraph& spec, const LGraph& impl,
+                                             const Cast& c) {
   std::vector<int> out;
   for (const eg::Term::Node& n : t.nodes) {
     auto id = leaves::leafNode(spec, impl, n.op, n.attrs);
     if (!id) {
-      if (!ops::isGatherOp(n.op)) return std::nullopt;
+      if (!ops::isGatherOp(n.op) && !isPowerOfTwo(n) && !isExactScaling(t, n)) return std::nullopt;
       continue;
     }
-    if (leaves::isSpecLeaf(n.op, n.attrs) || floatCast(impl, *id) != c) return std::nullopt;
-    out.push_back(*id);
+    if (leaves::isSpecLeaf(n.op, n.attrs)) return std::nullopt;
+    int p = producer(impl, *id);
+    if (floatCast(impl, p) != c) return std::nullopt;
+    out.push_back(p);
   }
   if (out.empty()) return std::nullopt;
   return out;
@@ -56,6 +95,10 @@ std::string listed(const std::vector<std::string>& xs) {
 
 }  // namespace
 
+// Casts are related through the certificate, not by their place in either graph: a spec cast
+// matches the implementation casts that computed the tensors its relation is made of. Each side
+// then converts the same value between the same two dtypes; any cast left unmatched converts at a
+// place the other side does not, so the two round differently from there on.
 std::string precisionNote(const InferResult& r, const LGraph& spec, const LGraph& impl) {
   if (r.verdict != Verdict::Refines) return "";
   std::set<int> matched;
@@ -65,9 +108,9 @@ std::string precisionNote(const InferResult& r, const LGraph& spec, const LGraph
     if (!c) continue;
     bool found = false;
     for (const eg::Term& t : rel.exprs)
-      if (auto ls = castLeaves(t, spec, impl, *c)) {
+      if (auto casts = relatedCasts(t, spec, impl, *c)) {
         found = true;
-        matched.insert(ls->begin(), ls->end());
+        matched.insert(casts->begin(), casts->end());
       }
     if (!found) specOnly.push_back(describe(spec, rel.node, *c));
   }

@@ -261,6 +261,34 @@ TEST_F(Examples, CastBeforeReduceRefinesWithAPrecisionNote) {
   EXPECT_FALSE(contains(plain.out, "precision differs")) << describe(plain);
 }
 
+// --- examples/precision/cast_after_reduce: the ranks reduce in bf16 and cast a view to f32 -----
+// The spec's cast is related to views of the ranks' casts of the same bf16 sum: each side converts
+// the same value, so no note (matching casts by their place in the graphs, the spec's cast related
+// to D*.view_1, which is no cast, was reported on both sides).
+TEST_F(Examples, CastOfTheSameValueBehindAViewHasNoPrecisionNote) {
+  fs::path json = tempPath("cast_after.json");
+  RunResult r = check("precision/cast_after_reduce", {"--json", json.string(), "--relations"});
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "S._to_copy = concat(D0.view_1, D1.view_1, dim=0)")) << describe(r);
+  EXPECT_FALSE(contains(r.out, "precision differs")) << describe(r);
+  auto j = readJson(json);
+  EXPECT_FALSE(j.contains("precision_note")) << j.dump(2);
+}
+
+// --- examples/precision/scale_after_cast: x * 3 rounded once in bf16 (spec), or cast then scaled --
+// The spec's cast is related to the ranks' products (computed in bf16, after their casts): the
+// rounding really differs, and the note names the cast of each side.
+TEST_F(Examples, ScalingOnTheOtherSideOfTheCastIsNamed) {
+  RunResult r = check("precision/scale_after_cast");
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  auto lines = splitLines(r.out);
+  ASSERT_GE(lines.size(), 2u) << describe(r);
+  EXPECT_TRUE(startsWith(lines[1], "note: refines over the reals; precision differs at S._to_copy (")) << describe(r);
+  EXPECT_TRUE(contains(lines[1], "D0._to_copy (") && contains(lines[1], "D1._to_copy (") &&
+              contains(lines[1], "f32 -> bf16"))
+      << describe(r);
+}
+
 TEST_F(Examples, JsonReportOfARefusedExpectation) {
   fs::path json = tempPath("expect.json");
   RunResult r = check("expect/partial_grad", {"--json", json.string()});

@@ -136,12 +136,130 @@ def build_shard_dim1_gathered_on_dim0(rank, world_size):
     return prog
 
 
-def _mixed_precision(m, rank, world_size):
+def spec_mixed_precision_fp16():
+    """spec_mixed_precision in float16."""
+    import torch
+
+    return fsdp.spec_program(model(), batch(), mse, param_dtype=torch.float16)
+
+
+def spec_mixed_precision_output_f32():
+    """spec_mixed_precision with the model's output cast back to f32 before the loss (output_dtype)."""
+    import torch
+
+    return fsdp.spec_program(model(), batch(), mse, param_dtype=torch.bfloat16, output_dtype=torch.float32)
+
+
+def _mixed_precision(m, rank, world_size, **policy):
     import torch
     from torch.distributed.fsdp import MixedPrecisionPolicy
 
-    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    policy = MixedPrecisionPolicy(**{"param_dtype": torch.bfloat16, "reduce_dtype": torch.float32, **policy})
     return fsdp.fsdp_program(m, batch(), mse, rank, world_size, mp_policy=policy)
+
+
+def build_mixed_precision_bf16_reduce(rank, world_size):
+    """MixedPrecisionPolicy(param_dtype=bf16) (reduce_dtype None, or bf16, which FSDP clamps to None):
+    the bf16 gradients are reduce-scattered in bf16 (avg) and the reduced shard cast to f32 after."""
+    return _mixed_precision(model(), rank, world_size, reduce_dtype=None)
+
+
+def build_mixed_precision_bf16_reduce_never_reduce_scattered(rank, world_size):
+    """Planted bug: the bf16-reduce step with its gradients reduce-scattered over a group of one."""
+    m = model()
+    prog = _mixed_precision(m, rank, world_size, reduce_dtype=None)
+    m.set_custom_reduce_scatter(_own_chunk_reduce_scatter(rank, world_size))
+    return prog
+
+
+def build_mixed_precision_fp16(rank, world_size):
+    """MixedPrecisionPolicy(param_dtype=float16): float16 risks overflow, so FSDP divides the
+    gradients by ~sqrt(ranks) before a sum reduce-scatter and by the rest after (2 ranks: div_ by
+    2 before, nothing after), then casts the reduced shard to f32."""
+    import torch
+
+    return _mixed_precision(model(), rank, world_size, param_dtype=torch.float16, reduce_dtype=None)
+
+
+def build_mixed_precision_fp16_not_predivided(rank, world_size):
+    """Planted bug: the float16 step without FSDP's pre-division (its divide factors made (1, 1)):
+    the ranks' gradients are summed, never averaged."""
+    _undivided_fp16()
+    return build_mixed_precision_fp16(rank, world_size)
+
+
+def _undivided_fp16():
+    """FSDP's gradient divide factors, made to skip both divisions for float16 (installed once: every
+    later float16 capture in the process is undivided too, so test_dp captures this case last)."""
+    import torch
+    from torch.distributed.fsdp._fully_shard import _fsdp_collectives as col
+
+    if getattr(col._get_gradient_divide_factors, "_tangle_undivided", False):
+        return
+    original = col._get_gradient_divide_factors
+
+    def factors(rs_group, ar_group, reduce_dtype, *args, **kwargs):
+        pre, post, rs_op, ar_op = original(rs_group, ar_group, reduce_dtype, *args, **kwargs)
+        return (None, None, rs_op, ar_op) if reduce_dtype == torch.float16 else (pre, post, rs_op, ar_op)
+
+    factors._tangle_undivided = True
+    col._get_gradient_divide_factors = factors
+
+
+def build_mixed_precision_output_f32(rank, world_size):
+    """MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=f32, output_dtype=f32): the root's output
+    cast back to f32 before the loss (the spec is spec_mixed_precision_output_f32)."""
+    import torch
+
+    return _mixed_precision(model(), rank, world_size, output_dtype=torch.float32)
+
+
+def _no_input_cast(m, rank, world_size):
+    import torch
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    for child in m.children():
+        if any(True for _ in child.parameters()):
+            fully_shard(child, mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32))
+    return _mixed_precision(m, rank, world_size, cast_forward_inputs=False)
+
+
+def build_mixed_precision_no_input_cast(rank, world_size):
+    """cast_forward_inputs=False on the root, per-layer fully_shard with the default (True) on each
+    Linear: the first layer casts the f32 input to bf16 on entry, as the root would have."""
+    return _no_input_cast(model(), rank, world_size)
+
+
+def build_mixed_precision_no_input_cast_never_reduce_scattered(rank, world_size):
+    """Planted bug: build_mixed_precision_no_input_cast with each layer's gradients reduce-scattered
+    over a group of one."""
+    m = model()
+    prog = _no_input_cast(m, rank, world_size)
+    scatter = _own_chunk_reduce_scatter(rank, world_size)
+    for module in m.modules():
+        if hasattr(module, "set_custom_reduce_scatter") and module._get_fsdp_state()._fsdp_param_groups:
+            module.set_custom_reduce_scatter(scatter)
+    return prog
+
+
+def build_mixed_precision_output_f32_cast_from_wrong_param(rank, world_size):
+    """Planted bug: the output_dtype=f32 step with rank 1's bf16 bias piece cast from its weight shard's
+    first elements (as build_mixed_precision_cast_from_wrong_param)."""
+    import torch
+
+    _cast_from_wrong_param()
+    m = model()
+    prog = _mixed_precision(m, rank, world_size, output_dtype=torch.float32)
+    if rank == 1:
+        fps = [fp for group in m._get_fsdp_state()._fsdp_param_groups for fp in group.fsdp_params]
+        fps[1]._tangle_cast_from = fps[0]
+    return prog
+
+
+def build_mixed_precision_no_input_cast_anywhere(rank, world_size):
+    """cast_forward_inputs=False on every fully_shard: the f32 input meets the first bf16 weight
+    (torch itself refuses the matmul while capturing)."""
+    return _mixed_precision(model(), rank, world_size, cast_forward_inputs=False)
 
 
 def build_mixed_precision(rank, world_size):

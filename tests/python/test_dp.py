@@ -18,6 +18,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path[:0] = [os.path.join(ROOT, "python"), HERE]
 
 import tangle  # noqa: E402
+import tangle.capture  # noqa: E402
 from tangle.binary import find_binary, locate_binary  # noqa: E402
 from dp_capture import capture_in_child  # noqa: E402
 
@@ -244,6 +245,18 @@ _GAPS = {
     "mixed_precision": ("build_mixed_precision", "spec_mixed_precision"),
     "mixed_precision_never_reduce_scattered": ("build_mixed_precision_never_reduce_scattered", "spec_mixed_precision"),
     "mixed_precision_cast_from_wrong_param": ("build_mixed_precision_cast_from_wrong_param", "spec_mixed_precision"),
+    "mp_bf16_reduce": ("build_mixed_precision_bf16_reduce", "spec_mixed_precision"),
+    "mp_bf16_reduce_never_reduce_scattered": ("build_mixed_precision_bf16_reduce_never_reduce_scattered",
+                                              "spec_mixed_precision"),
+    "mp_output_f32": ("build_mixed_precision_output_f32", "spec_mixed_precision_output_f32"),
+    "mp_output_f32_cast_from_wrong_param": ("build_mixed_precision_output_f32_cast_from_wrong_param",
+                                            "spec_mixed_precision_output_f32"),
+    "mp_no_input_cast": ("build_mixed_precision_no_input_cast", "spec_mixed_precision"),
+    "mp_no_input_cast_never_reduce_scattered": ("build_mixed_precision_no_input_cast_never_reduce_scattered",
+                                                "spec_mixed_precision"),
+    # float16 last: the planted case leaves FSDP's float16 divide factors patched in the capture process
+    "mp_fp16": ("build_mixed_precision_fp16", "spec_mixed_precision_fp16"),
+    "mp_fp16_not_predivided": ("build_mixed_precision_fp16_not_predivided", "spec_mixed_precision_fp16"),
     "never_reduce_scattered": ("build_never_reduce_scattered", "spec"),
     "sum_loss_summed": ("build_sum_loss_summed", "spec_sum"),
     "sum_loss_averaged": ("build_sum_loss", "spec_sum"),
@@ -347,6 +360,93 @@ def test_real_fsdp_mixed_precision_shard_cast_from_wrong_param_is_a_violation(fs
     assert "aten.slice.Tensor(" in (out / "impl.r1.py").read_text()
     assert r.verdict == "violation", r.report
     assert r.failure is not None and r.failure.op == "aten.addmm.default", r.report
+
+
+def test_real_fsdp_bf16_reduce_refines_without_a_precision_note(fsdp_gaps):
+    # MixedPrecisionPolicy(param_dtype=bf16) (reduce_dtype None; bf16 is clamped to None): the bf16
+    # gradients are reduce-scattered in bf16 and the reduced flat shard is cast to f32, whose
+    # as_strided pieces are the returned gradients
+    out, r = _gap(fsdp_gaps, "mp_bf16_reduce")
+    impl = (out / "impl.r0.py").read_text()
+    assert 'getitem_8: "bf16[' in impl and 'aten._to_copy.default(getitem_8, dtype = torch.float32)' in impl
+    assert r.verdict == "refines", r.report
+    assert _shards_hold(r), r.report
+    # each side casts the same bf16 sum to f32 (the spec its gradient, the ranks the reduced buffer
+    # behind their as_strided pieces): matched through the certificate, no note. Matched by the
+    # relation's leaves alone (the pieces, no cast), every gradient cast was reported on both sides.
+    assert "precision_note" not in r.json and "precision differs" not in r.report, r.report
+
+
+def test_real_fsdp_bf16_reduce_never_reduce_scattered_is_a_violation(fsdp_gaps):
+    out, r = _gap(fsdp_gaps, "mp_bf16_reduce_never_reduce_scattered")
+    assert "'0', 'avg'" not in (out / "impl.r0.py").read_text()
+    assert r.verdict == "violation", r.report
+    assert r.failure is not None and r.failure.op == "aten.div.Tensor", r.report
+
+
+def test_real_fsdp_fp16_predivides_and_refines(fsdp_gaps):
+    # param_dtype=float16 reduced in float16: FSDP fears overflow, divides the packed gradients by 2
+    # (~sqrt of the ranks) before a sum reduce-scatter and by the rest (1) after, then casts to f32
+    out, r = _gap(fsdp_gaps, "mp_fp16")
+    impl = (out / "impl.r0.py").read_text()
+    assert 'div_: "f16[' in impl and "'0', 'sum'" in impl
+    assert r.verdict == "refines", r.report
+    assert _shards_hold(r), r.report
+    assert "precision_note" not in r.json, r.report  # cast after the float16 reduction, as the spec
+
+
+def test_real_fsdp_fp16_not_predivided_is_a_violation(fsdp_gaps):
+    # the same without the division: the ranks' gradients summed, never averaged
+    out, r = _gap(fsdp_gaps, "mp_fp16_not_predivided")
+    impl = (out / "impl.r0.py").read_text()
+    assert "aten.div_" not in impl and "'0', 'sum'" in impl
+    assert r.verdict == "violation", r.report
+    assert r.failure is not None and r.failure.op == "aten.div.Tensor", r.report
+
+
+def test_real_fsdp_output_dtype_f32_refines_with_the_reduce_note(fsdp_gaps):
+    # output_dtype=f32: the root's bf16 output cast to f32 before the loss, on both sides (matched);
+    # only the gradients' reduction differs: the spec sums in bf16, the ranks in f32
+    out, r = _gap(fsdp_gaps, "mp_output_f32")
+    assert r.verdict == "refines", r.report
+    assert _shards_hold(r), r.report
+    note = r.json.get("precision_note", "")
+    assert "bf16 -> f32" in note and "chunk_cat" in note and "f32 -> bf16" not in note, note
+    # the output cast (spec.py's first bf16 -> f32) is not in the note
+    spec = (out / "spec.py").read_text().splitlines()
+    first = next(i + 1 for i, line in enumerate(spec) if '"f32[' in line and "_to_copy.default(" in line)
+    assert f"spec.py:{first}," not in note, (first, note)
+
+
+def test_real_fsdp_output_dtype_f32_shard_cast_from_wrong_param_is_a_violation(fsdp_gaps):
+    out, r = _gap(fsdp_gaps, "mp_output_f32_cast_from_wrong_param")
+    assert r.verdict == "violation", r.report
+    assert r.failure is not None and r.failure.op == "aten.addmm.default", r.report
+
+
+def test_real_fsdp_cast_forward_inputs_off_on_the_root_refines(fsdp_gaps):
+    # cast_forward_inputs=False on the root, per-layer fully_shard with the default on each Linear:
+    # the first layer casts the f32 input on entry, where the spec casts it
+    out, r = _gap(fsdp_gaps, "mp_no_input_cast")
+    impl = (out / "impl.r0.py").read_text()
+    assert impl.count("c10d._reduce_scatter_base_.default(") == 2
+    assert r.verdict == "refines", r.report
+    assert _shards_hold(r), r.report
+    note = r.json.get("precision_note", "")
+    assert "f32 -> bf16" not in note and "chunk_cat" in note, note
+
+
+def test_real_fsdp_cast_forward_inputs_off_never_reduce_scattered_is_a_violation(fsdp_gaps):
+    out, r = _gap(fsdp_gaps, "mp_no_input_cast_never_reduce_scattered")
+    assert "'0', 'avg'" not in (out / "impl.r0.py").read_text()
+    assert r.verdict == "violation", r.report
+    assert r.failure is not None and r.failure.op == "aten.div.Tensor", r.report
+
+
+def test_real_fsdp_cast_forward_inputs_off_everywhere_is_refused_by_torch(tmp_path_factory):
+    # no fully_shard casts the f32 input: torch itself refuses the first bf16 matmul while capturing
+    with pytest.raises(tangle.capture.CaptureError, match="mat1 and mat2 must have the same dtype"):
+        _fsdp_capture(tmp_path_factory, "build_mixed_precision_no_input_cast_anywhere", "spec_mixed_precision")
 
 
 def test_real_fsdp_gradients_never_reduce_scattered_is_a_violation(fsdp_gaps):
