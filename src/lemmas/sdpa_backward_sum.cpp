@@ -30,14 +30,7 @@ bool isBackwardTerm(const EGraph& g, Id c) {
 
 bool isSum(const EGraph& g, Id c) { return !nodesOf(g, c, op().add).empty(); }
 
-// c is a backward term or a sum of them (nested at most `depth` deep).
-bool isBackwardSum(const EGraph& g, Id c, int depth = 4) {
-  if (isBackwardTerm(g, c)) return true;
-  if (depth == 0) return false;
-  for (const ENode* a : nodesOf(g, c, op().add))
-    if (isBackwardSum(g, a->children[0], depth - 1) && isBackwardSum(g, a->children[1], depth - 1)) return true;
-  return false;
-}
+bool isBackwardSum(const EGraph& g, Id c) { return isAttentionBackwardSum(g, c); }
 
 // An atom: a backward term that is not also a sum.
 bool isAtom(const EGraph& g, Id c) { return isBackwardTerm(g, c) && !isSum(g, c); }
@@ -59,6 +52,15 @@ Guard outOfOrder(const char* a, const char* b, const char* p = nullptr) {
 }
 
 }  // namespace
+
+bool isAttentionBackwardSum(const EGraph& g, Id c, int depth) {
+  if (isBackwardTerm(g, c)) return true;
+  if (depth == 0) return false;
+  for (const ENode* a : nodesOf(g, c, op().add))
+    if (isAttentionBackwardSum(g, a->children[0], depth - 1) && isAttentionBackwardSum(g, a->children[1], depth - 1))
+      return true;
+  return false;
+}
 
 void addSdpaBackwardSumLemmas(std::vector<Lemma>& out) {
   out.push_back(rewrite("add-assoc-backward",
