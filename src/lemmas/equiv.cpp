@@ -131,7 +131,13 @@ void addEquivLemmas(std::vector<Lemma>& out) {
     return a && b && a->dtype == b->dtype;
   };
   out.push_back(rewrite("mul-commute", "mul(a, b) = mul(b, a) (same dtype)", "(mul ?a ?b)", "(mul ?b ?a)", sameDtype));
-  out.push_back(rewrite("add-commute", "add(a, b) = add(b, a) (same dtype)", "(add ?a ?b)", "(add ?b ?a)", sameDtype));
+  // Sums of attention-backward terms are ordered by add-commute-backward instead (sdpa_backward_sum.cpp): this
+  // rule on them reached every order of every chain.
+  auto sameDtypeNotBackwardSums = [sameDtype](const EGraph& g, Subst& s) {
+    return sameDtype(g, s) && !(isAttentionBackwardSum(g, s.cls("a")) && isAttentionBackwardSum(g, s.cls("b")));
+  };
+  out.push_back(rewrite("add-commute", "add(a, b) = add(b, a) (same dtype)", "(add ?a ?b)", "(add ?b ?a)",
+                        sameDtypeNotBackwardSums));
   out.push_back(applier("mean-last-reshape",
                         "mean_dim[last](reshape[s](x)) = reshape[s with last dim 1 or dropped](mean_dim[last](x)) when "
                         "the reshape keeps the last dim",

@@ -358,6 +358,7 @@ const std::vector<Lemma>& lemmaTable() {
     detail::addSdpaSequenceLemmas(t);
     detail::addSdpaMergeLemmas(t);
     detail::addSdpaBackwardRingLemmas(t);
+    detail::addSdpaBackwardSumLemmas(t);
     detail::addRegroupLemmas(t);
     detail::addVocabLemmas(t);
     detail::addArithLemmas(t);

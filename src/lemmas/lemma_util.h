@@ -126,6 +126,9 @@ void addSdpaLemmas(std::vector<Lemma>& out);
 void addSdpaSequenceLemmas(std::vector<Lemma>& out);  // sdpa_sequence.cpp
 void addSdpaMergeLemmas(std::vector<Lemma>& out);  // sdpa_merge.cpp
 void addSdpaBackwardRingLemmas(std::vector<Lemma>& out);  // sdpa_backward_ring.cpp
+void addSdpaBackwardSumLemmas(std::vector<Lemma>& out);  // sdpa_backward_sum.cpp
+// c holds getitem(sdpa_backward(..)) or a sum of such (nested at most `depth` deep) (sdpa_backward_sum.cpp).
+bool isAttentionBackwardSum(const EGraph& g, Id c, int depth = 4);
 void addRegroupLemmas(std::vector<Lemma>& out);
 void addVocabLemmas(std::vector<Lemma>& out);
 void addScaleLemmas(std::vector<Lemma>& out);  // scale.cpp

@@ -20,6 +20,11 @@
 // b < r unmasked and b > r absent: dq_r = bw_causal(r, r) + bw(r, r-1) + ...
 // + bw(r, 0), dk_b = bw_causal(b, b) + bw(b+1, b) + ... + bw(n-1, b), in the
 // order torch's ring adds them.
+// The blocks are the pieces of q's and k's concats (or q or k whole, one
+// block: a load-balanced ring's partial step attends one chunk's rows or
+// keys); dO, out and lse are cut at q's row boundaries and v at k's, by their
+// own concat when split so, else by slices. A load-balanced ring's sums group
+// and order the terms otherwise (sdpa_backward_sum.cpp).
 #include "lemmas/lemma_util.h"
 
 namespace tangle::lemmas::detail {
@@ -37,21 +42,29 @@ struct Blocks {
   std::vector<Id> gs, qs, os, ls, masks, ks, vs;
 };
 
-std::optional<Blocks> blocksOf(EGraph& g, const Match& m) {
-  Blocks b{m.subst.list("gs"), m.subst.list("qs"), m.subst.list("os"), m.subst.list("ls"), {},
-           m.subst.list("ks"), m.subst.list("vs")};
+// The blocks are q's and k's pieces; dO, out and lse are cut at q's row boundaries, v at k's (their own
+// concat when split so, else slices: a load-balanced ring's output is assembled from differently sized parts).
+std::optional<Blocks> blocksOf(EGraph& g, const Match& m, const std::vector<Id>& qs, const std::vector<Id>& ks) {
   Id mask = m.subst.cls("m");
-  if (!broadcastsOverKeys(g, mask) || b.ks.size() != b.vs.size() || b.ks.size() + b.qs.size() < 3) return std::nullopt;
-  auto rows = sizesAlong(g, b.qs, 2), sk = sizesAlong(g, b.ks, 2), sv = sizesAlong(g, b.vs, 2);
-  if (!rows || !sk || !sv || *sk != *sv) return std::nullopt;
-  for (const auto* xs : {&b.gs, &b.os, &b.ls}) {
-    auto s = xs->size() == b.qs.size() ? sizesAlong(g, *xs, 2) : std::nullopt;  // lse [B, H, L]: rows on dim 2 too
-    if (!s || *s != *rows) return std::nullopt;
-  }
+  if (!broadcastsOverKeys(g, mask) || ks.size() + qs.size() < 3) return std::nullopt;
+  auto rows = sizesAlong(g, qs, 2), rowDims = dimsAlong(g, qs, 2), keyDims = dimsAlong(g, ks, 2);
+  if (!rows || !rowDims || !keyDims) return std::nullopt;
+  Blocks b{{}, qs, {}, {}, {}, ks, {}};
+  auto gs = piecesOf(g, m.subst.cls("g"), 2, *rowDims), os = piecesOf(g, m.subst.cls("o"), 2, *rowDims);
+  auto ls = piecesOf(g, m.subst.cls("l"), 2, *rowDims), vs = piecesOf(g, m.subst.cls("v"), 2, *keyDims);
   auto masks = maskPieces(g, mask, 2, *rows);
-  if (!masks) return std::nullopt;
-  b.masks = *masks;
+  if (!gs || !os || !ls || !vs || !masks) return std::nullopt;
+  b.gs = *gs, b.os = *os, b.ls = *ls, b.vs = *vs, b.masks = *masks;
   return b;
+}
+
+// The ways x is split along the sequence: each concat[2] of its class, or x whole when it has none.
+std::vector<std::vector<Id>> sequenceSplits(const EGraph& g, Id x) {
+  std::vector<std::vector<Id>> out;
+  for (const ENode* c : nodesOf(g, x, op().concat))
+    if (attrsOf(*c)[0].i == 2 && c->children.size() > 1) out.push_back(c->children);
+  if (out.empty()) out.push_back({g.find(x)});
+  return out;
 }
 
 // getitem[item](sdpa_backward[causal, s](block (r, c))).
@@ -87,9 +100,7 @@ std::optional<Id> cyclicSum(EGraph& g, const std::vector<Id>& terms) {
 
 // Not causal: dq = concat over row blocks of the cyclic sums over key blocks; dk, dv = concat over key
 // blocks of the cyclic sums over row blocks.
-std::optional<Id> ringBackward(EGraph& g, const Match& m) {
-  if (m.subst.attr("c") != Attr::boolean(false)) return std::nullopt;
-  auto b = blocksOf(g, m);
+std::optional<Id> ringBackward(EGraph& g, const Match& m, const std::optional<Blocks>& b) {
   if (!b) return std::nullopt;
   int64_t item = m.subst.attr("i").i;
   bool byRows = item == 0;
@@ -111,9 +122,7 @@ std::optional<Id> ringBackward(EGraph& g, const Match& m) {
 
 // Causal, row and key blocks of equal lengths: dq_r = bw_causal(r, r) + bw(r, r-1) + ... + bw(r, 0);
 // dk_b (dv_b) = bw_causal(b, b) + bw(b+1, b) + ... + bw(n-1, b).
-std::optional<Id> causalRingBackward(EGraph& g, const Match& m) {
-  if (m.subst.attr("c") != Attr::boolean(true)) return std::nullopt;
-  auto b = blocksOf(g, m);
+std::optional<Id> causalRingBackward(EGraph& g, const Match& m, const std::optional<Blocks>& b) {
   if (!b || b->qs.size() != b->ks.size() || sizesAlong(g, b->qs, 2) != sizesAlong(g, b->ks, 2)) return std::nullopt;
   int64_t item = m.subst.attr("i").i;
   size_t n = b->qs.size();
@@ -135,27 +144,43 @@ std::optional<Id> causalRingBackward(EGraph& g, const Match& m) {
   return makeConcat(g, 2, parts);
 }
 
-std::string pattern() {
-  std::string c = "(concat[2] ";
-  return "(getitem[?i] (sdpa_backward[?c, ?s] " + c + "?gs...) " + c + "?qs...) " + c + "?ks...) " + c + "?vs...) " +
-         c + "?os...) " + c + "?ls...) ?m))";
+// The lemma over every split of q and of k (merged into one class): the spec's operands are concats of the
+// ranks' chunks, a ring step's are a rank's chunks, one (a partial step's) or two (after slices-tile-whole).
+Apply overSplits(bool causal) {
+  return [causal](EGraph& g, const Match& m) -> std::optional<Id> {
+    if (m.subst.attr("c") != Attr::boolean(causal)) return std::nullopt;
+    std::optional<Id> first;
+    for (const auto& qs : sequenceSplits(g, m.subst.cls("q")))
+      for (const auto& ks : sequenceSplits(g, m.subst.cls("k"))) {
+        auto b = blocksOf(g, m, qs, ks);
+        auto r = causal ? causalRingBackward(g, m, b) : ringBackward(g, m, b);
+        if (!r) continue;
+        if (first) g.merge(*first, *r);
+        else first = r;
+      }
+    return first;
+  };
 }
+
+const char* const kPattern = "(getitem[?i] (sdpa_backward[?c, ?s] ?g ?q ?k ?v ?o ?l ?m))";
 
 }  // namespace
 
 void addSdpaBackwardRingLemmas(std::vector<Lemma>& out) {
   out.push_back(applier("sdpa_backward-ring",
-                        "getitem[i](sdpa_backward(dO, q, k, v, out, lse, m)) with dO, q, out, lse split into row "
-                        "blocks r and k, v into key blocks b (dim 2) = for dq, concat over r of the sum over b of "
+                        "getitem[i](sdpa_backward(dO, q, k, v, out, lse, m)) with q split into row blocks r and k "
+                        "into key blocks b (dim 2; one block: q or k whole), dO, out, lse cut at q's rows and v at "
+                        "k's = for dq, concat over r of the sum over b of "
                         "bw(r, b)[0]; for dk/dv, concat over b of the sum over r of bw(r, b)[i], bw(r, b) the "
                         "backward of block (r, b) with the global out/lse rows, sums in every cyclic order; not "
                         "causal, m broadcast over keys",
-                        pattern(), ringBackward));
+                        kPattern, overSplits(false)));
   out.push_back(applier("sdpa_backward-causal-ring",
-                        "getitem[i](sdpa_backward[causal](...)) with rows and keys split into equal blocks = dq_r = "
+                        "getitem[i](sdpa_backward[causal](...)) with q's rows and k's keys split into equal blocks "
+                        "(dO, out, lse cut at q's rows, v at k's) = dq_r = "
                         "bw_causal(r, r)[0] + bw(r, r-1)[0] + ... + bw(r, 0)[0], dk_b = bw_causal(b, b)[i] + "
                         "bw(b+1, b)[i] + ... + bw(n-1, b)[i], concat over the blocks; m broadcast over keys",
-                        pattern(), causalRingBackward));
+                        kPattern, overSplits(true)));
 }
 
 }  // namespace tangle::lemmas::detail

@@ -82,6 +82,9 @@ std::optional<eg::Id> causalSdpaOfBlocks(Gen& gen);
 // getitem(sdpa_backward(...)) with the row operands and the keys split into blocks along the sequence
 // (builders_sdpa_backward.cpp); causal: rows and keys mostly split alike.
 Builder sdpaBackwardOfBlocks(bool causal);
+// Sums of attention-backward terms for add-assoc-backward (which 0), add-swap-backward (1) and
+// add-commute-backward (2), the later term sorting first (builders_sdpa_backward.cpp).
+Builder backwardSumOutOfOrder(int which);
 // one_hot of a concat of integral pieces (builders_select.cpp).
 std::optional<eg::Id> oneHotOfConcat(Gen& gen);
 std::optional<eg::Id> indexRowsOfConcat(Gen& gen);

@@ -88,4 +88,35 @@ TEST(RingAttention, GradientsKeptAtHomeAreAViolationAtTheBackward) {
   EXPECT_NE(r.out.find("replay: counterexample"), std::string::npos) << r.out;
 }
 
+TEST(RingAttention, LoadBalancedCausalBackwardRefinesWithEveryGradientAndReplays) {
+  // rank r holds chunks r and 3 - r; rank 0's last chunk adds its key chunks' dq terms as {0, 3}, then {1, 2}
+  auto r = runTangle({"check", examplePath("ring/backward_balanced/check.rel"), "--replay"});
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("expectation holds: S.getitem_2 = concat(slice(D0.cat_6, dim=2, start=0, end=2), "
+                       "slice(D1.add_5, dim=2, start=0, end=2)"),
+            std::string::npos)
+      << r.out;  // dq
+  EXPECT_NE(r.out.find("expectation holds: S.getitem_3 = concat(slice(D0.view_26, dim=2, start=0, end=2)"),
+            std::string::npos)
+      << r.out;  // dk, as it lands back on its owner
+  EXPECT_NE(r.out.find("replay: 5 outputs match"), std::string::npos) << r.out;
+}
+
+// Rotations the wrong way (4 ranks: with 2, both neighbours are one rank).
+TEST(RingAttention, CausalRingTurnedTheWrongWayIsAViolationAtTheAttention) {
+  auto r = runTangle({"check", examplePath("ring/wrong_way/check.rel"), "--replay"});
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("failing operator: S._scaled_dot_product_flash_attention_for_cpu "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("replay: counterexample"), std::string::npos) << r.out;
+}
+
+TEST(RingAttention, GradientsSentTheWrongWayAreAViolationAtTheBackward) {
+  auto r = runTangle({"check", examplePath("ring/backward_wrong_way/check.rel"), "--replay"});
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("failing operator: S._scaled_dot_product_flash_attention_for_cpu_backward"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("replay: counterexample for the failing operator S.getitem_3"), std::string::npos)
+      << r.out;  // dk
+}
+
 }  // namespace

@@ -16,7 +16,9 @@ Planted bugs: `build_no_ring` attends to the rank's own keys only (the ring neve
 `build_causal_unmasked` runs the causal ring with every block unmasked (is_causal dropped);
 `build_causal_balanced_swapped` holds the round-robin chunks in the wrong order (2N-1-r first, what torch's
 masks assume is chunk r); `build_causal_balanced_unbalanced_ring` runs the ring without load balancing on
-round-robin shards (the unbalanced ring's masks on the balanced layout).
+round-robin shards (the unbalanced ring's masks on the balanced layout); `build_causal_wrong_way` turns the
+all-gather rotater the wrong way (rank r reads block r+i at step i, not r-i, while the causal masks still assume
+r-i: rank r attends to later keys; 4 ranks, since with 2 the two neighbours are one rank).
 """
 import torch
 
@@ -55,12 +57,50 @@ def _chunks(rank, world_size, balanced, swapped=False):
     return spans[::-1] if swapped else spans
 
 
-def _ring(rank, world_size, causal=False, turn=True, balanced=False, swapped=False, load_balance=None):
+def _wrong_way_kv(torch_rotater):
+    """torch's all-gather rotater reading the next ranks' blocks (r+1, r+2, ...) instead of the previous ones."""
+    import torch.distributed as dist
+
+    class Backwards(torch_rotater):
+        def next_buffer(self):
+            size = dist.get_world_size(self._pg)
+            return self._aggregated_buffer.chunk(size)[(dist.get_rank(self._pg) + self._idx) % size]
+    return Backwards
+
+
+def _wrong_way_grad(torch_rotater):
+    """torch's all-to-all rotater (the backward's dk/dv) with its destinations reversed: rank r sends to r-1."""
+    import torch.distributed as dist
+    import torch.distributed._functional_collectives as ft_c
+
+    class Backwards(torch_rotater):
+        def exchange_buffers(self, curr_buffer):
+            size = dist.get_world_size(self._pg)
+            self._buffer = ft_c.permute_tensor(curr_buffer.contiguous(), [size - 1] + list(range(size - 1)), self._pg)
+    return Backwards
+
+
+_TORCH_ROTATERS = {}
+
+
+def set_rotaters(cp, kv_wrong_way=False, grad_wrong_way=False):
+    """Installs torch's rotaters, or a wrong-way one, for the next ring traced: _create_rotater reads the module's
+    class names when the ring runs, so a planted bug's class must be in place then (and torch's back for the next
+    build)."""
+    for name, wrong, make in (("_AllGatherRotater", kv_wrong_way, _wrong_way_kv),
+                              ("_AllToAllRotater", grad_wrong_way, _wrong_way_grad)):
+        torch_rotater = _TORCH_ROTATERS.setdefault(name, getattr(cp, name))
+        setattr(cp, name, make(torch_rotater) if wrong else torch_rotater)
+
+
+def _ring(rank, world_size, causal=False, turn=True, balanced=False, swapped=False, load_balance=None,
+          wrong_way=False):
     import torch.distributed as dist
     from torch.distributed.tensor.experimental._context_parallel import _attention as cp
     # torch refuses load balancing without a causal mask; `load_balance` False runs the ring without it on
     # round-robin shards (the planted bug: the unbalanced ring's masks on balanced data)
     cp._cp_options.enable_load_balance = balanced if load_balance is None else load_balance
+    set_rotaters(cp, kv_wrong_way=wrong_way)
 
     def attn(q, k, v):
         if not turn:
@@ -82,6 +122,10 @@ def build_no_ring(rank, world_size):
 
 def build_causal(rank, world_size):
     return _ring(rank, world_size, causal=True)
+
+
+def build_causal_wrong_way(rank, world_size):
+    return _ring(rank, world_size, causal=True, wrong_way=True)
 
 
 def build_causal_balanced(rank, world_size):

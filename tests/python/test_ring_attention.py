@@ -1,6 +1,7 @@
 """Ring attention (ring_model.py): torch's own ring loop (_templated_ring_attention, the code behind
 context_parallel) captured per rank and checked against one attention over the whole sequence; with its
-backward (ring_backward_model.py: _templated_ring_attention_backward), the gradients of q, k, v too.
+backward (ring_backward_model.py: _templated_ring_attention_backward), the gradients of q, k, v too, with and
+without torch's round-robin load balancing; rings whose rotater turns the wrong way are violations.
 
 All cases are captured once, in one spawned process (fake process groups), as test_moe_cp.py does.
 """
@@ -26,7 +27,11 @@ CASES = {"plain": "ring_model:spec:build:2", "no_ring": "ring_model:spec:build_n
          "balanced_unbalanced_ring": "ring_model:spec_causal:build_causal_balanced_unbalanced_ring:2:relation_balanced",
          "bw_plain": "ring_backward_model:spec:build:2", "bw_causal": "ring_backward_model:spec_causal:build_causal:2",
          "bw_kept_grad": "ring_backward_model:spec:build_kept_grad:2",
-         "bw_unmasked": "ring_backward_model:spec_causal:build_causal_unmasked_backward:2"}
+         "bw_unmasked": "ring_backward_model:spec_causal:build_causal_unmasked_backward:2",
+         "bw_balanced": "ring_backward_model:spec_causal:build_causal_balanced:2:relation_balanced",
+         # the wrong-way rings need 4 ranks: with 2, rank r-1 is rank r+1
+         "wrong_way": "ring_model:spec_causal:build_causal_wrong_way:4",
+         "bw_wrong_way": "ring_backward_model:spec_causal:build_causal_wrong_way:4"}
 
 
 @pytest.fixture(scope="module")
@@ -54,14 +59,14 @@ def test_ring_attention_refines_with_out_and_lse(captured, case):
     assert "outputs match" in r.checker_report, r.checker_report  # the certificate replays
 
 
-@pytest.mark.parametrize("case", ["no_ring", "unmasked", "balanced_swapped", "balanced_unbalanced_ring"])
+@pytest.mark.parametrize("case", ["no_ring", "unmasked", "balanced_swapped", "balanced_unbalanced_ring", "wrong_way"])
 def test_broken_ring_is_a_violation_at_the_attention(captured, case):
     r = _check(captured, case)
     assert r.verdict == "violation", r.checker_report
     assert r.json["failure"]["op"] == "aten._scaled_dot_product_flash_attention_for_cpu.default", r.checker_report
 
 
-@pytest.mark.parametrize("case", ["bw_plain", "bw_causal"])
+@pytest.mark.parametrize("case", ["bw_plain", "bw_causal", "bw_balanced"])
 def test_ring_attention_backward_refines_with_every_gradient(captured, case):
     r = _check(captured, case)
     assert r.verdict == "refines", r.checker_report
@@ -70,9 +75,10 @@ def test_ring_attention_backward_refines_with_every_gradient(captured, case):
     assert "5 outputs match" in r.checker_report, r.checker_report
 
 
-@pytest.mark.parametrize("case", ["bw_kept_grad", "bw_unmasked"])
+@pytest.mark.parametrize("case", ["bw_kept_grad", "bw_unmasked", "bw_wrong_way"])
 def test_broken_ring_backward_is_a_violation_at_the_backward(captured, case):
-    # dk/dv never sent round the ring; is_causal dropped in the backward only (the forward is right)
+    # dk/dv never sent round the ring; is_causal dropped in the backward only (the forward is right); dk/dv sent
+    # to rank r-1 while K/V arrive from r-1
     r = _check(captured, case)
     assert r.verdict == "violation", r.checker_report
     assert r.json["failure"]["op"] == "aten._scaled_dot_product_flash_attention_for_cpu_backward.default", \
