@@ -89,7 +89,7 @@ Result logSigmoid(const eg::AttrList& a, const Inputs& in) {
     out.data[i] = std::min(x, 0.0) - std::log1p(z);
     buffer.data[i] = z;
   }
-  return Value::tupleOf({std::move(out), std::move(buffer)});
+  return Value::tupleOf(std::move(out), std::move(buffer));
 }
 Result rsqrt(const eg::AttrList& a, const Inputs& in) { return map(a, in, [](double x) { return 1.0 / std::sqrt(x); }); }
 Result sqrt(const eg::AttrList& a, const Inputs& in) { return map(a, in, [](double x) { return std::sqrt(x); }); }

@@ -21,7 +21,7 @@ Result dropout(const eg::AttrList& a, const Inputs& in) {
   auto train = eg::attrBool(a, 1);
   if (!xs || a.size() != 2 || !p || !train || *p < 0 || *p > 1) return std::nullopt;
   Tensor out = *(*xs)[0], mask = Tensor::filled(out.shape, 1);
-  if (!*train) return Value::tupleOf({std::move(out), std::move(mask)});
+  if (!*train) return Value::tupleOf(std::move(out), std::move(mask));
   for (size_t i = 0; i < out.data.size(); ++i) {
     // Rounded to 20 mantissa bits first: the spec and an implementation that
     // sums in another order differ in the last bits, and must draw the same mask.
@@ -33,7 +33,7 @@ Result dropout(const eg::AttrList& a, const Inputs& in) {
     mask.data[i] = keep ? 1 : 0;
     out.data[i] = keep && *p < 1 ? out.data[i] / (1 - *p) : 0;
   }
-  return Value::tupleOf({std::move(out), std::move(mask)});
+  return Value::tupleOf(std::move(out), std::move(mask));
 }
 
 // where(c, a, b) = c != 0 ? a : b, the three broadcast together.
@@ -145,7 +145,7 @@ Result maxDim(const eg::AttrList& a, const Inputs& in) {
       vals.data[o * inner + i] = x.data[base + best * inner];
       idxs.data[o * inner + i] = static_cast<double>(best);
     }
-  return Value::tupleOf({std::move(vals), std::move(idxs)});
+  return Value::tupleOf(std::move(vals), std::move(idxs));
 }
 
 // gelu_backward[approx](grad, x) = grad * gelu'(x), broadcasting; ATen's formulas.
@@ -210,7 +210,7 @@ Result layerNormBwd(const eg::AttrList& a, const Inputs& in) {
     for (int64_t i = 0; i < n2; ++i)
       dx.data[r * n2 + i] = inv.data[r] / static_cast<double>(n2) * (static_cast<double>(n2) * dxhat[i] - s1 - xhat[i] * s2);
   }
-  return Value::tupleOf({std::move(dx), std::move(dw), std::move(db)});
+  return Value::tupleOf(std::move(dx), std::move(dw), std::move(db));
 }
 
 }  // namespace

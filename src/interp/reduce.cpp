@@ -115,7 +115,7 @@ Result layerNorm(bool apex, const eg::AttrList& a, const Inputs& in) {
       out.data[r * n2 + i] = (row[i] - mu) * rs * wi + bi;
     }
   }
-  return Value::tupleOf({std::move(out), std::move(mean), std::move(rstd)});
+  return Value::tupleOf(std::move(out), std::move(mean), std::move(rstd));
 }
 
 }  // namespace

@@ -81,7 +81,7 @@ Result sdpa(const eg::AttrList& a, const Inputs& in) {
           for (int64_t e = 0; e < d->E; ++e) out.data[d->q(b, h, i) + e] += p * v.data[d->kv(b, h, j) + e];
         }
       }
-  return Value::tupleOf({std::move(out), std::move(lse)});
+  return Value::tupleOf(std::move(out), std::move(lse));
 }
 
 // sdpa_backward[causal, scale](dO, q, k, v, out, lse, mask) -> (dq, dk, dv)
@@ -117,7 +117,7 @@ Result sdpaBackward(const eg::AttrList& a, const Inputs& in) {
           }
         }
       }
-  return Value::tupleOf({std::move(dq), std::move(dk), std::move(dv)});
+  return Value::tupleOf(std::move(dq), std::move(dk), std::move(dv));
 }
 
 }  // namespace tangle::interp::kernels

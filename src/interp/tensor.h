@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tangle::interp {
@@ -31,8 +32,22 @@ struct Value {
   std::vector<Tensor> items;
   bool tuple = false;
 
-  static Value of(Tensor t) { return Value{{std::move(t)}, false}; }
+  // Moved in, never copied: a braced list ({std::move(t)}) is an initializer_list, whose
+  // elements a vector can only copy (most of GPT paral4_layer8's replay memmove was those copies).
+  static Value of(Tensor t) {
+    Value v;
+    v.items.push_back(std::move(t));
+    return v;
+  }
   static Value tupleOf(std::vector<Tensor> ts) { return Value{std::move(ts), true}; }
+  template <class... More>
+  static Value tupleOf(Tensor first, More... more) {
+    Value v{{}, true};
+    v.items.reserve(1 + sizeof...(more));
+    v.items.push_back(std::move(first));
+    (v.items.push_back(std::move(more)), ...);
+    return v;
+  }
   const Tensor* tensor() const { return (!tuple && items.size() == 1) ? &items[0] : nullptr; }
 };
 

@@ -38,7 +38,7 @@ Result topk(const eg::AttrList& a, const Inputs& in) {
         idxs.data[out] = static_cast<double>(order[static_cast<size_t>(j)]);
       }
     }
-  return Value::tupleOf({std::move(vals), std::move(idxs)});
+  return Value::tupleOf(std::move(vals), std::move(idxs));
 }
 
 }  // namespace tangle::interp::kernels

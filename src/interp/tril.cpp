@@ -15,7 +15,7 @@ Result tril(const eg::AttrList& a, const Inputs& in) {
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < cols; ++j)
         if (j - i > *d) out.data[base + i * cols + j] = 0;
-  return Value{{out}};
+  return Value::of(std::move(out));
 }
 
 }  // namespace tangle::interp::kernels

@@ -73,10 +73,16 @@ bool isSizeAttr(eg::Symbol op, size_t pos);
 // shard [384, 768) is not the hidden size 768). Returns {k, m}.
 std::optional<std::pair<int64_t, int64_t>> sliceWindow(int64_t start, int64_t end, int64_t step);
 
+// The least value each role (and slice bound) can take in any solution, propagated through the
+// facts whose coefficients are all positive: a side that is one role is at least the least value
+// of the other side. Deductions only, so no solution goes below it.
+std::map<int64_t, int64_t> leastValues(const SizeRoles& r);
+
 // The smallest assignment Z3 finds (role -> reduced size, each in [2, role]),
 // with the `apart` pairs different when `keepApart`; nullopt when none. `preferSmall`: Z3's search
 // tries low values first (class_sizes.h, where most of 100+ variables are otherwise left anywhere
-// under the bound); the value-keyed roles keep the plain search, so their instances are unchanged.
+// under the bound; and each role is first capped at k x its least value, smallest k first, so that
+// every class stays small, not only the largest); the value-keyed roles keep the plain search.
 std::optional<std::map<int64_t, int64_t>> solveSizeRoles(const SizeRoles& r, bool keepApart,
                                                          bool preferSmall = false);
 

@@ -1,8 +1,8 @@
 // Solving the size roles (size_roles.h) for a small instance with Z3.
 //
 // Every role gets a bound M (2 <= role <= min(value, M)); the smallest M
-// tried (2, 3, 5, 8, ...) that Z3 satisfies wins, then smaller totals under
-// it. The domains are bounded, so the products are bit-blasted (nla2bv):
+// tried (2, 3, 5, 8, ...) that Z3 satisfies wins. Class mode (preferSmall)
+// first caps each role at k times its least value instead (solveNearLeast). The domains are bounded, so the products are bit-blasted (nla2bv):
 // nonlinear integer search alone gives up on the GPT-sized systems.
 #include <cstdio>
 #include <cstdlib>
@@ -31,7 +31,8 @@ using Assignment = std::map<int64_t, int64_t>;
 // its equalities at once (see solveSizeRoles).
 std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64_t bound, unsigned rlimit,
                                        uint64_t& used, bool preferSmall, const std::vector<char>* dropped = nullptr,
-                                       bool bitBlast = true, bool* unsat = nullptr) {
+                                       bool bitBlast = true, bool* unsat = nullptr,
+                                       const std::map<int64_t, int64_t>* caps = nullptr) {
   std::clock_t cpu0 = std::clock();
   z3::context c;
   z3::params smtParams(c);
@@ -47,6 +48,7 @@ std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64
   for (int64_t v : r.roles) {
     z3::expr e = c.int_const(("n" + std::to_string(v)).c_str());
     if (v < 0) s.add(e >= 1 && e <= c.int_val(r.boundValue.at(v)));  // a slice bound: any position
+    else if (caps) s.add(e >= 2 && e <= c.int_val(caps->at(v)));
     else s.add(e >= 2 && e <= c.int_val(std::min(r.realValue(v), bound)));
     x.emplace(v, e);
   }
@@ -71,8 +73,8 @@ std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64
   for (unsigned i = 0; i < st.size(); ++i)
     if (st.key(i) == "rlimit count") used += st.is_uint(i) ? st.uint_value(i) : uint64_t(st.double_value(i));
   if (std::getenv("TANGLE_TRACE_SIZES") && !dropped)
-    std::fprintf(stderr, "size solve bound %lld%s: %s, rlimit used so far %llu, %.3f s CPU\n",
-                 static_cast<long long>(bound), bitBlast ? "" : " (no bit-blasting)",
+    std::fprintf(stderr, "size solve %s %lld%s: %s, rlimit used so far %llu, %.3f s CPU\n",
+                 caps ? "at k x least, k =" : "bound", static_cast<long long>(bound), bitBlast ? "" : " (no bit-blasting)",
                  res == z3::sat ? "sat" : res == z3::unsat ? "unsat" : "unknown", static_cast<unsigned long long>(used),
                  double(std::clock() - cpu0) / CLOCKS_PER_SEC);
   if (res != z3::sat) return std::nullopt;
@@ -80,7 +82,9 @@ std::optional<Assignment> solveBounded(const SizeRoles& r, bool keepApart, int64
   Assignment a;
   for (auto& [v, e] : x) a[v] = m.eval(e, true).get_numeral_int64();
   if (std::getenv("TANGLE_TRACE_SIZES") && !dropped)
-    for (auto& [v, k] : a) std::fprintf(stderr, "  size %lld -> %lld\n", static_cast<long long>(v), static_cast<long long>(k));
+    for (auto& [v, k] : a)
+      std::fprintf(stderr, "  size %lld (real %lld) -> %lld\n", static_cast<long long>(v),
+                   static_cast<long long>(v < 0 ? r.boundValue.at(v) : r.realValue(v)), static_cast<long long>(k));
   return a;
 }
 
@@ -110,6 +114,66 @@ void explainUnsat(const SizeRoles& r, bool keepApart, int64_t bound) {
     if (!dropped[i])
       std::fprintf(stderr, "  %s %s %s\n", show(r, r.facts[i].lhs).c_str(), r.facts[i].le ? "<=" : "==",
                    show(r, r.facts[i].rhs).c_str());
+}
+
+}  // namespace
+
+// Only caps the search (solveNearLeast): a wrong least value could cost an instance, never soundness,
+// since every instance is checked against the type rules before it is used (reduce.cpp).
+std::map<int64_t, int64_t> leastValues(const SizeRoles& r) {
+  std::map<int64_t, int64_t> lo;
+  for (int64_t v : r.roles) lo[v] = v < 0 ? 1 : 2;
+  auto least = [&](const SizeSum& t, bool& ok) {
+    int64_t out = 0;
+    for (const SizeMono& m : t) {
+      if (m.coeff <= 0) ok = false;
+      int64_t p = m.coeff;
+      for (int64_t v : m.sizes) p = std::min<int64_t>(p * (r.isRole(v) ? lo.at(v) : v), int64_t(1) << 40);
+      out += p;
+    }
+    return out;
+  };
+  auto single = [&](const SizeSum& t) -> int64_t {
+    return t.size() == 1 && t[0].coeff == 1 && t[0].sizes.size() == 1 && r.isRole(t[0].sizes[0]) ? t[0].sizes[0] : 0;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const SizeFact& f : r.facts) {
+      bool ok = true;
+      int64_t l = least(f.lhs, ok), rr = least(f.rhs, ok);
+      if (!ok) continue;
+      auto raise = [&](int64_t v, int64_t to) {
+        int64_t cap = v < 0 ? r.boundValue.at(v) : r.realValue(v);
+        to = std::min(to, cap);
+        if (v && to > lo.at(v)) lo[v] = to, changed = true;
+      };
+      if (int64_t v = single(f.rhs)) raise(v, l);
+      if (int64_t v = single(f.lhs); v && !f.le) raise(v, rr);
+    }
+  }
+  return lo;
+}
+
+namespace {
+
+// Class mode's search (preferSmall): every role capped at k times its least value, for growing k.
+// The uniform bound of the walk below minimizes the largest size only, so a class whose least
+// value is 2 (a batch of 8) may take anything under it: GPT paral4_layer8's instance at the
+// smallest uniform bound (987) had 80M elements, batch 7 and 24 heads as 14. Capping each class
+// near its own least value keeps every class small at once (45M there, at k = 6), and its unsat
+// solves are cheap. k only widens the caps, so the first sat k is the smallest; nullopt when
+// none up to 64 is (the caller goes on to the uniform walk). Steps of ~1.5x: every class-mode
+// configuration of the artifact stops at k = 6, and k = 3 cost one more unsat solve each (~0.2 s
+// CPU on layer8) for nothing.
+std::optional<Assignment> solveNearLeast(const SizeRoles& r, bool keepApart, uint64_t& used) {
+  std::map<int64_t, int64_t> lo = leastValues(r);
+  for (int64_t k : {1, 2, 4, 6, 8, 12, 16, 32, 64}) {
+    std::map<int64_t, int64_t> caps;
+    for (int64_t v : r.roles)
+      if (v >= 0) caps[v] = std::min(r.realValue(v), lo.at(v) * k);
+    if (auto a = solveBounded(r, keepApart, k, 1'000'000, used, true, nullptr, true, nullptr, &caps)) return a;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -153,6 +217,10 @@ std::optional<Assignment> solveSizeRoles(const SizeRoles& r, bool keepApart, boo
       if (trace && std::string(trace) == "core") explainUnsat(r, keepApart, b);
       return std::nullopt;
     }
+  }
+  if (preferSmall) {
+    uint64_t nearLeast = 0;  // its own count: the walk keeps its whole budget when no k is sat
+    if (auto a = solveNearLeast(r, keepApart, nearLeast)) return a;
   }
   for (int64_t bound = 2, prev = 1; used < kTotal && bound <= kLargestBound; std::swap(bound, prev), bound += prev) {
     int64_t b = std::min(bound, top);  // Fibonacci steps

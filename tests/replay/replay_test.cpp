@@ -426,6 +426,24 @@ TEST(SizeRoles, SliceWindowIsAWholeNumberOfItsLength) {
   EXPECT_FALSE(detail::sliceWindow(0, 768, 2));
 }
 
+// Least values follow sums and products of other least values; a fact with a negative coefficient
+// (a slice window's end - start) proves nothing and is skipped; `<=` raises its right side only.
+TEST(SizeRoles, LeastValuesArePropagatedThroughTheFacts) {
+  detail::SizeRoles r;
+  r.roles = {4, 8, 32, 64, 96};
+  using M = detail::SizeMono;
+  r.facts.push_back({{M{1, {8}}}, {M{1, {4}}, M{1, {4}}}, false});                 // 8 = 4 + 4
+  r.facts.push_back({{M{1, {8, 4}}}, {M{1, {32}}}, false});                       // 8 x 4 = 32
+  r.facts.push_back({{M{1, {32}}}, {M{1, {64}}}, true});                          // 32 <= 64
+  r.facts.push_back({{M{1, {96}}}, {M{1, {8}}, M{-1, {4}}}, false});              // 96 = 8 - 4: skipped
+  auto lo = detail::leastValues(r);
+  EXPECT_EQ(lo.at(4), 2);
+  EXPECT_EQ(lo.at(8), 4);
+  EXPECT_EQ(lo.at(32), 8);  // 4 x 2
+  EXPECT_EQ(lo.at(64), 8);
+  EXPECT_EQ(lo.at(96), 2);
+}
+
 // Rank 2's vocabulary start (2 x the shard) scales with the shard, not with a token count that divides it.
 TEST(SizeRoles, ScalarMultipleOfALargeRoleKeepsTheMultiple) {
   detail::SizeMap m;
