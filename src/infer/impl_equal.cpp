@@ -17,8 +17,7 @@ std::vector<std::pair<int, int>> implEqualPairs(const InferState& st, const eg::
   for (eg::Id c : g.classesWithOp(ops::syms().tensor)) {
     std::vector<int> impl;
     for (const eg::ENode& n : g.eclass(c).nodes)
-      if (n.op == ops::syms().tensor && !leaves::isSpecLeaf(n))
-        if (auto d = leaves::leafNode(st.spec, st.impl, n.op, n.attrs)) impl.push_back(*d);
+      if (auto leaf = leaves::leafOf(st.spec, st.impl, n.op, n.attrs); leaf && !leaf->first) impl.push_back(leaf->second);
     if (impl.size() < 2) continue;
     for (int a : impl)
       for (int b : impl)

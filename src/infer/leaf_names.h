@@ -2,7 +2,9 @@
 // owner every leaf carries (support/owner.h), never from its name.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <string_view>
 
 #include "egraph/egraph.h"
@@ -24,16 +26,30 @@ inline bool isRankLeaf(const eg::ENode& n, int32_t r) {
   return owner && owner->rank == r && !owner->isSpec();
 }
 
-// The lowered node of a tensor leaf (of a term or an e-node), in the graph
-// its owner names; nullopt for other nodes.
-inline std::optional<int> leafNode(const LGraph& spec, const LGraph& impl, eg::Symbol op, eg::AttrsId attrs) {
+// A tensor leaf (of a term or an e-node): whether it is the spec's, and its
+// lowered node in the graph its owner names; nullopt for other nodes. The
+// graphs' leaf indexes answer for every leaf lowering made; names are looked
+// up only for others. A leaf's attributes name its owner, so an AttrsId is in
+// at most one of the two indexes.
+inline std::optional<std::pair<bool, int>> leafOf(const LGraph& spec, const LGraph& impl, eg::Symbol op,
+                                                  eg::AttrsId attrs) {
+  if (op != ops::syms().tensor) return std::nullopt;
+  if (auto it = spec.byLeafAttrs.find(attrs); it != spec.byLeafAttrs.end()) return std::pair{true, it->second};
+  if (auto it = impl.byLeafAttrs.find(attrs); it != impl.byLeafAttrs.end()) return std::pair{false, it->second};
   const std::string* name = ops::tensorName(op, attrs);
   auto owner = ops::tensorOwner(op, attrs);
   if (!name || !owner) return std::nullopt;
   const LGraph& lg = owner->isSpec() ? spec : impl;
   auto id = lg.find(*name);
   if (!id) return std::nullopt;
-  return lg.resolve(*id);
+  return std::pair{owner->isSpec(), lg.resolve(*id)};
+}
+
+// The lowered node of a tensor leaf, as leafOf.
+inline std::optional<int> leafNode(const LGraph& spec, const LGraph& impl, eg::Symbol op, eg::AttrsId attrs) {
+  auto leaf = leafOf(spec, impl, op, attrs);
+  if (!leaf) return std::nullopt;
+  return leaf->second;
 }
 
 // The spec tensor named `node` in its graph ("x" -> "S.x").

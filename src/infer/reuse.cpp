@@ -162,13 +162,13 @@ std::optional<Footprint> OperatorReuse::footprintOf(const InferState& st, const 
   for (eg::Id c : s.g.classesWithOp(tensor))
     for (const eg::ENode& n : s.g.eclass(c).nodes) {
       if (n.op != tensor) continue;
-      auto id = leaves::leafNode(st.spec, st.impl, n.op, n.attrs);
-      if (!id) return std::nullopt;  // a leaf of no graph tensor: nothing to rename it to
-      if (leaves::isSpecLeaf(n)) {
-        f.spec.push_back(*id);
+      auto leaf = leaves::leafOf(st.spec, st.impl, n.op, n.attrs);
+      if (!leaf) return std::nullopt;  // a leaf of no graph tensor: nothing to rename it to
+      if (leaf->first) {
+        f.spec.push_back(leaf->second);
       } else {
-        f.impl.push_back(*id);
-        f.implDef.push_back(st.marks.isExplored(*id) ? 1 : 0);
+        f.impl.push_back(leaf->second);
+        f.implDef.push_back(st.marks.isExplored(leaf->second) ? 1 : 0);
       }
     }
   f.inlined.assign(s.inlined.begin(), s.inlined.end());

@@ -15,10 +15,7 @@ namespace {
 
 // A tensor leaf of a term: (is spec, lowered node), or nullopt.
 std::optional<std::pair<bool, int>> termLeaf(const InferState& st, const eg::Term::Node& n) {
-  if (n.op != ops::syms().tensor) return std::nullopt;
-  auto id = leaves::leafNode(st.spec, st.impl, n.op, n.attrs);
-  if (!id) return std::nullopt;
-  return std::pair{leaves::isSpecLeaf(n.op, n.attrs), *id};
+  return leaves::leafOf(st.spec, st.impl, n.op, n.attrs);
 }
 
 // A relation-language tensor's lowered node (resolved), or -1.

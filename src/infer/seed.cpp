@@ -63,8 +63,8 @@ eg::Id addTerm(const InferState& st, eg::EGraph& g, const eg::Term& t) {
   for (size_t i = 0; i < t.size(); ++i) {
     const auto& n = t.nodes[i];
     if (n.op == ops::syms().tensor) {
-      auto id = leaves::leafNode(st.spec, st.impl, n.op, n.attrs);
-      ids[i] = addLeaf(g, leaves::isSpecLeaf(n.op, n.attrs) ? st.spec : st.impl, id.value());
+      auto leaf = leaves::leafOf(st.spec, st.impl, n.op, n.attrs);
+      ids[i] = addLeaf(g, leaf.value().first ? st.spec : st.impl, leaf->second);
       continue;
     }
     eg::ENode en{n.op, n.attrs, {}};
@@ -83,8 +83,7 @@ void collectImplTensors(const InferState& st, const RelExpr& e, std::vector<int>
 
 void collectImplTensors(const InferState& st, const eg::Term& t, std::vector<int>& out) {
   for (auto& n : t.nodes)
-    if (n.op == ops::syms().tensor && !leaves::isSpecLeaf(n.op, n.attrs))
-      if (auto id = leaves::leafNode(st.spec, st.impl, n.op, n.attrs)) out.push_back(*id);
+    if (auto leaf = leaves::leafOf(st.spec, st.impl, n.op, n.attrs); leaf && !leaf->first) out.push_back(leaf->second);
 }
 
 namespace {

@@ -600,6 +600,8 @@ class Lowerer {
         root.isOutput = true;
       }
     for (auto& ln : lg_.nodes) ln.leafAttrs = ops::tensorAttrs(ln.leafName, ln.owner);
+    for (const auto& ln : lg_.nodes)
+      if (auto id = lg_.find(ln.leafName)) lg_.byLeafAttrs.emplace(ln.leafAttrs, lg_.resolve(*id));
   }
 
   // Common subexpressions: within one graph, a node whose definition and type

@@ -56,6 +56,9 @@ struct LGraph {
   std::vector<const Graph*> graphs;  // spec: 1; impl: one per rank
   std::vector<LNode> nodes;
   std::unordered_map<std::string, int> byName;
+  // Each node's leafAttrs -> the node its leaf names (resolved), as
+  // find(leafName) would give: e-graph leaves are resolved without hashing a string.
+  std::unordered_map<eg::AttrsId, int> byLeafAttrs;
   std::vector<std::vector<int>> users;  // LNode -> LNodes whose operands include it
 
   std::optional<int> find(const std::string& name) const;
