@@ -33,6 +33,9 @@ PLANS = {
     # the planted bug (llama_pp TV_BUG): must be a violation at the last stage's first FFN residual add
     "h128-s256-dp2pp2tp2-bug-no-ffn-allreduce": (dict(TV_HIDDEN=128, TV_SEQ=256, TV_DP=2, TV_PP=2, TV_TP=2, TV_NM=2,
                                                       TV_LAYERS=2, TV_BUG="no_ffn_allreduce"), None),
+    # mid-size reproduction of the 256-rank plan's 64-piece (DP x NM) concats: 16 ranks, cheap to capture
+    "h64-dp8pp2tp1-nm8": (dict(TV_HIDDEN=64, TV_SEQ=16, TV_DP=8, TV_PP=2, TV_TP=1, TV_NM=8, TV_LAYERS=2), None),
+    "h64-dp4pp2tp2-nm4": (dict(TV_HIDDEN=64, TV_SEQ=16, TV_DP=4, TV_PP=2, TV_TP=2, TV_NM=4, TV_LAYERS=2), None),
     "h4096-dp8pp4tp8-nm8": (dict(TV_HIDDEN=4096, TV_SEQ=128, TV_DP=8, TV_PP=4, TV_TP=8, TV_NM=8, TV_LAYERS=4), 334.0),
 }
 

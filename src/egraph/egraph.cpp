@@ -87,6 +87,7 @@ struct EGraph::Impl {
 
   std::vector<std::string> conflicts;
   std::vector<std::pair<int64_t, int64_t>> mergedSizes;
+  std::vector<Id> changes;  // the change log (EGraph::changeCount)
 
   // Two clashing types of one value whose shapes differ only where a dim is
   // symbolic: the value has one shape, so those dims are equal (see mergedSizes()).
@@ -208,6 +209,7 @@ struct EGraph::Impl {
     nodes.push_back(std::move(node));
     memo.insert(h, n);
     ++liveClasses;
+    changes.push_back(c);
     return c;
   }
 
@@ -257,6 +259,7 @@ struct EGraph::Impl {
     cr.data = std::move(joined);
     if (gained) analysis.push_back(root);
     markDirty(root);
+    changes.push_back(root);
     return true;
   }
 
@@ -276,6 +279,7 @@ struct EGraph::Impl {
     }
     Id pc = findMut(nodeClass[p]);
     markDirty(pc);  // its public node list changes
+    changes.push_back(pc);
     uint64_t h = hasher(node);
     NodeId q = lookupCanonical(node, h);
     if (q == detail::NodeIndex::kNone) {
@@ -301,12 +305,16 @@ struct EGraph::Impl {
         if (d && d->constant) {
           classes[pc].data.constant = d->constant;
           analysis.push_back(pc);
+          changes.push_back(pc);
         }
         continue;
       }
       std::optional<ClassData> d = dataFn(g, nodes[p]);
       bool clash = false;  // cannot clash: the types were unknown
-      if (d && !d->types.empty() && joinData(classes[pc].data, *d, clash)) analysis.push_back(pc);
+      if (d && !d->types.empty() && joinData(classes[pc].data, *d, clash)) {
+        analysis.push_back(pc);
+        changes.push_back(pc);
+      }
     }
   }
 
@@ -403,7 +411,10 @@ Id EGraph::leaf(AttrsId tensorAttrs, const ClassData& data) {
     Id c = m.findMut(m.nodeClass[n]);
     ClassData before = m.classes[c].data;
     bool clash = false;
-    if (m.joinData(m.classes[c].data, data, clash)) m.analysis.push_back(c);
+    if (m.joinData(m.classes[c].data, data, clash)) {
+      m.analysis.push_back(c);
+      m.changes.push_back(c);
+    }
     if (clash) m.noteMergedSizes(before, data);
     if (clash) {
       const std::string& name = symbolName(static_cast<Symbol>(attrs(tensorAttrs).at(0).i));
@@ -467,6 +478,12 @@ const std::vector<Id>& EGraph::classesWithOp(Symbol op) const {
   static const std::vector<Id> kEmpty;
   const Impl& m = *impl_;
   return op < m.byOp.size() ? m.byOp[op] : kEmpty;
+}
+
+size_t EGraph::changeCount() const { return impl_->changes.size(); }
+void EGraph::changedSince(size_t from, std::vector<Id>& out) const {
+  const auto& log = impl_->changes;
+  if (from < log.size()) out.insert(out.end(), log.begin() + static_cast<std::ptrdiff_t>(from), log.end());
 }
 
 size_t EGraph::numNodes() const { return impl_->memo.size(); }

@@ -104,6 +104,13 @@ class EGraph {
   // Used by e-matching to avoid scanning every class. Valid when clean.
   const std::vector<Id>& classesWithOp(Symbol op) const;
 
+  // The change log: every class that gained an e-node, was merged into, had a node re-keyed
+  // (congruence) or gained data is appended, so a matcher can look only where matches may be new
+  // (rewrite.cpp). changeCount() is the log's length; changedSince appends the classes logged
+  // from position `from` on (raw ids, possibly merged away since: find() them).
+  size_t changeCount() const;
+  void changedSince(size_t from, std::vector<Id>& out) const;
+
   size_t numNodes() const;    // e-nodes in the hashcons
   size_t numClasses() const;  // canonical classes
   size_t numIds() const;      // one past the largest e-class id ever created (canonical or not)

@@ -204,6 +204,18 @@ void Pattern::search(const EGraph& g, size_t limit, MatchSet& out) const {
   }
 }
 
+void Pattern::searchRoots(const EGraph& g, const std::vector<Id>& roots, size_t limit, MatchSet& out) const {
+  out.clear();
+  if (!impl_ || limit == 0) return;
+  MatchWriter m(*impl_, g, limit, out);
+  for (Id c : roots) {
+    m.matchRoot(c);
+    if (out.size() >= limit) break;
+  }
+}
+
+int Pattern::height() const { return impl_ ? impl_->height : 0; }
+
 namespace {
 std::vector<Match> toMatches(const MatchSet& set) {
   std::vector<Match> out(set.size());

@@ -134,6 +134,10 @@ class Pattern {
   std::vector<Match> searchClass(const EGraph& g, Id eclass, size_t limit = SIZE_MAX) const;
   // `search` into a MatchSet (cleared first), the same matches in the same order.
   void search(const EGraph& g, size_t limit, MatchSet& out) const;
+  // The matches rooted at the given canonical classes (in their order), into `out` (cleared first).
+  void searchRoots(const EGraph& g, const std::vector<Id>& roots, size_t limit, MatchSet& out) const;
+  // Parent hops from a match's root to the deepest class the match binds (0 for a bare variable).
+  int height() const;
 
   // Builds the pattern under `s`, adding e-nodes as needed (tryAdd: refuses
   // ill-typed nodes -> nullopt). With `mustExist`, every strict sub-node must

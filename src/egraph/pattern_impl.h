@@ -43,6 +43,10 @@ struct PatternData {
   // checked in the step of the operator node that holds them; `firstUse`
   // flags follow this order, so backtracking never has to undo a binding.
   std::vector<int> bindOrder;
+  // Parent hops from the root to the deepest class a match binds or inspects
+  // (a variable or list variable one below its operator node): a new match
+  // has a changed class at most this far below its root (rewrite.cpp).
+  int height = 0;
 };
 }  // namespace detail
 

@@ -1,4 +1,5 @@
 // Parser of the pattern text syntax (grammar in pattern.h).
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -272,11 +273,14 @@ class Parser {
       return;
     }
     std::vector<int> stack{p.root};
+    std::vector<int> depth(p.nodes.size(), 0);
     while (!stack.empty()) {
       int id = stack.back();
       stack.pop_back();
       p.bindOrder.push_back(id);
       PatNode& n = p.nodes[id];
+      if (!n.children.empty() || n.listVar >= 0) p.height = std::max(p.height, depth[id] + 1);
+      for (int c : n.children) depth[c] = depth[id] + 1;
       for (PatAttr& a : n.attrs)
         if (a.kind == PatAttr::Kind::Var) a.firstUse = !std::exchange(attrSeen[a.var], 1);
       for (int c : n.children) {

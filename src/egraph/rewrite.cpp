@@ -84,6 +84,46 @@ bool applyMatch(EGraph& g, const Rule& rule, Match& m) {
   return rhs && g.merge(m.eclass, *rhs);
 }
 
+// Where matches may be new since the e-graph's change log stood at `since`: the changed classes
+// and their ancestors, by parent hops (layer k: at most k hops up), each layer sorted.
+class ChangedRegion {
+ public:
+  ChangedRegion(const EGraph& g, size_t since, int maxHeight) : seen_(g.numIds(), 0) {
+    std::vector<Id> raw;
+    g.changedSince(since, raw);
+    std::vector<Id> frontier;
+    for (Id c : raw) visit(g.find(c), frontier);
+    layers_.push_back(sorted(frontier));
+    for (int k = 1; k <= maxHeight && !frontier.empty(); ++k) {
+      std::vector<Id> next;
+      for (Id c : frontier)
+        for (const auto& [node, parent] : g.eclass(c).parents) visit(g.find(parent), next);
+      frontier = std::move(next);
+      std::vector<Id> layer = layers_.back();
+      layer.insert(layer.end(), frontier.begin(), frontier.end());
+      layers_.push_back(sorted(std::move(layer)));
+    }
+  }
+  // The roots of the matches of a pattern of this height that may be new.
+  const std::vector<Id>& roots(int height) const {
+    return layers_[std::min<size_t>(static_cast<size_t>(height), layers_.size() - 1)];
+  }
+
+ private:
+  void visit(Id c, std::vector<Id>& into) {
+    if (!seen_[c]) {
+      seen_[c] = 1;
+      into.push_back(c);
+    }
+  }
+  static std::vector<Id> sorted(std::vector<Id> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  }
+  std::vector<char> seen_;
+  std::vector<std::vector<Id>> layers_;
+};
+
 }  // namespace
 
 RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits) {
@@ -104,6 +144,18 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
   std::vector<size_t> caps(rules.size(), limits.maxMatchesPerRule);
   size_t maxCap = limits.maxMatchesPerRule;
   for (size_t k = 1; k < limits.maxMatchesGrowth && maxCap <= SIZE_MAX / 2; k *= 2) maxCap *= 2;
+  // Incremental matching. After an iteration's search every match present was found (and applied,
+  // unless cut short by a cap); a match the next search has not seen has a class changed since
+  // (a new or merged e-node, new data) at most the pattern's height below its root, so the next
+  // search looks only at those roots. Guards and appliers may read more than the matched classes
+  // (a constrained lemma's existing sub-nodes), so a run never stops on such a partial search:
+  // when one changes nothing, the whole e-graph is searched once more, and only a full search
+  // that changes nothing ends the run as saturated, as before. Skipping matches is sound.
+  int maxHeight = 0;
+  for (const Rule& r : rules) maxHeight = std::max(maxHeight, r.lhs.height());
+  bool full = true;           // this iteration searches the whole e-graph
+  size_t searchedAt = 0;      // the change log's length at the last search
+  std::vector<char> needsFull(rules.size(), 0);  // a rule cut short by its cap: search it all again
   std::optional<StopReason> stop;
   while (!stop) {
     if (report.iterations >= limits.maxIterations) {
@@ -112,14 +164,21 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
     }
     if ((stop = clock.exceeded())) break;
 
+    std::optional<ChangedRegion> region;
+    if (!full) region.emplace(g, searchedAt, maxHeight);
+    searchedAt = g.changeCount();
     // Search everything first so all rules see the same e-graph.
     bool truncated = false, canGrow = false;
     for (size_t i = 0; i < rules.size() && !stop; ++i) {
       // One extra match tells whether the limit cut the search short.
       size_t cap = caps[i];
-      rules[i].lhs.search(g, cap == SIZE_MAX ? cap : cap + 1, matches[i]);
+      size_t limit = cap == SIZE_MAX ? cap : cap + 1;
+      if (region && !needsFull[i]) rules[i].lhs.searchRoots(g, region->roots(rules[i].lhs.height()), limit, matches[i]);
+      else rules[i].lhs.search(g, limit, matches[i]);
+      needsFull[i] = 0;
       if (matches[i].size() > cap) {
         truncated = true;
+        needsFull[i] = 1;
         matches[i].truncate(cap);
         if (cap < maxCap) {
           caps[i] = std::min(maxCap, cap * 2);
@@ -147,10 +206,14 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
     if (!stop) stop = clock.exceeded();
 
     g.rebuild();
-    ++report.iterations;
     bool changed = merged || g.numNodes() != nodesBefore || g.numClasses() != classesBefore;
+    // A partial search that changed nothing is not counted: the full search that follows is the
+    // iteration a full-search runner would have ended with.
+    bool partialIdle = !full && !changed && !stop && !canGrow;
+    if (!partialIdle) ++report.iterations;
+    full = partialIdle;
     // A truncated rule whose allowance grew gets another iteration.
-    if (!changed && !stop && !canGrow) stop = truncated ? StopReason::MatchLimit : StopReason::Saturated;
+    if (!changed && !stop && !canGrow && !partialIdle) stop = truncated ? StopReason::MatchLimit : StopReason::Saturated;
   }
   g.rebuild();
   report.stop = *stop;

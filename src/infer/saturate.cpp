@@ -2,6 +2,8 @@
 // nothing changes or a limit is reached (iterations, e-nodes, the time left
 // of the operator's budget). Reaching a limit makes a failure inconclusive.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "infer/operator_search.h"
 
@@ -17,6 +19,11 @@ void saturate(const InferState& st, OperatorSearch& s, InferStats& stats) {
   // name lookup per lemma and search.
   for (size_t i = 0; i < rep.firings.size(); ++i)
     if (rep.firings[i]) stats.firings[st.lemmas[i].name] += rep.firings[i];
+  // Developer aid: TANGLE_TRACE_SATURATE=1 prints every saturation (a search saturates once per batch).
+  static const bool trace = std::getenv("TANGLE_TRACE_SATURATE") != nullptr;
+  if (trace)
+    std::fprintf(stderr, "saturate: %zu e-nodes, %zu iterations, %.4f CPU s, %s\n", s.g.numNodes(), rep.iterations,
+                 rep.seconds, eg::toString(rep.stop));
   if (rep.stop != eg::StopReason::Saturated) s.limitHit = true;
   s.clean = cleanRelations(st, s.g, s.root);
 }
