@@ -54,6 +54,9 @@ Guard outOfOrder(const char* a, const char* b, const char* p = nullptr) {
 }  // namespace
 
 bool isAttentionBackwardSum(const EGraph& g, Id c, int depth) {
+  // add-commute asks this of every sum it matches: an e-graph without an
+  // attention backward answers at once instead of walking its add chains.
+  if (g.classesWithOp(op().sdpaBackward).empty()) return false;
   if (isBackwardTerm(g, c)) return true;
   if (depth == 0) return false;
   for (const ENode* a : nodesOf(g, c, op().add))
