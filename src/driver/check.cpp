@@ -120,6 +120,7 @@ void qualifyAndNoteSymbols(PreparedCheck& pc) {
 void lowerGraphs(PreparedCheck& pc) {
   LowerOptions lo;
   lo.groups = pc.relation.groups;
+  lo.fold = inferOptionsFrom(pc.relation).fold;
   for (auto& t : pc.relation.cutInputs) {
     if (t.side == TensorName::Side::Spec) lo.cutSpec.push_back(t.name);
     else lo.cutImpl.push_back({t.rank, t.name});

@@ -44,6 +44,9 @@ struct InferOptions {
   // repeats up to renaming (repeated layers; src/infer/reuse.cpp) instead of
   // searching. `option reuse = 0` turns it off.
   bool reuse = true;
+  // Rearrangement folding of the implementation graph (src/lower/fold_rearrange.h);
+  // `option fold = 0` turns it off.
+  bool fold = true;
   // Threads (--jobs): above 1, reuse's soundness gate runs on a second
   // thread behind the walk (reuse_pipeline.h) and, with concrete sizes, a
   // third searches operators ahead of the walk (search_ahead.h). The result is the same.

@@ -89,6 +89,26 @@ std::optional<Id> flattenConcat(EGraph& g, const Match& m) {
   return makeConcat(g, d, *out);
 }
 
+// concat[d](.., x, ..) = concat[d](..) without x when x is empty along d (a
+// concrete size 0): it contributes no element. FSDP gives a rank an empty
+// shard when a parameter has fewer rows than there are ranks.
+std::optional<Id> dropEmptyPieces(EGraph& g, const Match& m) {
+  int64_t d = attrI(m.subst, "d");
+  const auto& xs = m.subst.list("xs");
+  std::vector<Id> kept;
+  for (Id x : xs) {
+    const TensorType* t = typeOf(g, x);
+    if (!t) return std::nullopt;
+    int64_t r = static_cast<int64_t>(t->shape.size()), dd = d < 0 ? d + r : d;
+    if (dd < 0 || dd >= r) return std::nullopt;
+    Dim n = t->shape[static_cast<size_t>(dd)];
+    if (!isSymbolic(n) && n == 0) continue;
+    kept.push_back(x);
+  }
+  if (kept.size() == xs.size() || kept.empty()) return std::nullopt;
+  return makeConcat(g, d, kept);
+}
+
 // Class c holds an implementation tensor (a clean leaf).
 bool holdsImplTensor(const EGraph& g, Id c) {
   for (const ENode* n : nodesOf(g, c, op().tensor))
@@ -439,6 +459,8 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
 
   // --- concat ---
   out.push_back(rewrite("concat-single", "concat[d](x) = x", "(concat[?d] ?x)", "?x"));
+  out.push_back(applier("concat-drop-empty", "concat[d](.., x, ..) = concat[d](..) for x of size 0 along d",
+                        "(concat[?d] ?xs...)", dropEmptyPieces));
   out.push_back(applier("concat-flatten", "concat[d](.., concat[d](ys..), ..) = concat[d](.., ys.., ..)",
                         "(concat[?d] ?xs...)", flattenConcat));
   out.push_back(applier("concat-regroup",

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "lower/all_to_all.h"
+#include "lower/fold_rearrange.h"
 #include "lower/canon_grad.h"
 #include "lower/canon_model.h"
 #include "lower/p2p.h"
@@ -674,7 +675,9 @@ LGraph lowerImpl(const std::vector<Graph>& ranks, const LowerOptions& opts, sym:
     graphs.push_back(&ranks[r]);
     owners.push_back(Owner::impl(static_cast<int32_t>(r)));
   }
-  return Lowerer(std::move(graphs), std::move(owners), opts, symbols).run();
+  LGraph lg = Lowerer(std::move(graphs), std::move(owners), opts, symbols).run();
+  if (opts.fold) foldRearrangements(lg);
+  return lg;
 }
 
 // A slice of a graph operand with symbolic bounds is only modelled when

@@ -72,6 +72,7 @@ struct LowerOptions {
   std::map<std::string, std::vector<int>> groups;  // group name -> ranks (default: all ranks)
   std::vector<std::string> cutSpec;                // spec tensors treated as inputs
   std::vector<std::pair<int, std::string>> cutImpl;  // (rank, tensor) treated as inputs
+  bool fold = true;  // implementation: rearrangement folding (fold_rearrange.h); `option fold = 0` turns it off
 };
 
 // `symbols` learns the facts lowering finds: the inputs of one collective

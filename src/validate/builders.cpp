@@ -359,6 +359,7 @@ const std::map<std::string, Builder>& builders() {
       {"concat-interchange", concatOfConcats},
       {"add-disjoint-pieces", addOfDisjointPieces},
       {"concat-regroup", concatNextToItsRun},
+      {"concat-drop-empty", concatWithEmptyPieces},
       {"add-unit-lead", binaryOfUnitLead("add")},
       {"sub-unit-lead", binaryOfUnitLead("sub")},
       {"mul-unit-lead", binaryOfUnitLead("mul")},

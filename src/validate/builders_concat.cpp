@@ -45,3 +45,22 @@ std::optional<eg::Id> concatNextToItsRun(Gen& gen) {
 }
 
 }  // namespace tangle::validate
+
+namespace tangle::validate {
+
+// concat-drop-empty: a concat of 2-5 pieces along dim 0 or 1, some of them of size 0 there.
+std::optional<eg::Id> concatWithEmptyPieces(Gen& gen) {
+  int64_t d = gen.uniform(0, 1), n = gen.uniform(2, 5), other = gen.uniform(1, 3);
+  std::vector<eg::Id> xs;
+  bool empty = false, full = false;
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t len = gen.chance(0.4) ? 0 : gen.uniform(1, 3);
+    empty = empty || len == 0;
+    full = full || len > 0;
+    xs.push_back(gen.leaf(d == 0 ? Shape{len, other} : Shape{other, len}));
+  }
+  if (!empty || !full) return std::nullopt;
+  return gen.node("concat", {eg::Attr::integer(d)}, xs);
+}
+
+}  // namespace tangle::validate

@@ -103,6 +103,7 @@ Builder withZeroTerm(const std::string& op, bool zerosOnLeft);  // builders_zero
 std::optional<eg::Id> concatOfConcats(Gen& gen);                  // builders_zeros.cpp
 std::optional<eg::Id> addOfDisjointPieces(Gen& gen);              // builders_zeros.cpp
 std::optional<eg::Id> concatNextToItsRun(Gen& gen);               // builders_concat.cpp
+std::optional<eg::Id> concatWithEmptyPieces(Gen& gen);           // builders_concat.cpp
 Builder binaryOfUnitLead(const std::string& op);  // builders_equiv.cpp
 Builder binaryDropUnitLead(const std::string& op);  // builders_rotary.cpp
 std::optional<eg::Id> arangeSubrange(Gen& gen);  // builders_arange.cpp

@@ -38,6 +38,20 @@ def build(rank, world_size):
     return fsdp.fsdp_program(model(), batch(), mse, rank, world_size)
 
 
+def spec_narrow():
+    return fsdp.spec_program(model(2), batch(2), mse)
+
+
+def build_narrow(rank, world_size):
+    """The last layer has 2 rows: over 4 ranks, ranks 2 and 3 hold empty shards of it."""
+    return fsdp.fsdp_program(model(2), batch(2), mse, rank, world_size)
+
+
+def build_narrow_sum_loss(rank, world_size):
+    """Planted bug on the narrow model: the loss summed over the batch (FSDP averages)."""
+    return fsdp.fsdp_program(model(2), batch(2), mse_sum, rank, world_size)
+
+
 def build_padded(rank, world_size):
     return fsdp.fsdp_program(model(3), batch(3), mse, rank, world_size)
 

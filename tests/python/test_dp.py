@@ -462,6 +462,42 @@ def test_real_fsdp_gradients_never_reduce_scattered_is_a_violation(fsdp_gaps):
     assert "expectation not established" in r.report and "expectation holds" not in r.report, r.report
 
 
+# ---- FSDP2 over more ranks than a parameter has rows: ranks 2 and 3 hold empty shards of the
+# 2-row last layer (and FSDP pads their part of the flat buffer). Both cases in one capture process.
+_NARROW = {"narrow": ("build_narrow", "spec_narrow"), "narrow_sum_loss": ("build_narrow_sum_loss", "spec_narrow")}
+
+
+@pytest.fixture(scope="module")
+def fsdp_narrow(tmp_path_factory):
+    pytest.importorskip("torch", reason="PyTorch is not installed (scripts/install-deps.sh installs torch==2.13.0)")
+    if TANGLE is None:
+        pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
+    from tangle import pp
+    root = tmp_path_factory.mktemp("fsdp_narrow")
+    pp.capture_fake_cases({k: (("fsdp_real_model", b), ("fsdp_real_model", s)) for k, (b, s) in _NARROW.items()},
+                          4, str(root))
+    return root
+
+
+def test_real_fsdp_with_empty_shards_refines(fsdp_narrow):
+    # each rank's parameter is a view of the all-gathered flat buffer; folding that chain
+    # (src/lower/fold_rearrange.cpp) makes it the concat of the shards, the empty ones dropped
+    # (concat-drop-empty). Without it this check ran out of its search budget (inconclusive).
+    from tangle import pp
+    out = fsdp_narrow / "narrow"
+    assert '_fsdp_shard2: "f32[0, 16]"' in (out / "impl.r3.py").read_text()
+    r = tangle.check(pp.write_relation(str(out), 4), tangle=str(TANGLE))
+    assert r.verdict == "refines", r.report
+    assert _shards_hold(r), r.report
+
+
+def test_real_fsdp_with_empty_shards_summed_loss_is_a_violation(fsdp_narrow):
+    from tangle import pp
+    r = tangle.check(pp.write_relation(str(fsdp_narrow / "narrow_sum_loss"), 4), tangle=str(TANGLE))
+    assert r.verdict == "violation", r.report
+    assert r.failure is not None and r.failure.op == "aten.div.Tensor", r.report
+
+
 def test_real_fsdp_summed_loss_reduce_scattered_with_sum_refines(fsdp_gaps):
     # a summed loss, its gradients reduce-scattered with sum and never divided: each spec gradient is the
     # ranks' sum, known first over the gradients FSDP packs into its buffer (chunk_cat); the pack is
