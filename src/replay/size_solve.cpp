@@ -157,9 +157,9 @@ std::map<int64_t, int64_t> leastValues(const SizeRoles& r, bool divide) {
     int64_t out = 0;
     for (const SizeMono& m : t) {
       if (m.coeff <= 0) ok = false;
-      int64_t p = m.coeff;
-      for (int64_t v : m.sizes) p = std::min<int64_t>(p * (r.isRole(v) ? lo.at(v) : v), int64_t(1) << 40);
-      out += p;
+      __int128 p = m.coeff;  // saturated at 2^40 (a lower bound stays one), without overflow on the way
+      for (int64_t v : m.sizes) p = std::min<__int128>(p * (r.isRole(v) ? lo.at(v) : v), kHuge);
+      out += int64_t(p);
     }
     return out;
   };
