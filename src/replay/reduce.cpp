@@ -426,6 +426,26 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
         return out;
       }
     SizeRoles roles = collectSizeRoles(spec, impl, relation, t);
+    // Every role is at least its least value (leastValues, deductions only) and elementsOf grows
+    // with each size, so the elements at the least values bound every instance from below: over
+    // the limit, each solve below would only find an instance the limit refuses, so Z3 is not asked.
+    if (!roles.roles.empty()) {
+      SizeMap least;
+      least.dims = dims;
+      for (auto [v, lo] : leastValues(roles, /*divide=*/true))
+        if (v >= 0) least.roles[v] = lo;
+      int64_t floor = elementsOf(spec, least) + elementsOf(impl, least);
+      if (std::getenv("TANGLE_TRACE_SIZES"))
+        std::fprintf(stderr, "size roles above %lld: %lld elements at the least values\n", static_cast<long long>(t),
+                     static_cast<long long>(floor));
+      if (floor > maxElements) {
+        if (roleReason.empty())
+          roleReason = fmt::format("with one size per role above {}: no smaller instance within the limit, every "
+                                   "instance has at least {} elements (each size at its least value), over the limit of {}",
+                                   t, floor, maxElements);
+        continue;
+      }
+    }
     for (bool apart : {true, false}) {
       auto solved = solveSizeRoles(roles, apart);
       if (!solved) continue;

@@ -76,7 +76,9 @@ std::optional<std::pair<int64_t, int64_t>> sliceWindow(int64_t start, int64_t en
 // The least value each role (and slice bound) can take in any solution, propagated through the
 // facts whose coefficients are all positive: a side that is one role is at least the least value
 // of the other side. Deductions only, so no solution goes below it.
-std::map<int64_t, int64_t> leastValues(const SizeRoles& r);
+// `divide`: also through the other direction, a role of a side that is at least some value is at
+// least that value over the largest values (the real sizes) of everything else on its side.
+std::map<int64_t, int64_t> leastValues(const SizeRoles& r, bool divide = false);
 
 // The smallest assignment Z3 finds (role -> reduced size, each in [2, role]),
 // with the `apart` pairs different when `keepApart`; nullopt when none. `preferSmall`: Z3's search

@@ -444,6 +444,49 @@ TEST(SizeRoles, LeastValuesArePropagatedThroughTheFacts) {
   EXPECT_EQ(lo.at(96), 2);
 }
 
+// With `divide`, a side known to be at least some value raises its roles too: 4 x 6 >= 23 needs
+// 4 >= 23 / 6 and 6 >= 23 / 4 (each other factor at most its real size). Checked against every
+// assignment of the roles in [2, real size] that satisfies the facts: none is below its least value.
+TEST(SizeRoles, LeastValuesByDivisionStayBelowEverySolution) {
+  detail::SizeRoles r;
+  r.roles = {4, 6, 24, 30};
+  using M = detail::SizeMono;
+  r.facts.push_back({{M{1, {24}}}, {M{1, {4, 6}}}, false});           // 24 = 4 x 6
+  r.facts.push_back({{M{1, {30}}}, {M{1, {24}}, M{1, {6}}}, false});  // 30 = 24 + 6
+  r.facts.push_back({{M{29, {}}}, {M{1, {30}}}, true});               // 29 <= 30
+  auto plain = detail::leastValues(r);
+  EXPECT_EQ(plain.at(4), 2);
+  EXPECT_EQ(plain.at(6), 2);
+  auto lo = detail::leastValues(r, /*divide=*/true);
+  EXPECT_EQ(lo.at(30), 30);
+  EXPECT_EQ(lo.at(24), 24);  // 29 - at most 6
+  EXPECT_EQ(lo.at(6), 6);    // 23 / at most 4, rounded up
+  EXPECT_EQ(lo.at(4), 4);
+  auto value = [](const detail::SizeSum& t, const std::map<int64_t, int64_t>& a) {
+    int64_t out = 0;
+    for (const M& m : t) {
+      int64_t p = m.coeff;
+      for (int64_t v : m.sizes) p *= a.at(v);
+      out += p;
+    }
+    return out;
+  };
+  int solutions = 0;
+  for (int64_t a = 2; a <= 4; ++a)
+    for (int64_t b = 2; b <= 6; ++b)
+      for (int64_t c = 2; c <= 24; ++c)
+        for (int64_t d = 2; d <= 30; ++d) {
+          std::map<int64_t, int64_t> x{{4, a}, {6, b}, {24, c}, {30, d}};
+          bool ok = std::all_of(r.facts.begin(), r.facts.end(), [&](const detail::SizeFact& f) {
+            return f.le ? value(f.lhs, x) <= value(f.rhs, x) : value(f.lhs, x) == value(f.rhs, x);
+          });
+          if (!ok) continue;
+          ++solutions;
+          for (auto [v, k] : x) EXPECT_GE(k, lo.at(v)) << v;
+        }
+  EXPECT_EQ(solutions, 1);  // 4, 6, 24, 30: every least value is reached
+}
+
 // Rank 2's vocabulary start (2 x the shard) scales with the shard, not with a token count that divides it.
 TEST(SizeRoles, ScalarMultipleOfALargeRoleKeepsTheMultiple) {
   detail::SizeMap m;
