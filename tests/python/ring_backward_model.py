@@ -18,7 +18,8 @@ contribution to its keys' gradients: the dk/dv never sent round the ring); `buil
 drops is_causal in the backward only (the diagonal block's gradients computed as if the future keys were
 visible); `build_causal_wrong_way` sends each K/V gradient to rank r-1 instead of r+1 while K/V still arrive
 from r-1 (the all-to-all rotater's destinations reversed), so a key block's gradient collects the terms of other
-key blocks (4 ranks: with 2, r-1 and r+1 are the same rank).
+key blocks (4 ranks: with 2, r-1 and r+1 are the same rank). `build_causal_balanced_wrong_way` and
+`build_causal_balanced_kept_grad` are those two on the load-balanced ring (bench/ring, 4 ranks).
 """
 import torch
 
@@ -97,6 +98,14 @@ def build_causal_balanced(rank, world_size):
 
 def build_causal_wrong_way(rank, world_size):
     return _ring(rank, world_size, causal=True, wrong_way=True)
+
+
+def build_causal_balanced_wrong_way(rank, world_size):
+    return _ring(rank, world_size, causal=True, balanced=True, wrong_way=True)
+
+
+def build_causal_balanced_kept_grad(rank, world_size):
+    return _ring(rank, world_size, causal=True, balanced=True, send_grads=False)
 
 
 def build_kept_grad(rank, world_size):
