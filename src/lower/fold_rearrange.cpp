@@ -128,16 +128,16 @@ class Folder {
 
 // A new definition of a tensor of shape `out` whose element map is `rs`: the
 // concat along dim 0 of its pieces, each a whole base tensor or a block of its
-// dim-0 rows, reshaped to the piece's rows. nullopt when a piece is not a
-// whole number of rows of `out` or cuts across a base's rows (a flat range
-// hides the structure the lemmas match: sequence chunks, heads).
+// dim-0 rows, of the shape the piece has in `out`. nullopt when a piece is not
+// a whole number of rows of `out`, cuts across a base's rows or needs a
+// reshape (a flat range hides the structure the lemmas match: sequence
+// chunks, heads).
 std::optional<CanonTerm> concatOfPieces(const LGraph& lg, const Runs& rs, const interp::Shape& out) {
   if (out.empty() || rs.empty() || rs.size() > kMaxPieces) return std::nullopt;
   int64_t row = runs::numel(interp::Shape(out.begin() + 1, out.end()));
   if (row <= 0) return std::nullopt;
   CanonTerm term;
   std::vector<CanonTerm::Ref> pieces;
-  auto ints = [](const interp::Shape& v) { return eg::Attr::ints(std::vector<int64_t>(v.begin(), v.end())); };
   for (const Run& r : rs) {
     if (r.len % row != 0) return std::nullopt;
     interp::Shape piece = out;
@@ -159,7 +159,10 @@ std::optional<CanonTerm> concatOfPieces(const LGraph& lg, const Runs& rs, const 
         return std::nullopt;  // a flat range across rows: no simpler than the chain
       }
     }
-    if (have != piece) ref = canon::emit(term, "reshape", {ints(piece)}, {ref});
+    // A piece must keep its base's rows as they are: a flattened base (the
+    // all-gathered buffer of flattened shards itself) hides the rows the
+    // relations and lemmas speak of, and folding it only moved the split.
+    if (have != piece) return std::nullopt;
     pieces.push_back(ref);
   }
   if (pieces.size() >= 2) canon::emit(term, "concat", {eg::Attr::integer(0)}, pieces);
