@@ -24,17 +24,23 @@ std::optional<Cast> floatCast(const LGraph& lg, int id) {
   return Cast{in->dtype, out->dtype};
 }
 
-// The node that computed the values of `id`: followed back through pure rearrangements of one
-// tensor (views, slices, FSDP's as_strided pieces of a buffer) and identity ops, which move values
-// without rounding them.
-int producer(const LGraph& lg, int id) {
-  for (id = lg.resolve(id);;) {
-    const LNode& n = lg.node(id);
-    if (n.isInput || n.operands.size() != 1 || n.def.nodes.empty()) return id;
-    for (const CanonTerm::Node& t : n.def.nodes)
-      if (!ops::isGatherOp(t.op)) return id;
-    id = lg.resolve(n.operands[0]);
+// The casts that computed the values of `id`, like `c`: followed back through pure
+// rearrangements (views, slices, FSDP's as_strided pieces of a buffer, and the concat of pieces a
+// folded parameter is: src/lower/fold_rearrange.h) and identity ops, which move values without
+// rounding them. False when some of its values come from anything else.
+bool castSources(const LGraph& lg, int id, const Cast& c, std::vector<int>& out, int depth = 0) {
+  id = lg.resolve(id);
+  if (floatCast(lg, id) == c) {
+    out.push_back(id);
+    return true;
   }
+  const LNode& n = lg.node(id);
+  if (n.isInput || n.operands.empty() || n.def.nodes.empty() || depth > 64) return false;
+  for (const CanonTerm::Node& t : n.def.nodes)
+    if (!ops::isGatherOp(t.op)) return false;
+  for (int o : n.operands)
+    if (!castSources(lg, o, c, out, depth + 1)) return false;
+  return true;
 }
 
 // A constant power of two (1/2, 2, 8, ...): scaling by it is exact in every binary float dtype
@@ -72,9 +78,7 @@ std::optional<std::vector<int>> relatedCasts(const eg::Term& t, const LGraph& sp
       continue;
     }
     if (leaves::isSpecLeaf(n.op, n.attrs)) return std::nullopt;
-    int p = producer(impl, *id);
-    if (floatCast(impl, p) != c) return std::nullopt;
-    out.push_back(p);
+    if (!castSources(impl, *id, c, out)) return std::nullopt;
   }
   if (out.empty()) return std::nullopt;
   return out;
