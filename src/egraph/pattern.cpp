@@ -189,8 +189,10 @@ void MatchSet::load(size_t i, Match& m) const {
 void Pattern::search(const EGraph& g, size_t limit, MatchSet& out) const {
   out.clear();
   if (!impl_ || limit == 0) return;
-  MatchWriter m(*impl_, g, limit, out);
   const PatNode& root = impl_->nodes[impl_->root];
+  // No class holds the root's operator (most rules, in a small e-graph): nothing to set up.
+  if (!root.isVar && g.classesWithOp(root.op).empty()) return;
+  MatchWriter m(*impl_, g, limit, out);
   if (root.isVar) {
     for (Id c : g.classIds()) {
       m.matchRoot(c);
@@ -206,7 +208,7 @@ void Pattern::search(const EGraph& g, size_t limit, MatchSet& out) const {
 
 void Pattern::searchRoots(const EGraph& g, const std::vector<Id>& roots, size_t limit, MatchSet& out) const {
   out.clear();
-  if (!impl_ || limit == 0) return;
+  if (!impl_ || limit == 0 || roots.empty()) return;
   MatchWriter m(*impl_, g, limit, out);
   for (Id c : roots) {
     m.matchRoot(c);
