@@ -164,22 +164,26 @@ void MatchSet::load(size_t i, Match& m) const {
   const detail::PatternData& p = *pat_;
   m.eclass = roots_[i];
   size_t nc = p.classVars.size(), na = p.attrVars.size(), nl = p.listVars.size();
+  // The names are those of the last match loaded when it came from the same pattern (guards only
+  // append derived bindings, which the truncations drop).
+  bool named = m.namesOf == &p;
+  m.namesOf = &p;
   m.subst.classes.truncate(nc);
   for (size_t v = 0; v < nc; ++v) {
     auto& e = m.subst.classes.slot(v);
-    if (e.first != p.classVars[v]) e.first = p.classVars[v];
+    if (!named && e.first != p.classVars[v]) e.first = p.classVars[v];
     e.second = classes_[i * nc + v];
   }
   m.subst.attrs.truncate(na);
   for (size_t v = 0; v < na; ++v) {
     auto& e = m.subst.attrs.slot(v);
-    if (e.first != p.attrVars[v]) e.first = p.attrVars[v];
+    if (!named && e.first != p.attrVars[v]) e.first = p.attrVars[v];
     e.second = *attrs_[i * na + v];
   }
   m.subst.lists.truncate(nl);
   for (size_t v = 0; v < nl; ++v) {
     auto& e = m.subst.lists.slot(v);
-    if (e.first != p.listVars[v]) e.first = p.listVars[v];
+    if (!named && e.first != p.listVars[v]) e.first = p.listVars[v];
     size_t k = i * nl + v;
     uint32_t from = k ? listEnds_[k - 1] : 0;
     e.second.assign(listIds_.begin() + from, listIds_.begin() + listEnds_[k]);
@@ -189,8 +193,10 @@ void MatchSet::load(size_t i, Match& m) const {
 void Pattern::search(const EGraph& g, size_t limit, MatchSet& out) const {
   out.clear();
   if (!impl_ || limit == 0) return;
-  MatchWriter m(*impl_, g, limit, out);
   const PatNode& root = impl_->nodes[impl_->root];
+  // No class holds the root's operator (most rules, in a small e-graph): nothing to set up.
+  if (!root.isVar && g.classesWithOp(root.op).empty()) return;
+  MatchWriter m(*impl_, g, limit, out);
   if (root.isVar) {
     for (Id c : g.classIds()) {
       m.matchRoot(c);
@@ -206,7 +212,7 @@ void Pattern::search(const EGraph& g, size_t limit, MatchSet& out) const {
 
 void Pattern::searchRoots(const EGraph& g, const std::vector<Id>& roots, size_t limit, MatchSet& out) const {
   out.clear();
-  if (!impl_ || limit == 0) return;
+  if (!impl_ || limit == 0 || roots.empty()) return;
   MatchWriter m(*impl_, g, limit, out);
   for (Id c : roots) {
     m.matchRoot(c);

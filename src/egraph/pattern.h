@@ -88,6 +88,9 @@ struct Subst {
 struct Match {
   Id eclass;            // the class the pattern's root matched in
   Subst subst;
+  // Set by MatchSet::load: the pattern whose variable names subst's first entries already hold, so
+  // that loading another match of it rewrites only the bound values.
+  const void* namesOf = nullptr;
 };
 
 // The matches of one pattern, stored flat (no allocation per match): the
