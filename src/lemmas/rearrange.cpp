@@ -131,10 +131,22 @@ std::optional<Id> regroupConcat(EGraph& g, const Match& m) {
   eg::AttrsId attrs = eg::internAttrs({Attr::integer(d)});
   std::vector<Id> out;
   bool changed = false;
+  // The lengths of the concat[d] nodes that have x_i's class as a child: a node
+  // concat[d](x_i..x_j) is among them, so the other runs need no lookup (a lookup hashes and
+  // copies its run: over n pieces, n^3 work per match).
+  std::vector<char> runLengths;
   for (size_t i = 0; i < xs.size();) {
     size_t best = i + 1;
     std::optional<Id> group;
+    bool filtered = xs.size() - i > 4;
+    if (filtered) {
+      runLengths.assign(xs.size() + 1, 0);
+      for (const auto& [parent, cls] : g.eclass(xs[i]).parents)
+        if (parent.op == op().concat && parent.attrs == attrs && parent.children.size() <= xs.size())
+          runLengths[parent.children.size()] = 1;
+    }
     for (size_t j = xs.size() - (i == 0 ? 1 : 0); j >= i + 2; --j) {
+      if (filtered && !runLengths[j - i]) continue;
       auto y = g.lookup(ENode{op().concat, attrs, std::vector<Id>(xs.begin() + i, xs.begin() + j)});
       if (y && holdsImplTensor(g, *y)) {
         group = y;

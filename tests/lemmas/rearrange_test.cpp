@@ -290,5 +290,27 @@ TEST_F(Rearrange, ExpandOfConcatAlongAKeptDim) {
   EXPECT_TRUE(equiv(f, "(concat[1] (expand[[2, 1, 3]] ?c) (expand[[2, 1, 3]] ?d))"));
 }
 
+// concat-regroup over many pieces: runs that are implementation tensors become those tensors,
+// the longest from each position; a concat that holds no implementation tensor is not a group.
+TEST_F(Rearrange, ConcatRegroupsLongRunsIntoImplementationTensors) {
+  for (int i = 0; i < 8; ++i) leaf("p" + std::to_string(i), {2, 3});
+  auto implLeaf = [&](const std::string& name, std::vector<Dim> shape) {  // owned by rank 0: clean
+    eg::ClassData d;
+    d.types.push_back(TensorType{DType::F32, std::move(shape)});
+    return vars.classes[name] = g.leaf("D0." + name, Owner::impl(0), d);
+  };
+  g.merge(implLeaf("y", {8, 3}), term("(concat[0] ?p2 ?p3 ?p4 ?p5)"));
+  g.merge(implLeaf("short", {4, 3}), term("(concat[0] ?p2 ?p3)"));  // a shorter run from p2: not the longest
+  g.merge(implLeaf("w", {4, 3}), term("(concat[0] ?p6 ?p7)"));
+  eg::Id notImpl = term("(concat[0] ?p0 ?p1)");                // no implementation tensor in its class
+  g.rebuild();
+  eg::Id root = term("(concat[0] ?p0 ?p1 ?p2 ?p3 ?p4 ?p5 ?p6 ?p7)");
+  auto r = run({"concat-regroup"}, 1);
+  EXPECT_GT(r.firings["concat-regroup"], 0u);
+  EXPECT_TRUE(equiv(root, "(concat[0] ?p0 ?p1 ?y ?w)"));
+  EXPECT_FALSE(equiv(root, "(concat[0] ?p0 ?p1 ?short ?p4 ?p5 ?w)"));
+  EXPECT_NE(g.find(notImpl), g.find(root));
+}
+
 }  // namespace
 }  // namespace tangle::lemmas::testing
