@@ -178,7 +178,7 @@ struct PooledMatchSets {
 
 }  // namespace
 
-RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits, std::optional<size_t> saturatedAt) {
+RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits) {
   RunReport report;
   Limits clock(g, limits);
   for (const Rule& r : rules) {
@@ -206,12 +206,10 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
   // (a constrained lemma's existing sub-nodes), so a run never stops on such a partial search:
   // when one changes nothing, the whole e-graph is searched once more, and only a full search
   // that changes nothing ends the run as saturated, as before. Skipping matches is sound.
-  // A run resumed over an e-graph an earlier run of these rules left saturated (saturatedAt) is,
-  // at its start, where that run's last (full, idle) search left it: its first search is partial too.
   int maxHeight = 0;
   for (const Rule& r : rules) maxHeight = std::max(maxHeight, r.lhs.height());
-  bool full = !saturatedAt || *saturatedAt > g.changeCount();  // this iteration searches the whole e-graph
-  size_t searchedAt = full ? 0 : *saturatedAt;                 // the change log's length at the last search
+  bool full = true;           // this iteration searches the whole e-graph
+  size_t searchedAt = 0;      // the change log's length at the last search
   std::vector<char> needsFull(rules.size(), 0);  // a rule cut short by its cap: search it all again
   std::optional<StopReason> stop;
   while (!stop) {
@@ -280,7 +278,6 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
   }
   g.rebuild();
   report.stop = *stop;
-  report.changeCount = g.changeCount();
   report.seconds = clock.elapsed();
   report.firings = std::move(fired);
   return report;

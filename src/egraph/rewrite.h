@@ -61,9 +61,6 @@ struct RunReport {
   // Per rule, in the order given: merges that changed the e-graph. (By index: a map by name,
   // built for every run, was a twentieth of a check's CPU.)
   std::vector<size_t> firings;
-  // When stop is Saturated: the e-graph's change log length at the end (EGraph::changeCount),
-  // to pass as `saturatedAt` to the next run of the same rules over the same e-graph.
-  size_t changeCount = 0;
 };
 
 // Applies all rules, iteration by iteration (search all, then apply all, then
@@ -72,12 +69,6 @@ struct RunReport {
 // Node and time limits are also checked during the apply phase (every 64
 // matches), so one iteration overshoots them only slightly. Throws
 // std::invalid_argument for a rule with neither or both of rhs / apply.
-//
-// `saturatedAt`: the change count (RunReport::changeCount) at which an earlier run of these same
-// rules left this e-graph saturated. The first iteration then searches only where matches may be
-// new since (as the runner's later iterations do); the run still ends only on a full search that
-// changes nothing.
-RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits,
-              std::optional<size_t> saturatedAt = std::nullopt);
+RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits);
 
 }  // namespace tangle::eg

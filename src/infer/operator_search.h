@@ -50,9 +50,6 @@ struct OperatorSearch {
   std::vector<eg::Term> clean;      // clean expressions of root, current after every saturation
   bool limitHit = false;            // a search limit stopped a saturation or the exploration
   bool detours = false;             // the detour phase has started (detours.cpp)
-  // The e-graph's change count when the last saturation left it saturated (else none): the next
-  // saturation searches first only where matches may be new since (eg::run's saturatedAt).
-  std::optional<size_t> saturatedAt;
 };
 
 // seed.cpp: builds the e-graph; a Failure when the operator's expression is ill-typed.

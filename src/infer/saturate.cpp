@@ -14,9 +14,7 @@ void saturate(const InferState& st, OperatorSearch& s, InferStats& stats) {
   limits.maxIterations = st.opts.maxIterations;
   limits.maxNodes = st.opts.maxNodes;
   limits.maxSeconds = std::max(0.01, st.opts.operatorSeconds - s.cpuSpent());
-  eg::RunReport rep = eg::run(s.g, st.lemmas, limits, s.saturatedAt);
-  s.saturatedAt.reset();
-  if (rep.stop == eg::StopReason::Saturated) s.saturatedAt = rep.changeCount;
+  eg::RunReport rep = eg::run(s.g, st.lemmas, limits);
   // Only the lemmas that fired (inferOnce lists every lemma once): adding every lemma's zero was a
   // name lookup per lemma and search.
   for (size_t i = 0; i < rep.firings.size(); ++i)
