@@ -220,23 +220,6 @@ std::vector<bool> liveNodes(const LGraph& lg) {
   return live;
 }
 
-void reindex(LGraph& lg) {
-  lg.users.assign(lg.nodes.size(), {});
-  for (size_t i = 0; i < lg.nodes.size(); ++i) {
-    LNode& ln = lg.nodes[i];
-    if (ln.aliasOf >= 0) continue;
-    ln.operands.clear();
-    for (auto& tn : ln.def.nodes)
-      for (auto& r : tn.children)
-        if (r.kind == CanonTerm::Ref::Kind::Operand) {
-          r.operand = lg.resolve(r.operand);
-          if (std::find(ln.operands.begin(), ln.operands.end(), r.operand) == ln.operands.end())
-            ln.operands.push_back(r.operand);
-        }
-    for (int op : ln.operands) lg.users[static_cast<size_t>(op)].push_back(static_cast<int>(i));
-  }
-}
-
 }  // namespace
 
 int foldRearrangements(LGraph& lg) {
@@ -269,7 +252,7 @@ int foldRearrangements(LGraph& lg) {
   if (rewrites.empty()) return 0;
   std::vector<bool> liveBefore = liveNodes(lg);
   for (auto& [i, term] : rewrites) lg.nodes[static_cast<size_t>(i)].def = std::move(term);
-  reindex(lg);
+  reindexOperands(lg);
   // Tensors only the folded chains read: out of every users list, so the
   // search does not explore them (they compute nothing an output needs).
   std::vector<bool> liveAfter = liveNodes(lg);

@@ -639,24 +639,26 @@ class Lowerer {
     return any;
   }
 
-  void indexOperands() {
-    lg_.users.assign(lg_.nodes.size(), {});
-    for (size_t i = 0; i < lg_.nodes.size(); ++i) {
-      LNode& ln = lg_.nodes[i];
-      ln.operands.clear();
-      for (auto& tn : ln.def.nodes)
-        for (auto& r : tn.children)
-          if (r.kind == CanonTerm::Ref::Kind::Operand) {
-            r.operand = lg_.resolve(r.operand);
-            if (std::find(ln.operands.begin(), ln.operands.end(), r.operand) == ln.operands.end())
-              ln.operands.push_back(r.operand);
-          }
-      for (int op : ln.operands) lg_.users[static_cast<size_t>(op)].push_back(static_cast<int>(i));
-    }
-  }
+  void indexOperands() { reindexOperands(lg_); }
 };
 
 }  // namespace
+
+void reindexOperands(LGraph& lg) {
+  lg.users.assign(lg.nodes.size(), {});
+  for (size_t i = 0; i < lg.nodes.size(); ++i) {
+    LNode& ln = lg.nodes[i];
+    ln.operands.clear();
+    for (auto& tn : ln.def.nodes)
+      for (auto& r : tn.children)
+        if (r.kind == CanonTerm::Ref::Kind::Operand) {
+          r.operand = lg.resolve(r.operand);
+          if (std::find(ln.operands.begin(), ln.operands.end(), r.operand) == ln.operands.end())
+            ln.operands.push_back(r.operand);
+        }
+    for (int op : ln.operands) lg.users[static_cast<size_t>(op)].push_back(static_cast<int>(i));
+  }
+}
 
 std::optional<int> LGraph::find(const std::string& name) const {
   auto it = byName.find(name);

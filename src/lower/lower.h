@@ -80,6 +80,10 @@ struct LowerOptions {
 LGraph lowerSpec(const Graph& spec, const LowerOptions& opts, sym::Context& symbols);
 LGraph lowerImpl(const std::vector<Graph>& ranks, const LowerOptions& opts, sym::Context& symbols);
 
+// Each node's operands (alias-resolved, deduplicated) from its definition, and
+// the users lists from them, after definitions changed.
+void reindexOperands(LGraph& lg);
+
 // Checks every definition against the graph's annotations: a node whose
 // operator, applied to its operands' annotated shapes, gives another shape
 // than the node is annotated with is an InputError at its line. (dtypes are not

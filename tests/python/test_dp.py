@@ -263,16 +263,21 @@ _GAPS = {
 }
 
 
-@pytest.fixture(scope="module")
-def fsdp_gaps(tmp_path_factory):
+def _capture_fsdp_cases(tmp_path_factory, name, cases, ranks):
+    """Every case {name: (builder, spec)} of fsdp_real_model captured in ONE child process."""
     pytest.importorskip("torch", reason="PyTorch is not installed (scripts/install-deps.sh installs torch==2.13.0)")
     if TANGLE is None:
         pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
     from tangle import pp
-    root = tmp_path_factory.mktemp("fsdp_gaps")
-    pp.capture_fake_cases({k: (("fsdp_real_model", b), ("fsdp_real_model", s)) for k, (b, s) in _GAPS.items()},
-                          2, str(root))
+    root = tmp_path_factory.mktemp(name)
+    pp.capture_fake_cases({k: (("fsdp_real_model", b), ("fsdp_real_model", s)) for k, (b, s) in cases.items()},
+                          ranks, str(root))
     return root
+
+
+@pytest.fixture(scope="module")
+def fsdp_gaps(tmp_path_factory):
+    return _capture_fsdp_cases(tmp_path_factory, "fsdp_gaps", _GAPS, 2)
 
 
 def _gap(root, name):
@@ -469,14 +474,7 @@ _NARROW = {"narrow": ("build_narrow", "spec_narrow"), "narrow_sum_loss": ("build
 
 @pytest.fixture(scope="module")
 def fsdp_narrow(tmp_path_factory):
-    pytest.importorskip("torch", reason="PyTorch is not installed (scripts/install-deps.sh installs torch==2.13.0)")
-    if TANGLE is None:
-        pytest.skip(f"{locate_binary()[0]} is not built (or set TANGLE_BIN)")
-    from tangle import pp
-    root = tmp_path_factory.mktemp("fsdp_narrow")
-    pp.capture_fake_cases({k: (("fsdp_real_model", b), ("fsdp_real_model", s)) for k, (b, s) in _NARROW.items()},
-                          4, str(root))
-    return root
+    return _capture_fsdp_cases(tmp_path_factory, "fsdp_narrow", _NARROW, 4)
 
 
 def test_real_fsdp_with_empty_shards_refines(fsdp_narrow):
