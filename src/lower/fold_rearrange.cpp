@@ -68,7 +68,8 @@ class Folder {
     return slot.value;
   }
 
-  // The shapes of the term nodes of `i`'s definition (the root's is the node's).
+  // The element map of `i`'s definition through its operands' maps; nullopt
+  // when it is not a pure rearrangement or some map is too large to keep.
   std::optional<Folded> compose(int i) {
     const LNode& n = lg_.node(i);
     if (!pureRearrangement(n)) return std::nullopt;
