@@ -320,11 +320,12 @@ std::vector<int> nextBatch(InferState& st, OperatorSearch& s, bool withSources) 
 }
 
 void exploreRelated(InferState& st, OperatorSearch& s, InferStats& stats) {
+  const bool attention = readsAttention(st, s.op);
   while (true) {
     std::vector<int> batch = nextBatch(st, s, s.op.reads.empty() && s.explored.empty());
     // The concats the last saturation put in explored tensors' classes, sliced with the next batch (or
     // alone, once no batch is left) in one saturation.
-    bool sliced = readsAttention(st, s.op) && slicePiecesOfExplored(st, s);
+    bool sliced = attention && slicePiecesOfExplored(st, s);
     if (batch.empty() && !sliced && !s.detours && s.clean.empty() && !scaledOnly(st, s)) batch = startDetours(st, s);
     if (batch.empty() && !sliced) return;
     addBatch(st, s, batch);
@@ -334,7 +335,7 @@ void exploreRelated(InferState& st, OperatorSearch& s, InferStats& stats) {
     // operator (each ending with a search of the whole e-graph) was most of a backward's CPU (4-rank
     // load-balanced dk: 73 saturations -> 17). Elsewhere this explores computing users that an output
     // expressed after the saturation would have skipped (artifact aws_llama tp4: 5,053 -> 5,665 e-nodes).
-    if (readsAttention(st, s.op))
+    if (attention)
       while (!s.frontier.empty()) {
         std::vector<int> more = nextBatch(st, s, false);
         if (more.empty()) break;
