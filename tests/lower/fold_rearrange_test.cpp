@@ -1,6 +1,7 @@
 // Rearrangement folding (src/lower/fold_rearrange.cpp) and the run-length
 // element maps it composes (src/lower/run_map.cpp).
 #include "../fx_text.h"
+#include "lgraph_testing.h"
 #include "lower/fold_rearrange.h"
 
 #include <gtest/gtest.h>
@@ -35,19 +36,8 @@ std::vector<Graph> flatBufferRanks(const std::string& use) {
   return g;
 }
 
-const LNode& node(const LGraph& lg, const std::string& name) {
-  auto id = lg.find(name);
-  EXPECT_TRUE(id.has_value()) << name;
-  return lg.node(lg.resolve(id.value_or(0)));
-}
-
-std::string defOf(const LGraph& lg, const std::string& name) {
-  const LNode& n = node(lg, name);
-  if (n.def.nodes.empty()) return "none";
-  std::string out = eg::symbolName(n.def.nodes.back().op) + "(";
-  for (size_t i = 0; i < n.operands.size(); ++i) out += (i ? ", " : "") + lg.node(n.operands[i]).name;
-  return out + ")";
-}
+using testing::defOf;
+using testing::node;
 
 bool reads(const LGraph& lg, const std::string& user, const std::string& operand) {
   for (int u : lg.users[static_cast<size_t>(*lg.find(operand))])

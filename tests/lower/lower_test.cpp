@@ -1,5 +1,6 @@
 // Rank joining and collective lowering (src/lower/lower.cpp).
 #include "../fx_text.h"
+#include "lgraph_testing.h"
 #include "lower/lower.h"
 
 #include <gtest/gtest.h>
@@ -15,20 +16,8 @@ Graph rank(const std::string& params, const std::string& body, const std::string
   return importFxText(text, file);
 }
 
-const LNode& node(const LGraph& lg, const std::string& name) {
-  auto id = lg.find(name);
-  EXPECT_TRUE(id.has_value()) << name;
-  return lg.node(lg.resolve(id.value_or(0)));
-}
-
-// The root op of a node's definition and the names of its operands.
-std::string defOf(const LGraph& lg, const std::string& name) {
-  const LNode& n = node(lg, name);
-  if (n.def.nodes.empty()) return n.isInput ? "input" : "none";
-  std::string out = eg::symbolName(n.def.nodes.back().op) + "(";
-  for (size_t i = 0; i < n.operands.size(); ++i) out += (i ? ", " : "") + lg.node(n.operands[i]).name;
-  return out + ")";
-}
+using testing::defOf;
+using testing::node;
 
 std::vector<Graph> twoRanks(const std::string& body) {
   std::vector<Graph> g;
