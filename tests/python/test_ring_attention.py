@@ -31,7 +31,11 @@ CASES = {"plain": "ring_model:spec:build:2", "no_ring": "ring_model:spec:build_n
          "bw_balanced": "ring_backward_model:spec_causal:build_causal_balanced:2:relation_balanced",
          # the wrong-way rings need 4 ranks: with 2, rank r-1 is rank r+1
          "wrong_way": "ring_model:spec_causal:build_causal_wrong_way:4",
-         "bw_wrong_way": "ring_backward_model:spec_causal:build_causal_wrong_way:4"}
+         "bw_wrong_way": "ring_backward_model:spec_causal:build_causal_wrong_way:4",
+         # load-balanced over 4 ranks: each rank's dk/dv accumulator is concat(chunk j, chunk 7-j), pairs that are
+         # not adjacent in the sequence (at 2 ranks they are)
+         "bw_balanced4": "ring_backward_model:spec_causal:build_causal_balanced:4:relation_balanced",
+         "bw_balanced_kept_grad4": "ring_backward_model:spec_causal:build_causal_balanced_kept_grad:4:relation_balanced"}
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +70,7 @@ def test_broken_ring_is_a_violation_at_the_attention(captured, case):
     assert r.json["failure"]["op"] == "aten._scaled_dot_product_flash_attention_for_cpu.default", r.checker_report
 
 
-@pytest.mark.parametrize("case", ["bw_plain", "bw_causal", "bw_balanced"])
+@pytest.mark.parametrize("case", ["bw_plain", "bw_causal", "bw_balanced", "bw_balanced4"])
 def test_ring_attention_backward_refines_with_every_gradient(captured, case):
     r = _check(captured, case)
     assert r.verdict == "refines", r.checker_report
@@ -75,10 +79,10 @@ def test_ring_attention_backward_refines_with_every_gradient(captured, case):
     assert "5 outputs match" in r.checker_report, r.checker_report
 
 
-@pytest.mark.parametrize("case", ["bw_kept_grad", "bw_unmasked", "bw_wrong_way"])
+@pytest.mark.parametrize("case", ["bw_kept_grad", "bw_unmasked", "bw_wrong_way", "bw_balanced_kept_grad4"])
 def test_broken_ring_backward_is_a_violation_at_the_backward(captured, case):
-    # dk/dv never sent round the ring; is_causal dropped in the backward only (the forward is right); dk/dv sent
-    # to rank r-1 while K/V arrive from r-1
+    # dk/dv never sent round the ring (also load-balanced over 4 ranks); is_causal dropped in the backward only (the
+    # forward is right); dk/dv sent to rank r-1 while K/V arrive from r-1
     r = _check(captured, case)
     assert r.verdict == "violation", r.checker_report
     assert r.json["failure"]["op"] == "aten._scaled_dot_product_flash_attention_for_cpu_backward.default", \
