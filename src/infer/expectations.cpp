@@ -74,6 +74,46 @@ std::vector<char> checkTogether(const InferState& st, std::unordered_set<int>& i
   return holds;
 }
 
+// Which expectations of a group are one of the relations found for their left
+// side, a spec tensor, term for term up to implementation tensors proved
+// equal: `S = t` was proved by the walk, so `S = rhs` holds when rhs is t.
+// The terms are added to one e-graph with those equalities and no lemma, so two
+// land in one class only when they are the same term up to them (congruence). An 8-rank pipeline plan expects each gradient on every rank
+// that holds it, mostly exactly as the walk related it; the rest are checked
+// with the lemmas (checkTogether).
+std::vector<char> foundAsRelated(const InferState& st, const std::vector<const Expectation*>& es) {
+  std::vector<char> holds(es.size(), 0);
+  const RelExpr& lhs = es.front()->lhs;
+  if (lhs.kind != RelExpr::Kind::Tensor || lhs.tensor.side != TensorName::Side::Spec) return holds;
+  const std::vector<eg::Term>& found = st.rels[st.spec.resolve(specNode(st, lhs.tensor, lhs.loc))];
+  if (found.empty()) return holds;
+  eg::EGraph g(ops::inferData, st.symbols);
+  std::vector<eg::Id> known;
+  for (const eg::Term& t : found) known.push_back(addTerm(st, g, t));
+  std::vector<eg::Id> rhs;
+  std::vector<int> named;
+  for (const Expectation* e : es) {
+    rhs.push_back(addRelExpr(g, e->rhs, st.spec, st.impl));
+    collectImplTensors(st, e->rhs, named);
+  }
+  // Implementation tensors the walk proved equal (a gradient all-reduced to every rank of its group),
+  // and a concat of one piece is that piece (the lemma concat-single: relation files write a
+  // gradient held whole on a rank as such a concat)
+  mergeImplEqualities(st, g, named);
+  const eg::Symbol concat = ops::syms().concat;
+  std::vector<std::pair<eg::Id, eg::Id>> single;
+  for (eg::Id c : g.classesWithOp(concat))
+    for (const eg::ENode& n : g.eclass(c).nodes)
+      if (n.op == concat && n.children.size() == 1) single.emplace_back(c, n.children[0]);
+  for (auto [c, piece] : single) g.merge(c, piece);
+  g.rebuild();
+  if (!g.conflicts().empty()) return holds;  // a term of another type than its twin: leave it to the lemmas
+  for (size_t i = 0; i < es.size(); ++i)
+    for (eg::Id k : known)
+      if (g.find(k) == g.find(rhs[i])) holds[i] = 1;
+  return holds;
+}
+
 // One expectation in an e-graph of its own: for one that did not hold in its
 // group's (a larger e-graph can reach a limit, or a guard can refuse, where
 // its own would not).
@@ -107,9 +147,16 @@ void checkExpectations(const InferState& st, std::unordered_set<int>& inlined, I
   }
   std::unordered_map<const Expectation*, ExpectationResult> results;
   for (const auto& group : groups) {
-    std::vector<char> holds(group.size(), 0);
+    std::vector<char> holds = foundAsRelated(st, group);
+    std::vector<const Expectation*> rest;
+    for (size_t i = 0; i < group.size(); ++i)
+      if (!holds[i]) rest.push_back(group[i]);
     eg::StopReason stop{};
-    if (group.size() > 1) holds = checkTogether(st, inlined, group, stop);
+    if (rest.size() > 1) {
+      std::vector<char> together = checkTogether(st, inlined, rest, stop);
+      for (size_t i = 0, k = 0; i < group.size(); ++i)
+        if (!holds[i]) holds[i] = together[k++];
+    }
     std::vector<int> specTensors;
     collectSpecTensors(st, group.front()->lhs, specTensors);
     std::vector<eg::Term> known;
