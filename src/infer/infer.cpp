@@ -195,6 +195,7 @@ void rollBack(InferState& st, const std::vector<SpecOp>& order, size_t from, siz
   for (size_t i = from; i < to; ++i) {
     int n = order[i].node;
     st.rels[n].clear();
+    st.outRels[n].clear();
     st.deferredDepth[n] = 0;
     st.deferredOrigin[n] = -1;
   }

@@ -43,8 +43,10 @@
 // most such cases, and a verdict
 // other than `refines` reached after any reuse is recomputed without reuse
 // (infer.cpp), so a violation or an inconclusive result is always the
-// search's own. Targets (graph outputs, R_o), searches that saw type
-// conflicts, and failed searches are never reused or recorded.
+// search's own. A target (a graph output, R_o) reuses only a target, and its
+// relations over the implementation's outputs are renamed too: each must stay
+// over outputs. Searches that saw type conflicts and failed searches are
+// never recorded.
 #include "infer/reuse.h"
 
 #include <algorithm>
@@ -97,6 +99,15 @@ void mixDef(uint64_t& h, const LGraph& g, const LNode& n, const std::vector<int>
   }
 }
 
+// Every implementation tensor of t is one its graph returns.
+bool overImplOutputs(const InferState& st, const eg::Term& t) {
+  for (const eg::Term::Node& n : t.nodes) {
+    auto leaf = leaves::leafOf(st.spec, st.impl, n.op, n.attrs);
+    if (leaf && !leaf->first && !st.impl.nodes[leaf->second].isOutput) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 uint64_t specShapeHash(const InferState& st, const SpecOp& op) {
@@ -105,6 +116,7 @@ uint64_t specShapeHash(const InferState& st, const SpecOp& op) {
   for (int r : op.reads) reads.push_back(st.spec.resolve(r));
   mixDef(h, st.spec, st.spec.nodes[op.node], reads);
   mixData(h, st.spec.nodes[op.node].data);
+  mix(h, st.isTarget[op.node]);  // a target reuses only a target (Footprint::outResult)
   if (op.reported != op.node) mixDef(h, st.spec, st.spec.nodes[op.reported], reads);
   for (int r : reads) {
     mixData(h, st.spec.nodes[r].data);
@@ -155,7 +167,7 @@ void OperatorReuse::record(const InferState& st, const OperatorSearch& s) {
 }
 
 std::optional<Footprint> OperatorReuse::footprintOf(const InferState& st, const OperatorSearch& s) {
-  if (!s.g.conflicts().empty() || st.isTarget[s.op.node]) return std::nullopt;
+  if (!s.g.conflicts().empty()) return std::nullopt;
   Footprint f;
   f.op = s.op;
   const eg::Symbol tensor = ops::syms().tensor;
@@ -175,6 +187,8 @@ std::optional<Footprint> OperatorReuse::footprintOf(const InferState& st, const 
   std::sort(f.inlined.begin(), f.inlined.end());
   f.related = s.related;
   f.result = st.rels[s.op.node];
+  f.target = st.isTarget[s.op.node] != 0;
+  f.outResult = st.outRels[s.op.node];
   f.deferred = st.deferredDepth[s.op.node] > 0;
   f.mergedEqual = s.mergedEqual;
   if (!f.deferred) f.foundEqual = implEqualPairs(st, s.g);  // what conclude recorded
@@ -188,7 +202,6 @@ void OperatorReuse::add(const InferState& st, Footprint f) {
 
 bool OperatorReuse::tryReuse(InferState& st, const SpecOp& op, std::unordered_set<int>& inlined,
                              std::vector<std::pair<int, int>>& added) {
-  if (st.isTarget[op.node]) return false;
   uint64_t hash = specShapeHash(st, op);
   // TANGLE_TRACE_REUSE: why each candidate was not used (stderr).
   static const bool traceReuse = std::getenv("TANGLE_TRACE_REUSE") != nullptr;
@@ -237,6 +250,10 @@ bool OperatorReuse::tryReuse(InferState& st, const SpecOp& op, std::unordered_se
     for (size_t i = 0; i < f.result.size() && ok; ++i) ok = renameTerm(st, phi, f.result[i], renamed[i]);
     // The gate refuses a phi without these; a queued gate has not run yet.
     for (size_t i = 0; i < f.inlined.size() && ok; ++i) ok = phi.specOf(f.inlined[i]) != nullptr;
+    // A target's relations over the implementation's outputs must stay over its outputs.
+    std::vector<eg::Term> renamedOut(f.outResult.size());
+    for (size_t i = 0; i < f.outResult.size() && ok; ++i)
+      ok = renameTerm(st, phi, f.outResult[i], renamedOut[i]) && overImplOutputs(st, renamedOut[i]);
     // The equalities the search proved hold renamed, as its relations do.
     std::vector<std::pair<int, int>> equal;
     for (auto [a, b] : f.foundEqual) {
@@ -246,6 +263,7 @@ bool OperatorReuse::tryReuse(InferState& st, const SpecOp& op, std::unordered_se
     }
     if (!ok) continue;
     st.rels[op.node] = std::move(renamed);
+    if (f.target) st.outRels[op.node] = std::move(renamedOut);
     applyImplEqualPairs(st, equal, &added);
     if (f.deferred) {  // the same carry decision: the reads' chain depths were checked equal
       DeferredChain chain = deferredChain(st, op);

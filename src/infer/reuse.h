@@ -35,6 +35,10 @@ struct Footprint {
   std::vector<int> inlined;    // spec tensors whose definitions were inlined (addSpecTensor)
   std::vector<int> related;    // T_rel at the end (completeness guard only)
   std::vector<eg::Term> result;  // st.rels of the output
+  // A target (a graph output of interest): its relations over the implementation's outputs
+  // (st.outRels), reused only by another target.
+  bool target = false;
+  std::vector<eg::Term> outResult;
   // implEqual facts (a = b between implementation tensors) seeded into the
   // e-graph, and those its search proved (recorded by conclude; empty when deferred).
   std::vector<std::pair<int, int>> mergedEqual, foundEqual;

@@ -205,7 +205,7 @@ bool preservesFootprint(const InferState& st, const Footprint& f, const SpecOp& 
   // the comparison code with reuse_match.cpp.
   Renaming& phi = const_cast<Renaming&>(constPhi);
   const SpecOp& a = f.op;
-  if (st.isTarget[a.node] || st.isTarget[op.node] || a.reads.size() != op.reads.size()) return false;
+  if (st.isTarget[a.node] != st.isTarget[op.node] || a.reads.size() != op.reads.size()) return false;
   if ((a.reported != a.node) != (op.reported != op.node)) return false;
   auto maps = [&](int from, int to) { const int* m = phi.specOf(from); return m && *m == to; };
   if (!maps(a.node, op.node) || !maps(a.reported, op.reported)) return false;

@@ -121,7 +121,7 @@ TEST(OperatorReuse, RepeatedBlocksGiveTheSameRelationsWithAndWithoutReuse) {
   const TensorRelations* r3 = entry(on, "S.r3");
   ASSERT_TRUE(r3);
   EXPECT_GE(r3->reusedFrom, 0);
-  EXPECT_EQ(entry(on, "S.x6")->reusedFrom, -1);  // a target: always searched
+  EXPECT_EQ(entry(on, "S.x6")->reusedFrom, -1);  // the only target: no earlier target to reuse
 }
 
 // A bug planted in one operator of block k on one rank is reported at the
@@ -387,6 +387,57 @@ TEST(OperatorReuse, APlantedBugOnALaterStageIsFoundAtTheSameOperator) {
   ASSERT_TRUE(on.failure && off.failure);
   EXPECT_EQ(c->specName(on.failure->node), "S.r3");
   EXPECT_EQ(c->specName(off.failure->node), "S.r3");
+}
+
+// n graph outputs y_i = mm(x, w_i), row-parallel over 2 ranks: each rank
+// returns its all-reduced partial product and a relu of it, except for
+// y_{unreturned}, whose product no rank returns (only the relu of it).
+std::unique_ptr<Check> outputs(int n, int unreturned = -1) {
+  std::string specParams = "x: \"f32[4, 8]\"", implParams = "x: \"f32[4, 4]\"", specBody, implBody, specRet, implRet;
+  std::string rel = "S.x = shard(D*.x, dim=1)\n";
+  for (int i = 0; i < n; ++i) {
+    std::string s = std::to_string(i);
+    specParams += ", w_" + s + ": \"f32[8, 8]\"";
+    implParams += ", w_" + s + ": \"f32[4, 8]\"";
+    specBody += "y_" + s + ": \"f32[4, 8]\" = torch.ops.aten.mm.default(x, w_" + s + ")\n";
+    implBody += "o_" + s + ": \"f32[4, 8]\" = torch.ops.aten.mm.default(x, w_" + s + ")\n";
+    implBody += "ar_" + s + ": \"f32[4, 8]\" = torch.ops._c10d_functional.all_reduce.default(o_" + s + ", 'sum', '0')\n";
+    implBody += "wt_" + s + ": \"f32[4, 8]\" = torch.ops._c10d_functional.wait_tensor.default(ar_" + s + ")\n";
+    implBody += "u_" + s + ": \"f32[4, 8]\" = torch.ops.aten.relu.default(wt_" + s + ")\n";
+    specRet += "y_" + s + ", ";
+    implRet += (i == unreturned ? "" : "wt_" + s + ", ") + "u_" + s + ", ";
+    rel += "S.w_" + s + " = shard(D*.w_" + s + ", dim=0)\n";
+  }
+  return makeCheck(fx(specParams, specBody + "return (" + specRet + ")"),
+                   fx(implParams, implBody + "return (" + implRet + ")"), 2, rel);
+}
+
+// Graph outputs (targets) that repeat an earlier one reuse its relations, also
+// those over the implementation's outputs, with the same result as searching.
+TEST(OperatorReuse, ARepeatedGraphOutputReusesAnEarlierOne) {
+  auto c = outputs(3);
+  InferResult on = c->infer(reuse(true));
+  InferResult off = c->infer(reuse(false));
+  EXPECT_EQ(on.verdict, Verdict::Refines);
+  expectSameRelations(on, off);
+  EXPECT_EQ(entry(on, "S.y_0")->reusedFrom, -1);
+  EXPECT_GE(entry(on, "S.y_1")->reusedFrom, 0);
+  EXPECT_GE(entry(on, "S.y_2")->reusedFrom, 0);
+}
+
+// y_2's all-reduced value is computed but not returned: renamed from y_1, its
+// relation over the outputs would name wt_2, which no graph returns. The reuse
+// is refused and the search reports y_2 (reused, it would refine; a verdict
+// other than refines is then recomputed without reuse, so `on` is that one).
+TEST(OperatorReuse, AGraphOutputIsNotReusedOntoATensorNoGraphReturns) {
+  auto c = outputs(3, 2);
+  InferResult on = c->infer(reuse(true));
+  InferResult off = c->infer(reuse(false));
+  EXPECT_EQ(off.verdict, Verdict::Violation);
+  EXPECT_EQ(on.verdict, Verdict::Violation);
+  ASSERT_TRUE(on.failure && off.failure);
+  EXPECT_EQ(c->specName(on.failure->node), "S.y_2");
+  EXPECT_EQ(c->specName(off.failure->node), "S.y_2");
 }
 
 TEST(OperatorReuse, OptionTurnsItOff) {
