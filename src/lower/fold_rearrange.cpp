@@ -127,6 +127,62 @@ class Folder {
   std::vector<bool> busy_;
 };
 
+// Which tensors a fold may redefine, decided on the definitions alone: a pure
+// rearrangement whose definition concatenates two or more pieces, or that
+// reads such a tensor. Folder's `viaConcat` can only be true for these (a map
+// it cannot compute makes a tensor a base, which passes no concat on), so the
+// element maps, the costly part (one run per element of a transpose), are
+// computed only for them and what they read. Node order is not topological (a
+// pipeline's recv is its sender's alias): depth-first, without recursion.
+std::vector<bool> concatChains(const LGraph& lg) {
+  enum : uint8_t { Unknown, Busy, No, Yes };
+  std::vector<uint8_t> state(lg.nodes.size(), Unknown);
+  const eg::Symbol concat = ops::syms().concat;
+  std::vector<std::pair<int, size_t>> stack;  // (node, operands decided so far)
+  for (size_t root = 0; root < lg.nodes.size(); ++root) {
+    if (state[root] != Unknown) continue;
+    stack.emplace_back(static_cast<int>(root), 0);
+    while (!stack.empty()) {
+      int i = stack.back().first;
+      const LNode& n = lg.node(i);
+      uint8_t& st = state[static_cast<size_t>(i)];
+      if (st == Unknown) {
+        st = pureRearrangement(n) ? Busy : No;
+        if (st == Busy)
+          for (const CanonTerm::Node& t : n.def.nodes)
+            if (t.op == concat && t.children.size() >= 2) st = Yes;
+        if (st != Busy) {
+          stack.pop_back();
+          continue;
+        }
+      }
+      bool yes = false, descend = false;
+      for (size_t& k = stack.back().second; k < n.operands.size(); ++k) {
+        int o = lg.resolve(n.operands[k]);
+        uint8_t so = state[static_cast<size_t>(o)];
+        if (so == Unknown) {
+          descend = true;
+          break;
+        }
+        // Busy is a cycle, which graphs have not: counted as a concat, to stay an over-approximation.
+        if (so == Yes || so == Busy) {
+          yes = true;
+          break;
+        }
+      }
+      if (descend) {
+        stack.emplace_back(lg.resolve(n.operands[stack.back().second]), 0);
+        continue;
+      }
+      state[static_cast<size_t>(i)] = yes ? Yes : No;
+      stack.pop_back();
+    }
+  }
+  std::vector<bool> out(lg.nodes.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = state[i] == Yes;
+  return out;
+}
+
 // A new definition of a tensor of shape `out` whose element map is `rs`: the
 // concat along dim 0 of its pieces, each a whole base tensor or a block of its
 // dim-0 rows, of the shape the piece has in `out`. nullopt when a piece is not
@@ -226,10 +282,11 @@ std::vector<bool> liveNodes(const LGraph& lg) {
 int foldRearrangements(LGraph& lg) {
   static const bool trace = std::getenv("TANGLE_TRACE_FOLD") != nullptr;
   Folder folder(lg);
+  std::vector<bool> candidate = concatChains(lg);
   std::vector<std::pair<int, CanonTerm>> rewrites;
   for (size_t i = 0; i < lg.nodes.size(); ++i) {
     const LNode& n = lg.nodes[i];
-    if (!pureRearrangement(n)) continue;
+    if (!candidate[i]) continue;
     const std::optional<Folded>& f = folder.of(static_cast<int>(i));
     auto shape = concreteShape(n);
     if (!f || !f->viaConcat || !shape) continue;
