@@ -1,6 +1,7 @@
 #include "lower/lower.h"
 
 #include <algorithm>
+#include <bit>
 #include <string_view>
 #include <unordered_map>
 
@@ -152,6 +153,7 @@ class Lowerer {
   sym::Context& symbols_;  // learns that collective inputs have equal sizes
   std::vector<std::vector<int>> index_;  // [graph][NodeId] -> LNode or -1
   P2PLinks links_;                       // send/recv_ pairs (p2p.h)
+  bool namesUnique_ = true;              // no two nodes of the graphs share a qualified name
   struct PendingCollective {
     int lnode;
     Collective kind;
@@ -163,6 +165,10 @@ class Lowerer {
 
   void createNodes() {
     index_.resize(lg_.graphs.size());
+    size_t total = 0;
+    for (const Graph* g : lg_.graphs) total += g->size();
+    lg_.nodes.reserve(total);
+    lg_.byName.reserve(total);
     for (size_t gi = 0; gi < lg_.graphs.size(); ++gi) {
       const Graph& g = *lg_.graphs[gi];
       index_[gi].assign(g.size(), -1);
@@ -178,7 +184,7 @@ class Lowerer {
         ln.data.tuple = n.isTuple;
         int lid = static_cast<int>(lg_.nodes.size());
         index_[gi][static_cast<size_t>(id)] = lid;
-        lg_.byName.emplace(ln.name, lid);
+        if (!lg_.byName.emplace(ln.name, lid).second) namesUnique_ = false;
         lg_.nodes.push_back(std::move(ln));
         define(static_cast<int>(gi), g, id, lid);
       }
@@ -591,18 +597,30 @@ class Lowerer {
   }
 
   void markOutputs() {
-    for (auto& ln : lg_.nodes) ln.leafName = ln.name;
+    // leafOf[i]: the node whose name is i's leaf name (i itself, or the
+    // returned alias a root takes its leaf name from).
+    std::vector<int> leafOf(lg_.nodes.size());
+    for (size_t i = 0; i < leafOf.size(); ++i) leafOf[i] = static_cast<int>(i);
     for (size_t gi = 0; gi < lg_.graphs.size(); ++gi)
       for (NodeId id : lg_.graphs[gi]->outputNodes()) {
         int l = lnodeOf(static_cast<int>(gi), id);
         if (l < 0) continue;
-        LNode& root = lg_.nodes[lg_.resolve(l)];
-        if (!root.isOutput && l != lg_.resolve(l)) root.leafName = lg_.nodes[l].name;
+        int r = lg_.resolve(l);
+        LNode& root = lg_.nodes[r];
+        if (!root.isOutput && l != r) leafOf[static_cast<size_t>(r)] = l;
         root.isOutput = true;
       }
-    for (auto& ln : lg_.nodes) ln.leafAttrs = ops::tensorAttrs(ln.leafName, ln.owner);
-    for (const auto& ln : lg_.nodes)
-      if (auto id = lg_.find(ln.leafName)) lg_.byLeafAttrs.emplace(ln.leafAttrs, lg_.resolve(*id));
+    lg_.byLeafAttrs.reserve(lg_.nodes.size());
+    for (size_t i = 0; i < lg_.nodes.size(); ++i) {
+      LNode& ln = lg_.nodes[i];
+      const LNode& from = lg_.nodes[static_cast<size_t>(leafOf[i])];
+      ln.leafName = from.name;
+      ln.leafAttrs = ops::tensorAttrs(ln.leafName, ln.owner);
+      // find(leafName) is `from` itself when node names are unique (a tag's
+      // name never displaces a node's: byName keeps the first).
+      int named = namesUnique_ ? leafOf[i] : *lg_.find(ln.leafName);
+      lg_.byLeafAttrs.emplace(ln.leafAttrs, lg_.resolve(named));
+    }
   }
 
   // Common subexpressions: within one graph, a node whose definition and type
@@ -614,23 +632,39 @@ class Lowerer {
   // (random draws and uninitialized memory carry a unique attribute).
   bool mergeDuplicates() {
     bool any = false;
+    // A node's key: its graph, types and definition (operands resolved), as
+    // bytes, every list preceded by its length.
+    std::string key;
+    auto put = [&key](auto v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
     for (bool changed = true; changed;) {
       changed = false;
       std::unordered_map<std::string, int> seen;
+      seen.reserve(lg_.nodes.size());
       for (size_t i = 0; i < lg_.nodes.size(); ++i) {
         const LNode& ln = lg_.nodes[i];
         if (ln.aliasOf >= 0 || ln.isInput || ln.def.nodes.empty()) continue;
-        std::string key = std::to_string(ln.graph) + (ln.data.tuple ? "|tuple" : "|");
-        for (const TensorType& t : ln.data.types) key += toString(t) + ";";
+        key.clear();
+        put(ln.graph);
+        put(ln.data.tuple);
+        put(ln.data.types.size());
+        for (const TensorType& t : ln.data.types) {
+          put(t.dtype);
+          put(t.shape.size());
+          for (Dim d : t.shape) put(d);
+        }
+        put(ln.def.nodes.size());
         for (const auto& tn : ln.def.nodes) {
-          key += "|" + std::to_string(tn.op) + "[" + std::to_string(eg::internAttrs(tn.attrs)) + "]";
+          put(tn.op);
+          put(eg::internAttrs(tn.attrs));
+          put(tn.children.size());
           for (const auto& r : tn.children) {
-            if (r.kind == CanonTerm::Ref::Kind::Operand) key += " o" + std::to_string(lg_.resolve(r.operand));
-            else if (r.kind == CanonTerm::Ref::Kind::Local) key += " l" + std::to_string(r.local);
-            else key += " s" + fmt::format("{}", r.scalar);
+            put(r.kind);
+            if (r.kind == CanonTerm::Ref::Kind::Operand) put(lg_.resolve(r.operand));
+            else if (r.kind == CanonTerm::Ref::Kind::Local) put(r.local);
+            else put(std::bit_cast<uint64_t>(r.scalar));
           }
         }
-        auto [it, fresh] = seen.emplace(std::move(key), static_cast<int>(i));
+        auto [it, fresh] = seen.emplace(key, static_cast<int>(i));
         if (fresh) continue;
         lg_.nodes[i].aliasOf = it->second;
         changed = any = true;
@@ -701,22 +735,75 @@ void checkSymbolicSlice(const LGraph& lg, const LNode& n, const sym::Context& ct
   }
 }
 
-// One e-graph serves a batch of nodes: building one per node was most of the
-// cost on large graphs. Sharing is exact: addDefinition only adds (no merges),
-// so a node's root data is inferred from its operands' annotations alone.
+// One e-graph serves many nodes, and its leaves stand for data, not tensors:
+// type inference reads only the operands' data (ops::inferData), so every
+// tensor of one data shares the leaf of the first tensor seen with it, and
+// the e-graph's hash-consing infers each distinct definition over distinct
+// data once (ranks and layers repeat each other). Adding only adds (no
+// merges), so a node's root data is inferred from its operands' annotations
+// alone, as a fresh e-graph per node would.
 void checkAnnotatedShapes(const LGraph& lg, const sym::Context& symbols) {
-  constexpr size_t kBatch = 256;  // bounds the shared e-graph's size
+  constexpr size_t kMaxENodes = size_t{1} << 16;  // bounds the shared e-graph's size
   std::optional<eg::EGraph> shared;
-  size_t used = 0;
+  std::unordered_map<std::string, int> firstOfData;  // data (as bytes) -> the first tensor with it
+  std::vector<int> standIn(lg.nodes.size(), -1);
+  std::string key;
+  auto put = [&key](auto v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  auto leafFor = [&](eg::EGraph& g, int o) {
+    o = lg.resolve(o);
+    int& s = standIn[static_cast<size_t>(o)];
+    if (s < 0) {
+      const eg::ClassData& d = lg.nodes[static_cast<size_t>(o)].data;
+      key.clear();
+      put(d.tuple);
+      put(d.types.size());
+      for (const TensorType& t : d.types) {
+        put(t.dtype);
+        put(t.shape.size());
+        for (Dim x : t.shape) put(x);
+      }
+      put(d.constant.has_value());
+      put(std::bit_cast<uint64_t>(d.constant.value_or(0.0)));
+      s = firstOfData.emplace(key, o).first->second;
+    }
+    return addLeaf(g, lg, s);
+  };
+  const eg::Symbol constant = ops::syms().constant;
+  std::vector<eg::Id> local;
   for (size_t i = 0; i < lg.nodes.size(); ++i) {
     const LNode& n = lg.nodes[i];
     if (n.aliasOf >= 0 || n.isInput || n.def.nodes.empty() || n.data.types.empty()) continue;
     checkSymbolicSlice(lg, n, symbols);
-    if (!shared || used++ % kBatch == 0) shared.emplace(ops::inferData, &symbols);
+    if (!shared || shared->numNodes() > kMaxENodes) shared.emplace(ops::inferData, &symbols);
     eg::EGraph& g = *shared;
-    auto root = addDefinition(g, lg, static_cast<int>(i));
-    if (!root) continue;  // not inferable here (opaque parts, untyped operands): nothing to compare
-    const eg::ClassData& got = g.data(*root);
+    local.clear();
+    bool inferable = true;
+    for (const auto& tn : n.def.nodes) {
+      eg::ENode en;
+      en.op = tn.op;
+      en.attrs = eg::internAttrs(tn.attrs);
+      for (const auto& r : tn.children) {
+        switch (r.kind) {
+          case CanonTerm::Ref::Kind::Operand: en.children.push_back(leafFor(g, r.operand)); break;
+          case CanonTerm::Ref::Kind::Local: en.children.push_back(local[static_cast<size_t>(r.local)]); break;
+          case CanonTerm::Ref::Kind::Scalar: {
+            eg::ENode c;
+            c.op = constant;
+            c.attrs = eg::internAttrs({eg::Attr::real(r.scalar)});
+            en.children.push_back(g.add(c));
+            break;
+          }
+        }
+      }
+      auto added = g.tryAdd(std::move(en));
+      if (!added) {
+        inferable = false;
+        break;
+      }
+      local.push_back(*added);
+    }
+    if (!inferable || local.empty()) continue;  // not inferable here (opaque parts, untyped operands): nothing to compare
+    const eg::ClassData& got = g.data(local.back());
     if (got.types.size() != n.data.types.size()) continue;
     for (size_t k = 0; k < got.types.size(); ++k) {
       const TensorType& want = n.data.types[k];
