@@ -108,6 +108,18 @@ TEST(Inplace, AccumulationBecomesASumAndStaleReadsAreRefused) {
       "y: \"f32[4, 2]\" = torch.ops.aten.mul.Tensor(c0, x)\n"
       "return (y,)";
   EXPECT_THROW(rank(early, "early.py"), InputError);
+  // arithmetic into an attribute (through a view of it): refused, naming it
+  std::string attr =
+      "p: \"f32[4, 2]\" = self.layer.weight\n"
+      "v: \"f32[4, 2]\" = torch.ops.aten.detach.default(p)\n"
+      "b: \"f32[4, 2]\" = torch.ops.aten.mul_.Tensor(v, x)\n"
+      "return (b,)";
+  try {
+    rank(attr, "attr.py");
+    ADD_FAILURE() << "a write into an attribute was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("self.layer.weight"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
