@@ -272,7 +272,9 @@ class FxParser {
   }
   // NAME(.NAME)* starting at the current Name token.
   std::string dottedName() {
-    std::string out(tok_.text);
+    std::string out;
+    out.reserve(48);
+    out = tok_.text;
     advance();
     while (isOp('.')) {
       advance();
@@ -355,9 +357,13 @@ class FxParser {
 
   Annotation parseAnnotation(const std::string& node) {
     if (tok_.kind != Tok::String) expected("a type annotation string such as \"f32[8, 16]\"");
-    std::string text = unquote(tok_.text);
+    // Without escapes the literal's text between its quotes is its value.
+    std::string_view lit = tok_.text;
+    std::string unquoted;
+    std::string_view text = lit.substr(1, lit.size() - 2);
+    if (lit.find('\\') != std::string_view::npos) text = unquoted = unquote(lit);
     AnnotationResult r = parseTypeAnnotation(text);
-    if (!r.ok) fail("cannot parse the type annotation \"" + text + "\": " + r.error);
+    if (!r.ok) fail("cannot parse the type annotation \"" + std::string(text) + "\": " + r.error);
     advance();
     return {std::move(r.type), r.symValue, r.complex};
   }

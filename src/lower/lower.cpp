@@ -633,17 +633,25 @@ class Lowerer {
   bool mergeDuplicates() {
     bool any = false;
     // A node's key: its graph, types and definition (operands resolved), as
-    // bytes, every list preceded by its length.
-    std::string key;
-    auto put = [&key](auto v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    // bytes, every list preceded by its length. The keys of a round live in
+    // one buffer; an open-addressing table maps them to their first node.
+    std::string keys;
+    auto put = [&keys](auto v) { keys.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    struct Slot {
+      size_t hash = 0, off = 0, len = 0;
+      int node = -1;
+    };
+    size_t cap = 16;
+    while (cap < 2 * lg_.nodes.size()) cap *= 2;
+    std::vector<Slot> table;
     for (bool changed = true; changed;) {
       changed = false;
-      std::unordered_map<std::string, int> seen;
-      seen.reserve(lg_.nodes.size());
+      keys.clear();
+      table.assign(cap, Slot{});
       for (size_t i = 0; i < lg_.nodes.size(); ++i) {
         const LNode& ln = lg_.nodes[i];
         if (ln.aliasOf >= 0 || ln.isInput || ln.def.nodes.empty()) continue;
-        key.clear();
+        const size_t off = keys.size();
         put(ln.graph);
         put(ln.data.tuple);
         put(ln.data.types.size());
@@ -664,9 +672,19 @@ class Lowerer {
             else put(std::bit_cast<uint64_t>(r.scalar));
           }
         }
-        auto [it, fresh] = seen.emplace(key, static_cast<int>(i));
-        if (fresh) continue;
-        lg_.nodes[i].aliasOf = it->second;
+        const size_t len = keys.size() - off;
+        const std::string_view key(keys.data() + off, len);
+        const size_t h = std::hash<std::string_view>{}(key);
+        size_t at = h & (cap - 1);
+        while (table[at].node >= 0 &&
+               !(table[at].hash == h && table[at].len == len && std::string_view(keys.data() + table[at].off, len) == key))
+          at = (at + 1) & (cap - 1);
+        if (table[at].node < 0) {
+          table[at] = Slot{h, off, len, static_cast<int>(i)};
+          continue;
+        }
+        keys.resize(off);  // a duplicate: its key is the first node's
+        lg_.nodes[i].aliasOf = table[at].node;
         changed = any = true;
       }
     }
