@@ -1,5 +1,6 @@
 #include "import/fx_importer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -196,6 +197,7 @@ class FxParser {
   FxParser(std::string_view text, const std::string& path) : text_(text), path_(path), lex_(text, path) {
     tok_ = lex_.next();
     g_.path = path;
+    g_.nodes.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')));  // a node a line, at most
   }
 
   Graph run() {
@@ -272,10 +274,9 @@ class FxParser {
   }
   // NAME(.NAME)* starting at the current Name token.
   std::string dottedName() {
-    std::string out;
-    out.reserve(48);
-    out = tok_.text;
+    std::string out(tok_.text);
     advance();
+    if (isOp('.')) out.reserve(64);  // "torch.ops.aten.mm.default": one allocation
     while (isOp('.')) {
       advance();
       out += '.';
@@ -630,6 +631,7 @@ class FxParser {
   // `(a, b, k = v)`; kwargs == nullptr when keyword arguments are not expected.
   void parseCallArgs(std::vector<Value>& args, std::vector<std::pair<std::string, Value>>* kwargs) {
     expectOp('(', "opening the arguments");
+    if (!isOp(')')) args.reserve(4);
     while (!isOp(')')) {
       if (tok_.kind == Tok::Name && peek().kind == Tok::Op && peek().op == '=') {
         std::string key(tok_.text);

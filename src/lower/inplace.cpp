@@ -21,6 +21,16 @@ bool isAccumulation(const Graph& g, const Node& n) {
   return a && b && *a == *b && *a == *n.type;
 }
 
+// Calls f on each tensor reference inside `v`, in Graph::operands' order.
+template <class F>
+void forEachTensor(const Value& v, F&& f) {
+  if (const auto* t = std::get_if<TensorRef>(&v.v)) {
+    f(t->node);
+  } else if (const auto* list = std::get_if<ValueList>(&v.v)) {
+    for (const Value& e : *list) forEachTensor(e, f);
+  }
+}
+
 }  // namespace
 
 std::vector<NodeId> firstArgTensors(const Node& n) {
@@ -77,14 +87,21 @@ void functionalizeInplace(Graph& g) {
                                  ") overwrote its storage; tangle cannot give it a value");
   };
   auto isAttr = [&](int64_t b) { return b >= count; };
+  std::vector<char> inplace(g.size());
+  std::vector<NodeId> written;
   for (NodeId id = 0; id < count; ++id) {
     const Node& n = g.node(id);
-    std::vector<NodeId> written = isRecvOp(n.op) ? firstArgTensors(n) : std::vector<NodeId>{};
-    for (NodeId m : g.operands(id))
+    inplace[static_cast<size_t>(id)] = isFunctionalizedInplace(n.op);
+    written.clear();
+    if (isRecvOp(n.op)) written = firstArgTensors(n);
+    auto read = [&](NodeId m) {
       if (std::find(written.begin(), written.end(), m) == written.end()) check(id, m, n);
+    };
+    for (const Value& a : n.args) forEachTensor(a, read);
+    for (const auto& kv : n.kwargs) forEachTensor(kv.second, read);
     const int64_t b = base[static_cast<size_t>(id)] = storageOf(id);
     grow(b);
-    if (isFunctionalizedInplace(n.op)) {
+    if (inplace[static_cast<size_t>(id)]) {
       // Repeated reads of one attribute are merged into one input (p2p.h),
       // which a write between them would make wrong.
       if (isAttr(b))
@@ -103,8 +120,9 @@ void functionalizeInplace(Graph& g) {
     version[static_cast<size_t>(id)] = current[static_cast<size_t>(b)];
   }
   for (NodeId out : g.outputNodes()) check(count, out, g.node(out));
-  for (Node& n : g.nodes) {
-    if (!isFunctionalizedInplace(n.op)) continue;
+  for (NodeId id = 0; id < count; ++id) {
+    Node& n = g.node(id);
+    if (!inplace[static_cast<size_t>(id)]) continue;
     if (isAccumulation(g, n)) {
       n.op = "tangle.accumulate.default";
       continue;
