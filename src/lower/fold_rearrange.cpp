@@ -52,7 +52,11 @@ struct Folded {
 
 class Folder {
  public:
-  explicit Folder(LGraph& lg) : lg_(lg), memo_(lg.nodes.size()), busy_(lg.nodes.size(), false) {}
+  // `chainEnd`: tensors whose map only decides their own fold (no
+  // rearrangement reads them); a map of more runs than a fold's pieces is then
+  // as good as none, and composing stops there.
+  Folder(LGraph& lg, std::vector<bool> chainEnd)
+      : lg_(lg), memo_(lg.nodes.size()), busy_(lg.nodes.size(), false), chainEnd_(std::move(chainEnd)) {}
 
   // The element map of node `i` over base tensors: its own identity map when
   // it is not a rearrangement (or its map is too large to keep).
@@ -97,7 +101,8 @@ class Folder {
       if (t.op == ops::syms().concat && t.children.size() >= 2) via = true;
       auto m = runs::opMap(t.op, t.attrs, shapes, kMaxRuns);
       if (!m) return std::nullopt;
-      auto composed = runs::compose(m->runs, kids, kMaxRuns);
+      bool last = &t == &n.def.nodes.back();
+      auto composed = runs::compose(m->runs, kids, last && chainEnd_[static_cast<size_t>(i)] ? kMaxPieces : kMaxRuns);
       if (!composed) return std::nullopt;
       local.push_back(Folded{std::move(*composed), false});
       localShapes.push_back(std::move(m->shape));
@@ -125,6 +130,7 @@ class Folder {
   LGraph& lg_;
   std::vector<Slot> memo_;
   std::vector<bool> busy_;
+  std::vector<bool> chainEnd_;
 };
 
 // Which tensors a fold may redefine, decided on the definitions alone: a pure
@@ -281,8 +287,14 @@ std::vector<bool> liveNodes(const LGraph& lg) {
 
 int foldRearrangements(LGraph& lg) {
   static const bool trace = std::getenv("TANGLE_TRACE_FOLD") != nullptr;
-  Folder folder(lg);
   std::vector<bool> candidate = concatChains(lg);
+  // A candidate's readers that are rearrangements are candidates too: one
+  // that none reads is the end of its chain.
+  std::vector<bool> chainEnd = candidate;
+  for (size_t i = 0; i < lg.nodes.size(); ++i)
+    if (candidate[i])
+      for (int o : lg.nodes[i].operands) chainEnd[static_cast<size_t>(lg.resolve(o))] = false;
+  Folder folder(lg, chainEnd);
   std::vector<std::pair<int, CanonTerm>> rewrites;
   for (size_t i = 0; i < lg.nodes.size(); ++i) {
     const LNode& n = lg.nodes[i];
