@@ -3,6 +3,7 @@
 #include "../fx_text.h"
 #include "lower/inplace.h"
 #include "lower/lower.h"
+#include "lower/storage.h"
 
 #include <gtest/gtest.h>
 
@@ -120,6 +121,15 @@ TEST(Inplace, AccumulationBecomesASumAndStaleReadsAreRefused) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("self.layer.weight"), std::string::npos) << e.what();
   }
+}
+
+TEST(Inplace, TheFunctionalizedOpsAreTheArithmeticAndCopyOfATen) {
+  for (const char* op : {"aten.add_.Tensor", "aten.add_", "aten.sub_.Tensor", "aten.mul_.Tensor", "aten.div_.Tensor",
+                         "aten.copy_.default", "aten.copy_"})
+    EXPECT_TRUE(isFunctionalizedInplace(op)) << op;
+  for (const char* op : {"aten.add.Tensor", "aten.add_.out", "aten.add_.Tensor.default", "aten.addmm_.default",
+                         "aten.copy", "aten._copy_.default", "c10d.recv_.default", "aten.add"})
+    EXPECT_FALSE(isFunctionalizedInplace(op)) << op;
 }
 
 }  // namespace
