@@ -4,6 +4,7 @@
 #include <bit>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -767,7 +768,7 @@ void checkAnnotatedShapes(const LGraph& lg, const sym::Context& symbols) {
   std::vector<int> standIn(lg.nodes.size(), -1);
   std::string key;
   auto put = [&key](auto v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
-  auto leafFor = [&](eg::EGraph& g, int o) {
+  auto standInOf = [&](int o) {
     o = lg.resolve(o);
     int& s = standIn[static_cast<size_t>(o)];
     if (s < 0) {
@@ -784,14 +785,51 @@ void checkAnnotatedShapes(const LGraph& lg, const sym::Context& symbols) {
       put(std::bit_cast<uint64_t>(d.constant.value_or(0.0)));
       s = firstOfData.emplace(key, o).first->second;
     }
-    return addLeaf(g, lg, s);
+    return s;
   };
+  // A node's signature: its annotated types and its definition over its
+  // operands' stand-ins. Two nodes of one signature infer one result and
+  // compare it with one annotation: the second is already checked (and the
+  // first interned every attribute and constant the second would).
+  std::unordered_set<std::string> checked;
+  std::string sig;
+  auto sput = [&sig](auto v) { sig.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  auto signature = [&](const LNode& n) {
+    sig.clear();
+    sput(n.data.types.size());
+    for (const TensorType& t : n.data.types) {
+      sput(t.dtype);
+      sput(t.shape.size());
+      for (Dim x : t.shape) sput(x);
+    }
+    for (const auto& tn : n.def.nodes) {
+      sput(tn.op);
+      sput(tn.attrs.size());
+      for (const eg::Attr& a : tn.attrs) {
+        sput(a.kind);
+        sput(a.i);
+        sput(std::bit_cast<uint64_t>(a.f));
+        sput(a.list.size());
+        for (int64_t v : a.list) sput(v);
+      }
+      sput(tn.children.size());
+      for (const auto& r : tn.children) {
+        sput(r.kind);
+        if (r.kind == CanonTerm::Ref::Kind::Operand) sput(standInOf(r.operand));
+        else if (r.kind == CanonTerm::Ref::Kind::Local) sput(r.local);
+        else sput(std::bit_cast<uint64_t>(r.scalar));
+      }
+    }
+  };
+  auto leafFor = [&](eg::EGraph& g, int o) { return addLeaf(g, lg, standInOf(o)); };
   const eg::Symbol constant = ops::syms().constant;
   std::vector<eg::Id> local;
   for (size_t i = 0; i < lg.nodes.size(); ++i) {
     const LNode& n = lg.nodes[i];
     if (n.aliasOf >= 0 || n.isInput || n.def.nodes.empty() || n.data.types.empty()) continue;
     checkSymbolicSlice(lg, n, symbols);
+    signature(n);
+    if (checked.count(sig)) continue;
     if (!shared || shared->numNodes() > kMaxENodes) shared.emplace(ops::inferData, &symbols);
     eg::EGraph& g = *shared;
     local.clear();
@@ -820,6 +858,7 @@ void checkAnnotatedShapes(const LGraph& lg, const sym::Context& symbols) {
       }
       local.push_back(*added);
     }
+    checked.insert(sig);
     if (!inferable || local.empty()) continue;  // not inferable here (opaque parts, untyped operands): nothing to compare
     const eg::ClassData& got = g.data(local.back());
     if (got.types.size() != n.data.types.size()) continue;

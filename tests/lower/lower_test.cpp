@@ -219,5 +219,34 @@ TEST(Lower, DuplicateNodesOfAGraphAreMerged) {
   EXPECT_EQ(s.operands[0], id("D0.ua"));
 }
 
+// The shape check infers each distinct definition over distinct operand
+// types once; a node like a checked one but annotated otherwise, on another
+// rank or the same one, is still checked.
+TEST(Lower, AnAnnotationUnlikeAnEqualDefinitionsIsStillChecked) {
+  sym::Context symbols;
+  const std::string good = "a: \"f32[4, 4]\" = torch.ops.aten.mm.default(x, w)\n";
+  auto ranks = [&](const std::string& second) {
+    std::vector<Graph> g;
+    g.push_back(rank("x: \"f32[4, 2]\", w: \"f32[2, 4]\"", good + "return (a,)", "r0.py"));
+    g.push_back(rank("x: \"f32[4, 2]\", w: \"f32[2, 4]\"", second, "r1.py"));
+    return g;
+  };
+  auto shapeError = [&](const std::vector<Graph>& g) -> std::string {
+    LGraph lg = lowerImpl(g, {}, symbols);
+    try {
+      checkAnnotatedShapes(lg, symbols);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(shapeError(ranks(good + "return (a,)")), "");
+  std::string other = shapeError(ranks("a: \"f32[4, 5]\" = torch.ops.aten.mm.default(x, w)\nreturn (a,)"));
+  EXPECT_NE(other.find("r1.py"), std::string::npos) << other;
+  EXPECT_NE(other.find("annotated f32[4, 5]"), std::string::npos) << other;
+  std::string same = shapeError(ranks(good + "b: \"f32[4, 3]\" = torch.ops.aten.mm.default(x, w)\nreturn (a, b)"));
+  EXPECT_NE(same.find("node 'b' is annotated f32[4, 3]"), std::string::npos) << same;
+}
+
 }  // namespace
 }  // namespace tangle
