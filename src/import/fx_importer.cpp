@@ -1,7 +1,8 @@
 #include "import/fx_importer.h"
 
-#include <algorithm>
+#include <array>
 #include <charconv>
+#include <cstring>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -27,9 +28,20 @@ struct Token {
   size_t begin = 0;       // offset of the first character in the source
 };
 
-bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
-bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c); }
+// Character classes by table: the lexer asks for every byte of the dump.
+enum : uint8_t { kIdentStart = 1, kDigit = 2 };
+constexpr std::array<uint8_t, 256> kCharClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 'a'; c <= 'z'; ++c) t[static_cast<size_t>(c)] = kIdentStart;
+  for (int c = 'A'; c <= 'Z'; ++c) t[static_cast<size_t>(c)] = kIdentStart;
+  t['_'] = kIdentStart;
+  for (int c = '0'; c <= '9'; ++c) t[static_cast<size_t>(c)] = kDigit;
+  return t;
+}();
+uint8_t charClass(char c) { return kCharClass[static_cast<unsigned char>(c)]; }
+bool isIdentStart(char c) { return charClass(c) == kIdentStart; }
+bool isDigit(char c) { return charClass(c) == kDigit; }
+bool isIdentChar(char c) { return charClass(c) != 0; }
 
 // Python-style tokens. As in Python, a line break inside brackets does not end
 // the statement; a comment on a line of its own is a token (it carries the
@@ -197,7 +209,12 @@ class FxParser {
   FxParser(std::string_view text, const std::string& path) : text_(text), path_(path), lex_(text, path) {
     tok_ = lex_.next();
     g_.path = path;
-    g_.nodes.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')));  // a node a line, at most
+    size_t lines = 0;  // a node a line, at most
+    for (const char* p = text.data(); !text.empty() &&
+                                      (p = static_cast<const char*>(std::memchr(p, '\n', text.data() + text.size() - p)));
+         ++p)
+      ++lines;
+    g_.nodes.reserve(lines);
   }
 
   Graph run() {
