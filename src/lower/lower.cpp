@@ -686,7 +686,11 @@ class Lowerer {
         }
         keys.resize(off);  // a duplicate: its key is the first node's
         lg_.nodes[i].aliasOf = table[at].node;
-        changed = any = true;
+        any = true;
+        // Only a reader keyed before this merge (an earlier node: a pipeline's
+        // recv reads a later rank) can have a new key in another round; without
+        // one, that round would find nothing.
+        for (int u : lg_.users[i]) changed = changed || u < static_cast<int>(i);
       }
     }
     return any;

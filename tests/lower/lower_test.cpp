@@ -219,6 +219,38 @@ TEST(Lower, DuplicateNodesOfAGraphAreMerged) {
   EXPECT_EQ(s.operands[0], id("D0.ua"));
 }
 
+// A node can read a later one (a pipeline's stage receives what a later rank
+// sends back): merging that one gives the reader a new key, and the readers
+// merge in another round.
+TEST(Lower, ReadersOfALaterRanksMergedNodesMergeToo) {
+  std::vector<Graph> g;
+  g.push_back(rank("x: \"f32[4, 2]\"",
+                   "c0: \"f32[4, 2]\" = self._tensor_constant0\n"
+                   "pg = self._torchbind_obj0\n"
+                   "r0 = torch.ops.c10d.recv_.default([c0], pg, 1, 0)\n"
+                   "c1: \"f32[4, 2]\" = self._tensor_constant1\n"
+                   "r1 = torch.ops.c10d.recv_.default([c1], pg, 1, 0)\n"
+                   "u0: \"f32[4, 2]\" = self._tensor_constant0\n"
+                   "u1: \"f32[4, 2]\" = self._tensor_constant1\n"
+                   "y0: \"f32[4, 2]\" = torch.ops.aten.relu.default(u0)\n"
+                   "y1: \"f32[4, 2]\" = torch.ops.aten.relu.default(u1)\n"
+                   "return (y0, y1)",
+                   "r0.py"));
+  g.push_back(rank("x: \"f32[4, 2]\"",
+                   "a: \"f32[4, 2]\" = torch.ops.aten.neg.default(x)\n"
+                   "b: \"f32[4, 2]\" = torch.ops.aten.neg.default(x)\n"
+                   "pg = self._torchbind_obj0\n"
+                   "s0 = torch.ops.c10d.send.default([a], pg, 0, 0)\n"
+                   "s1 = torch.ops.c10d.send.default([b], pg, 0, 0)\n"
+                   "return (x,)",
+                   "r1.py"));
+  sym::Context ctx;
+  LGraph lg = lowerImpl(g, {}, ctx);
+  auto id = [&](const std::string& n) { return lg.resolve(lg.find(n).value()); };
+  EXPECT_EQ(id("D0.u1"), id("D1.a"));
+  EXPECT_EQ(id("D0.y1"), id("D0.y0"));
+}
+
 // The shape check infers each distinct definition over distinct operand
 // types once; a node like a checked one but annotated otherwise, on another
 // rank or the same one, is still checked.
