@@ -801,6 +801,11 @@ class FxParser {
       if (t == "inf") return std::numeric_limits<double>::infinity();
       return std::numeric_limits<double>::quiet_NaN();
     }
+    // A bare name (the common case: a tensor argument) is resolved from the source text.
+    if (const Token& next = peek(); next.kind != Tok::Op || (next.op != '.' && next.op != '(')) {
+      advance();
+      return TensorRef{resolve(t)};
+    }
     size_t begin = tok_.begin;
     std::string name = dottedName();
     if (isOp('(')) {
