@@ -177,7 +177,10 @@ namespace {
 std::unique_ptr<PreparedCheck> prepare(const CheckRequest& req, bool checkShapes) {
   auto pc = std::make_unique<PreparedCheck>();
   RelationFile& rel = pc->relation;
-  rel = parseRelationFile(req.relationPath);  // the only time it is read
+  {
+    PhaseTimer t{"read-relation"};
+    rel = parseRelationFile(req.relationPath);  // the only time it is read
+  }
   resolveGraphPaths(req, rel, pc->info);
   for (const std::string& kv : req.options) {
     auto eq = kv.find('=');
@@ -197,9 +200,12 @@ std::unique_ptr<PreparedCheck> prepare(const CheckRequest& req, bool checkShapes
     PhaseTimer t{"import"};
     importGraphs(*pc, req.jobs);
   }
-  qualifyAndNoteSymbols(*pc);
-  rel = rel.expand(static_cast<int>(pc->impl.size()));
-  addAssumptions(rel, pc->spec, pc->impl, *pc->symbols);
+  {
+    PhaseTimer t{"expand-relation"};
+    qualifyAndNoteSymbols(*pc);
+    rel = rel.expand(static_cast<int>(pc->impl.size()));
+    addAssumptions(rel, pc->spec, pc->impl, *pc->symbols);
+  }
   {
     PhaseTimer t{"lower"};
     lowerGraphs(*pc);
@@ -252,6 +258,11 @@ std::unique_ptr<CheckRun> runCheck(const CheckRequest& req) {
     run->prepared = prepareCheck(req);
   }
   const PreparedCheck& pc = *run->prepared;
+  // Developer aid: TANGLE_STOP_BEFORE_INFER=1 ends the process here (profiling the phases before inference).
+  if (std::getenv("TANGLE_STOP_BEFORE_INFER") != nullptr) {
+    std::fflush(stderr);
+    std::_Exit(0);
+  }
   PhaseTimer t{"infer"};
   run->result = overlapShapes ? inferCheckingShapes(pc, req) : infer(pc, req);
   // Unbacked sizes that a search proved equal (infer/merged_sizes.h): learnt,

@@ -13,6 +13,16 @@ void collectTensors(const Value& v, std::vector<NodeId>& out) {
   }
 }
 
+// Calls f on each tensor reference inside `v`, in the order collectTensors lists them.
+template <class F>
+void forEachTensor(const Value& v, F&& f) {
+  if (const auto* t = std::get_if<TensorRef>(&v.v)) {
+    f(t->node);
+  } else if (const auto* list = std::get_if<ValueList>(&v.v)) {
+    for (const Value& e : *list) forEachTensor(e, f);
+  }
+}
+
 }  // namespace
 
 NodeId Graph::add(Node n) {
@@ -60,11 +70,13 @@ void Graph::verify() const {
     auto found = byName_.find(n.name);
     if (found == byName_.end() || found->second != id)
       throw InputError(loc, "node '" + n.name + "' is not registered under its name (duplicate or renamed node)");
-    for (NodeId r : operands(id)) {
-      if (r >= 0 && r < id) continue;
+    auto earlier = [&](NodeId r) {
+      if (r >= 0 && r < id) return;
       throw InputError(loc, "node '" + n.name + "' uses " + refName(r) +
                                   " before it is defined (cycle or forward reference)");
-    }
+    };
+    for (const Value& a : n.args) forEachTensor(a, earlier);
+    for (const auto& kv : n.kwargs) forEachTensor(kv.second, earlier);
   }
   for (NodeId r : outputNodes()) {
     if (r >= 0 && r < count) continue;

@@ -1,6 +1,8 @@
 #include "import/fx_importer.h"
 
+#include <array>
 #include <charconv>
+#include <cstring>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -26,9 +28,20 @@ struct Token {
   size_t begin = 0;       // offset of the first character in the source
 };
 
-bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
-bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c); }
+// Character classes by table: the lexer asks for every byte of the dump.
+enum : uint8_t { kIdentStart = 1, kDigit = 2 };
+constexpr std::array<uint8_t, 256> kCharClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 'a'; c <= 'z'; ++c) t[static_cast<size_t>(c)] = kIdentStart;
+  for (int c = 'A'; c <= 'Z'; ++c) t[static_cast<size_t>(c)] = kIdentStart;
+  t['_'] = kIdentStart;
+  for (int c = '0'; c <= '9'; ++c) t[static_cast<size_t>(c)] = kDigit;
+  return t;
+}();
+uint8_t charClass(char c) { return kCharClass[static_cast<unsigned char>(c)]; }
+bool isIdentStart(char c) { return charClass(c) == kIdentStart; }
+bool isDigit(char c) { return charClass(c) == kDigit; }
+bool isIdentChar(char c) { return charClass(c) != 0; }
 
 // Python-style tokens. As in Python, a line break inside brackets does not end
 // the statement; a comment on a line of its own is a token (it carries the
@@ -196,6 +209,12 @@ class FxParser {
   FxParser(std::string_view text, const std::string& path) : text_(text), path_(path), lex_(text, path) {
     tok_ = lex_.next();
     g_.path = path;
+    size_t lines = 0;  // a node a line, at most
+    for (const char* p = text.data(); !text.empty() &&
+                                      (p = static_cast<const char*>(std::memchr(p, '\n', text.data() + text.size() - p)));
+         ++p)
+      ++lines;
+    g_.nodes.reserve(lines);
   }
 
   Graph run() {
@@ -274,6 +293,7 @@ class FxParser {
   std::string dottedName() {
     std::string out(tok_.text);
     advance();
+    if (isOp('.')) out.reserve(64);  // "torch.ops.aten.mm.default": one allocation
     while (isOp('.')) {
       advance();
       out += '.';
@@ -355,9 +375,13 @@ class FxParser {
 
   Annotation parseAnnotation(const std::string& node) {
     if (tok_.kind != Tok::String) expected("a type annotation string such as \"f32[8, 16]\"");
-    std::string text = unquote(tok_.text);
+    // Without escapes the literal's text between its quotes is its value.
+    std::string_view lit = tok_.text;
+    std::string unquoted;
+    std::string_view text = lit.substr(1, lit.size() - 2);
+    if (lit.find('\\') != std::string_view::npos) text = unquoted = unquote(lit);
     AnnotationResult r = parseTypeAnnotation(text);
-    if (!r.ok) fail("cannot parse the type annotation \"" + text + "\": " + r.error);
+    if (!r.ok) fail("cannot parse the type annotation \"" + std::string(text) + "\": " + r.error);
     advance();
     return {std::move(r.type), r.symValue, r.complex};
   }
@@ -624,6 +648,7 @@ class FxParser {
   // `(a, b, k = v)`; kwargs == nullptr when keyword arguments are not expected.
   void parseCallArgs(std::vector<Value>& args, std::vector<std::pair<std::string, Value>>* kwargs) {
     expectOp('(', "opening the arguments");
+    if (!isOp(')')) args.reserve(4);
     while (!isOp(')')) {
       if (tok_.kind == Tok::Name && peek().kind == Tok::Op && peek().op == '=') {
         std::string key(tok_.text);
@@ -775,6 +800,11 @@ class FxParser {
       if (t == "None") return NoneValue{};
       if (t == "inf") return std::numeric_limits<double>::infinity();
       return std::numeric_limits<double>::quiet_NaN();
+    }
+    // A bare name (the common case: a tensor argument) is resolved from the source text.
+    if (const Token& next = peek(); next.kind != Tok::Op || (next.op != '.' && next.op != '(')) {
+      advance();
+      return TensorRef{resolve(t)};
     }
     size_t begin = tok_.begin;
     std::string name = dottedName();

@@ -53,6 +53,7 @@ AnnotationResult parseTypeAnnotation(std::string_view text) {
   if (type.dtype == DType::Unknown)
     return failure("unknown element type '" + std::string(trim(s.substr(0, open))) + "'");
   std::string_view dims = trim(s.substr(open + 1, s.size() - open - 2));
+  if (!dims.empty()) type.shape.reserve(static_cast<size_t>(std::count(dims.begin(), dims.end(), ',')) + 1);
   while (!dims.empty()) {
     size_t comma = topLevelComma(dims);
     std::string_view d = trim(dims.substr(0, comma));

@@ -52,7 +52,11 @@ struct Folded {
 
 class Folder {
  public:
-  explicit Folder(LGraph& lg) : lg_(lg), memo_(lg.nodes.size()), busy_(lg.nodes.size(), false) {}
+  // `chainEnd`: tensors whose map only decides their own fold (no
+  // rearrangement reads them); a map of more runs than a fold's pieces is then
+  // as good as none, and composing stops there.
+  Folder(LGraph& lg, std::vector<bool> chainEnd)
+      : lg_(lg), memo_(lg.nodes.size()), busy_(lg.nodes.size(), false), chainEnd_(std::move(chainEnd)) {}
 
   // The element map of node `i` over base tensors: its own identity map when
   // it is not a rearrangement (or its map is too large to keep).
@@ -97,7 +101,8 @@ class Folder {
       if (t.op == ops::syms().concat && t.children.size() >= 2) via = true;
       auto m = runs::opMap(t.op, t.attrs, shapes, kMaxRuns);
       if (!m) return std::nullopt;
-      auto composed = runs::compose(m->runs, kids, kMaxRuns);
+      bool last = &t == &n.def.nodes.back();
+      auto composed = runs::compose(m->runs, kids, last && chainEnd_[static_cast<size_t>(i)] ? kMaxPieces : kMaxRuns);
       if (!composed) return std::nullopt;
       local.push_back(Folded{std::move(*composed), false});
       localShapes.push_back(std::move(m->shape));
@@ -125,7 +130,64 @@ class Folder {
   LGraph& lg_;
   std::vector<Slot> memo_;
   std::vector<bool> busy_;
+  std::vector<bool> chainEnd_;
 };
+
+// Which tensors a fold may redefine, decided on the definitions alone: a pure
+// rearrangement whose definition concatenates two or more pieces, or that
+// reads such a tensor. Folder's `viaConcat` can only be true for these (a map
+// it cannot compute makes a tensor a base, which passes no concat on), so the
+// element maps, the costly part (one run per element of a transpose), are
+// computed only for them and what they read. Node order is not topological (a
+// pipeline's recv is its sender's alias): depth-first, without recursion.
+std::vector<bool> concatChains(const LGraph& lg) {
+  enum : uint8_t { Unknown, Busy, No, Yes };
+  std::vector<uint8_t> state(lg.nodes.size(), Unknown);
+  const eg::Symbol concat = ops::syms().concat;
+  std::vector<std::pair<int, size_t>> stack;  // (node, operands decided so far)
+  for (size_t root = 0; root < lg.nodes.size(); ++root) {
+    if (state[root] != Unknown) continue;
+    stack.emplace_back(static_cast<int>(root), 0);
+    while (!stack.empty()) {
+      int i = stack.back().first;
+      const LNode& n = lg.node(i);
+      uint8_t& st = state[static_cast<size_t>(i)];
+      if (st == Unknown) {
+        st = pureRearrangement(n) ? Busy : No;
+        if (st == Busy)
+          for (const CanonTerm::Node& t : n.def.nodes)
+            if (t.op == concat && t.children.size() >= 2) st = Yes;
+        if (st != Busy) {
+          stack.pop_back();
+          continue;
+        }
+      }
+      bool yes = false, descend = false;
+      for (size_t& k = stack.back().second; k < n.operands.size(); ++k) {
+        int o = lg.resolve(n.operands[k]);
+        uint8_t so = state[static_cast<size_t>(o)];
+        if (so == Unknown) {
+          descend = true;
+          break;
+        }
+        // Busy is a cycle, which graphs have not: counted as a concat, to stay an over-approximation.
+        if (so == Yes || so == Busy) {
+          yes = true;
+          break;
+        }
+      }
+      if (descend) {
+        stack.emplace_back(lg.resolve(n.operands[stack.back().second]), 0);
+        continue;
+      }
+      state[static_cast<size_t>(i)] = yes ? Yes : No;
+      stack.pop_back();
+    }
+  }
+  std::vector<bool> out(lg.nodes.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = state[i] == Yes;
+  return out;
+}
 
 // A new definition of a tensor of shape `out` whose element map is `rs`: the
 // concat along dim 0 of its pieces, each a whole base tensor or a block of its
@@ -225,11 +287,18 @@ std::vector<bool> liveNodes(const LGraph& lg) {
 
 int foldRearrangements(LGraph& lg) {
   static const bool trace = std::getenv("TANGLE_TRACE_FOLD") != nullptr;
-  Folder folder(lg);
+  std::vector<bool> candidate = concatChains(lg);
+  // A candidate's readers that are rearrangements are candidates too: one
+  // that none reads is the end of its chain.
+  std::vector<bool> chainEnd = candidate;
+  for (size_t i = 0; i < lg.nodes.size(); ++i)
+    if (candidate[i])
+      for (int o : lg.nodes[i].operands) chainEnd[static_cast<size_t>(lg.resolve(o))] = false;
+  Folder folder(lg, chainEnd);
   std::vector<std::pair<int, CanonTerm>> rewrites;
   for (size_t i = 0; i < lg.nodes.size(); ++i) {
     const LNode& n = lg.nodes[i];
-    if (!pureRearrangement(n)) continue;
+    if (!candidate[i]) continue;
     const std::optional<Folded>& f = folder.of(static_cast<int>(i));
     auto shape = concreteShape(n);
     if (!f || !f->viaConcat || !shape) continue;

@@ -21,6 +21,16 @@ bool isAccumulation(const Graph& g, const Node& n) {
   return a && b && *a == *b && *a == *n.type;
 }
 
+// Calls f on each tensor reference inside `v`, in Graph::operands' order.
+template <class F>
+void forEachTensor(const Value& v, F&& f) {
+  if (const auto* t = std::get_if<TensorRef>(&v.v)) {
+    f(t->node);
+  } else if (const auto* list = std::get_if<ValueList>(&v.v)) {
+    for (const Value& e : *list) forEachTensor(e, f);
+  }
+}
+
 }  // namespace
 
 std::vector<NodeId> firstArgTensors(const Node& n) {
@@ -37,45 +47,82 @@ std::vector<NodeId> firstArgTensors(const Node& n) {
 
 void functionalizeInplace(Graph& g) {
   const auto count = static_cast<NodeId>(g.size());
-  std::vector<std::string> base(g.size());
-  std::vector<int> version(g.size(), 0);
-  std::unordered_map<std::string, int> current;
-  std::unordered_map<std::string, NodeId> writer;
+  // Each node's storage (storageKey) as a number: its base node's id, or
+  // count + k for the k-th attribute read. Graphs are topologically ordered
+  // (Graph::verify), so a view's storage is its first operand's, known already.
+  std::vector<int64_t> base(g.size());
+  std::vector<std::string> attrs;  // count + k -> the attribute's target
+  std::unordered_map<std::string, int64_t> attrKey;
+  auto storageOf = [&](NodeId id) -> int64_t {
+    const NodeId start = id;
+    for (size_t guard = 0; guard <= g.size(); ++guard) {
+      const Node& n = g.node(id);
+      if (n.op == "get_attr" && !n.args.empty())
+        if (auto* s = std::get_if<std::string>(&n.args[0].v)) {
+          auto [it, fresh] = attrKey.emplace(*s, count + static_cast<int64_t>(attrs.size()));
+          if (fresh) attrs.push_back(*s);
+          return it->second;
+        }
+      if (!(isViewLikeOp(n.op) || isFunctionalizedInplace(n.op)) || n.args.empty() || !n.args[0].isTensor()) break;
+      id = std::get<TensorRef>(n.args[0].v).node;
+      if (id < start) return base[static_cast<size_t>(id)];
+    }
+    return id;
+  };
+  // Writes so far into each storage, the last writer, and the count each node saw when defined.
+  std::vector<int> current(g.size(), 0), version(g.size(), 0);
+  std::vector<NodeId> writer(g.size(), -1);
+  auto grow = [&](int64_t key) {
+    if (static_cast<size_t>(key) >= current.size()) {
+      current.resize(static_cast<size_t>(key) + 1, 0);
+      writer.resize(static_cast<size_t>(key) + 1, -1);
+    }
+  };
   auto check = [&](NodeId reader, NodeId m, const Node& at) {
-    const std::string& b = base[static_cast<size_t>(m)];
-    if (current[b] == version[static_cast<size_t>(m)]) return;
-    const Node& w = g.node(writer[b]);
+    int64_t b = base[static_cast<size_t>(m)];
+    if (current[static_cast<size_t>(b)] == version[static_cast<size_t>(m)]) return;
+    const Node& w = g.node(writer[static_cast<size_t>(b)]);
     std::string what = reader == count ? "the graph returns" : "node '" + g.node(reader).name + "' reads";
     throw InputError(at.loc, what + " '" + g.node(m).name + "' after '" + w.name + "' (" + w.op +
                                  ") overwrote its storage; tangle cannot give it a value");
   };
+  auto isAttr = [&](int64_t b) { return b >= count; };
+  std::vector<char> inplace(g.size());
+  std::vector<NodeId> written;
   for (NodeId id = 0; id < count; ++id) {
     const Node& n = g.node(id);
-    std::vector<NodeId> written = isRecvOp(n.op) ? firstArgTensors(n) : std::vector<NodeId>{};
-    for (NodeId m : g.operands(id))
+    inplace[static_cast<size_t>(id)] = isFunctionalizedInplace(n.op);
+    written.clear();
+    if (isRecvOp(n.op)) written = firstArgTensors(n);
+    auto read = [&](NodeId m) {
       if (std::find(written.begin(), written.end(), m) == written.end()) check(id, m, n);
-    base[static_cast<size_t>(id)] = storageKey(g, id);
-    const std::string& b = base[static_cast<size_t>(id)];
-    if (isFunctionalizedInplace(n.op)) {
+    };
+    for (const Value& a : n.args) forEachTensor(a, read);
+    for (const auto& kv : n.kwargs) forEachTensor(kv.second, read);
+    const int64_t b = base[static_cast<size_t>(id)] = storageOf(id);
+    grow(b);
+    if (inplace[static_cast<size_t>(id)]) {
       // Repeated reads of one attribute are merged into one input (p2p.h),
       // which a write between them would make wrong.
-      if (b.rfind("attr:", 0) == 0)
-        throw InputError(n.loc, "node '" + n.name + "' (" + n.op + ") writes into the attribute self." + b.substr(5) +
+      if (isAttr(b))
+        throw InputError(n.loc, "node '" + n.name + "' (" + n.op + ") writes into the attribute self." +
+                                    attrs[static_cast<size_t>(b - count)] +
                                     "; tangle needs graphs that do not mutate their attributes");
-      ++current[b];
-      writer[b] = id;
+      ++current[static_cast<size_t>(b)];
+      writer[static_cast<size_t>(b)] = id;
     }
     for (NodeId buf : written) {
-      const std::string& bb = base[static_cast<size_t>(buf)];
-      if (bb.rfind("attr:", 0) != 0) continue;  // a fresh buffer: p2p.cpp checks it is not read before
-      ++current[bb];
-      writer[bb] = id;
+      const int64_t bb = base[static_cast<size_t>(buf)];
+      if (!isAttr(bb)) continue;  // a fresh buffer: p2p.cpp checks it is not read before
+      ++current[static_cast<size_t>(bb)];
+      writer[static_cast<size_t>(bb)] = id;
     }
-    version[static_cast<size_t>(id)] = current[b];
+    version[static_cast<size_t>(id)] = current[static_cast<size_t>(b)];
   }
   for (NodeId out : g.outputNodes()) check(count, out, g.node(out));
-  for (Node& n : g.nodes) {
-    if (!isFunctionalizedInplace(n.op)) continue;
+  for (NodeId id = 0; id < count; ++id) {
+    Node& n = g.node(id);
+    if (!inplace[static_cast<size_t>(id)]) continue;
     if (isAccumulation(g, n)) {
       n.op = "tangle.accumulate.default";
       continue;

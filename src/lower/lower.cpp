@@ -1,8 +1,10 @@
 #include "lower/lower.h"
 
 #include <algorithm>
+#include <bit>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -152,6 +154,7 @@ class Lowerer {
   sym::Context& symbols_;  // learns that collective inputs have equal sizes
   std::vector<std::vector<int>> index_;  // [graph][NodeId] -> LNode or -1
   P2PLinks links_;                       // send/recv_ pairs (p2p.h)
+  bool namesUnique_ = true;              // no two nodes of the graphs share a qualified name
   struct PendingCollective {
     int lnode;
     Collective kind;
@@ -163,6 +166,10 @@ class Lowerer {
 
   void createNodes() {
     index_.resize(lg_.graphs.size());
+    size_t total = 0;
+    for (const Graph* g : lg_.graphs) total += g->size();
+    lg_.nodes.reserve(total);
+    lg_.byName.reserve(total);
     for (size_t gi = 0; gi < lg_.graphs.size(); ++gi) {
       const Graph& g = *lg_.graphs[gi];
       index_[gi].assign(g.size(), -1);
@@ -178,7 +185,7 @@ class Lowerer {
         ln.data.tuple = n.isTuple;
         int lid = static_cast<int>(lg_.nodes.size());
         index_[gi][static_cast<size_t>(id)] = lid;
-        lg_.byName.emplace(ln.name, lid);
+        if (!lg_.byName.emplace(ln.name, lid).second) namesUnique_ = false;
         lg_.nodes.push_back(std::move(ln));
         define(static_cast<int>(gi), g, id, lid);
       }
@@ -591,18 +598,30 @@ class Lowerer {
   }
 
   void markOutputs() {
-    for (auto& ln : lg_.nodes) ln.leafName = ln.name;
+    // leafOf[i]: the node whose name is i's leaf name (i itself, or the
+    // returned alias a root takes its leaf name from).
+    std::vector<int> leafOf(lg_.nodes.size());
+    for (size_t i = 0; i < leafOf.size(); ++i) leafOf[i] = static_cast<int>(i);
     for (size_t gi = 0; gi < lg_.graphs.size(); ++gi)
       for (NodeId id : lg_.graphs[gi]->outputNodes()) {
         int l = lnodeOf(static_cast<int>(gi), id);
         if (l < 0) continue;
-        LNode& root = lg_.nodes[lg_.resolve(l)];
-        if (!root.isOutput && l != lg_.resolve(l)) root.leafName = lg_.nodes[l].name;
+        int r = lg_.resolve(l);
+        LNode& root = lg_.nodes[r];
+        if (!root.isOutput && l != r) leafOf[static_cast<size_t>(r)] = l;
         root.isOutput = true;
       }
-    for (auto& ln : lg_.nodes) ln.leafAttrs = ops::tensorAttrs(ln.leafName, ln.owner);
-    for (const auto& ln : lg_.nodes)
-      if (auto id = lg_.find(ln.leafName)) lg_.byLeafAttrs.emplace(ln.leafAttrs, lg_.resolve(*id));
+    lg_.byLeafAttrs.reserve(lg_.nodes.size());
+    for (size_t i = 0; i < lg_.nodes.size(); ++i) {
+      LNode& ln = lg_.nodes[i];
+      const LNode& from = lg_.nodes[static_cast<size_t>(leafOf[i])];
+      ln.leafName = from.name;
+      ln.leafAttrs = ops::tensorAttrs(ln.leafName, ln.owner);
+      // find(leafName) is `from` itself when node names are unique (a tag's
+      // name never displaces a node's: byName keeps the first).
+      int named = namesUnique_ ? leafOf[i] : *lg_.find(ln.leafName);
+      lg_.byLeafAttrs.emplace(ln.leafAttrs, lg_.resolve(named));
+    }
   }
 
   // Common subexpressions: within one graph, a node whose definition and type
@@ -614,26 +633,64 @@ class Lowerer {
   // (random draws and uninitialized memory carry a unique attribute).
   bool mergeDuplicates() {
     bool any = false;
+    // A node's key: its graph, types and definition (operands resolved), as
+    // bytes, every list preceded by its length. The keys of a round live in
+    // one buffer; an open-addressing table maps them to their first node.
+    std::string keys;
+    auto put = [&keys](auto v) { keys.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    struct Slot {
+      size_t hash = 0, off = 0, len = 0;
+      int node = -1;
+    };
+    size_t cap = 16;
+    while (cap < 2 * lg_.nodes.size()) cap *= 2;
+    std::vector<Slot> table;
     for (bool changed = true; changed;) {
       changed = false;
-      std::unordered_map<std::string, int> seen;
+      keys.clear();
+      table.assign(cap, Slot{});
       for (size_t i = 0; i < lg_.nodes.size(); ++i) {
         const LNode& ln = lg_.nodes[i];
         if (ln.aliasOf >= 0 || ln.isInput || ln.def.nodes.empty()) continue;
-        std::string key = std::to_string(ln.graph) + (ln.data.tuple ? "|tuple" : "|");
-        for (const TensorType& t : ln.data.types) key += toString(t) + ";";
+        const size_t off = keys.size();
+        put(ln.graph);
+        put(ln.data.tuple);
+        put(ln.data.types.size());
+        for (const TensorType& t : ln.data.types) {
+          put(t.dtype);
+          put(t.shape.size());
+          for (Dim d : t.shape) put(d);
+        }
+        put(ln.def.nodes.size());
         for (const auto& tn : ln.def.nodes) {
-          key += "|" + std::to_string(tn.op) + "[" + std::to_string(eg::internAttrs(tn.attrs)) + "]";
+          put(tn.op);
+          put(eg::internAttrs(tn.attrs));
+          put(tn.children.size());
           for (const auto& r : tn.children) {
-            if (r.kind == CanonTerm::Ref::Kind::Operand) key += " o" + std::to_string(lg_.resolve(r.operand));
-            else if (r.kind == CanonTerm::Ref::Kind::Local) key += " l" + std::to_string(r.local);
-            else key += " s" + fmt::format("{}", r.scalar);
+            put(r.kind);
+            if (r.kind == CanonTerm::Ref::Kind::Operand) put(lg_.resolve(r.operand));
+            else if (r.kind == CanonTerm::Ref::Kind::Local) put(r.local);
+            else put(std::bit_cast<uint64_t>(r.scalar));
           }
         }
-        auto [it, fresh] = seen.emplace(std::move(key), static_cast<int>(i));
-        if (fresh) continue;
-        lg_.nodes[i].aliasOf = it->second;
-        changed = any = true;
+        const size_t len = keys.size() - off;
+        const std::string_view key(keys.data() + off, len);
+        const size_t h = std::hash<std::string_view>{}(key);
+        size_t at = h & (cap - 1);
+        while (table[at].node >= 0 &&
+               !(table[at].hash == h && table[at].len == len && std::string_view(keys.data() + table[at].off, len) == key))
+          at = (at + 1) & (cap - 1);
+        if (table[at].node < 0) {
+          table[at] = Slot{h, off, len, static_cast<int>(i)};
+          continue;
+        }
+        keys.resize(off);  // a duplicate: its key is the first node's
+        lg_.nodes[i].aliasOf = table[at].node;
+        any = true;
+        // Only a reader keyed before this merge (an earlier node: a pipeline's
+        // recv reads a later rank) can have a new key in another round; without
+        // one, that round would find nothing.
+        for (int u : lg_.users[i]) changed = changed || u < static_cast<int>(i);
       }
     }
     return any;
@@ -701,22 +758,113 @@ void checkSymbolicSlice(const LGraph& lg, const LNode& n, const sym::Context& ct
   }
 }
 
-// One e-graph serves a batch of nodes: building one per node was most of the
-// cost on large graphs. Sharing is exact: addDefinition only adds (no merges),
-// so a node's root data is inferred from its operands' annotations alone.
+// One e-graph serves many nodes, and its leaves stand for data, not tensors:
+// type inference reads only the operands' data (ops::inferData), so every
+// tensor of one data shares the leaf of the first tensor seen with it, and
+// the e-graph's hash-consing infers each distinct definition over distinct
+// data once (ranks and layers repeat each other). Adding only adds (no
+// merges), so a node's root data is inferred from its operands' annotations
+// alone, as a fresh e-graph per node would.
 void checkAnnotatedShapes(const LGraph& lg, const sym::Context& symbols) {
-  constexpr size_t kBatch = 256;  // bounds the shared e-graph's size
+  constexpr size_t kMaxENodes = size_t{1} << 16;  // bounds the shared e-graph's size
   std::optional<eg::EGraph> shared;
-  size_t used = 0;
+  std::unordered_map<std::string, int> firstOfData;  // data (as bytes) -> the first tensor with it
+  std::vector<int> standIn(lg.nodes.size(), -1);
+  std::string key;
+  auto put = [&key](auto v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  auto standInOf = [&](int o) {
+    o = lg.resolve(o);
+    int& s = standIn[static_cast<size_t>(o)];
+    if (s < 0) {
+      const eg::ClassData& d = lg.nodes[static_cast<size_t>(o)].data;
+      key.clear();
+      put(d.tuple);
+      put(d.types.size());
+      for (const TensorType& t : d.types) {
+        put(t.dtype);
+        put(t.shape.size());
+        for (Dim x : t.shape) put(x);
+      }
+      put(d.constant.has_value());
+      put(std::bit_cast<uint64_t>(d.constant.value_or(0.0)));
+      s = firstOfData.emplace(key, o).first->second;
+    }
+    return s;
+  };
+  // A node's signature: its annotated types and its definition over its
+  // operands' stand-ins. Two nodes of one signature infer one result and
+  // compare it with one annotation: the second is already checked (and the
+  // first interned every attribute and constant the second would).
+  std::unordered_set<std::string> checked;
+  std::string sig;
+  auto sput = [&sig](auto v) { sig.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  auto signature = [&](const LNode& n) {
+    sig.clear();
+    sput(n.data.types.size());
+    for (const TensorType& t : n.data.types) {
+      sput(t.dtype);
+      sput(t.shape.size());
+      for (Dim x : t.shape) sput(x);
+    }
+    for (const auto& tn : n.def.nodes) {
+      sput(tn.op);
+      sput(tn.attrs.size());
+      for (const eg::Attr& a : tn.attrs) {
+        sput(a.kind);
+        sput(a.i);
+        sput(std::bit_cast<uint64_t>(a.f));
+        sput(a.list.size());
+        for (int64_t v : a.list) sput(v);
+      }
+      sput(tn.children.size());
+      for (const auto& r : tn.children) {
+        sput(r.kind);
+        if (r.kind == CanonTerm::Ref::Kind::Operand) sput(standInOf(r.operand));
+        else if (r.kind == CanonTerm::Ref::Kind::Local) sput(r.local);
+        else sput(std::bit_cast<uint64_t>(r.scalar));
+      }
+    }
+  };
+  auto leafFor = [&](eg::EGraph& g, int o) { return addLeaf(g, lg, standInOf(o)); };
+  const eg::Symbol constant = ops::syms().constant;
+  std::vector<eg::Id> local;
   for (size_t i = 0; i < lg.nodes.size(); ++i) {
     const LNode& n = lg.nodes[i];
     if (n.aliasOf >= 0 || n.isInput || n.def.nodes.empty() || n.data.types.empty()) continue;
     checkSymbolicSlice(lg, n, symbols);
-    if (!shared || used++ % kBatch == 0) shared.emplace(ops::inferData, &symbols);
+    signature(n);
+    if (checked.count(sig)) continue;
+    if (!shared || shared->numNodes() > kMaxENodes) shared.emplace(ops::inferData, &symbols);
     eg::EGraph& g = *shared;
-    auto root = addDefinition(g, lg, static_cast<int>(i));
-    if (!root) continue;  // not inferable here (opaque parts, untyped operands): nothing to compare
-    const eg::ClassData& got = g.data(*root);
+    local.clear();
+    bool inferable = true;
+    for (const auto& tn : n.def.nodes) {
+      eg::ENode en;
+      en.op = tn.op;
+      en.attrs = eg::internAttrs(tn.attrs);
+      for (const auto& r : tn.children) {
+        switch (r.kind) {
+          case CanonTerm::Ref::Kind::Operand: en.children.push_back(leafFor(g, r.operand)); break;
+          case CanonTerm::Ref::Kind::Local: en.children.push_back(local[static_cast<size_t>(r.local)]); break;
+          case CanonTerm::Ref::Kind::Scalar: {
+            eg::ENode c;
+            c.op = constant;
+            c.attrs = eg::internAttrs({eg::Attr::real(r.scalar)});
+            en.children.push_back(g.add(c));
+            break;
+          }
+        }
+      }
+      auto added = g.tryAdd(std::move(en));
+      if (!added) {
+        inferable = false;
+        break;
+      }
+      local.push_back(*added);
+    }
+    checked.insert(sig);
+    if (!inferable || local.empty()) continue;  // not inferable here (opaque parts, untyped operands): nothing to compare
+    const eg::ClassData& got = g.data(local.back());
     if (got.types.size() != n.data.types.size()) continue;
     for (size_t k = 0; k < got.types.size(); ++k) {
       const TensorType& want = n.data.types[k];

@@ -98,7 +98,7 @@ P2PLinks linkPointToPoint(const std::vector<const Graph*>& graphs) {
   // Reads of receive buffers; repeated reads of one attribute.
   for (int gi = 0; gi < ranks; ++gi) {
     const Graph& g = *graphs[static_cast<size_t>(gi)];
-    auto users = graphUsers(g);
+    std::vector<std::vector<NodeId>> users;  // graphUsers(g), once a fresh buffer needs it
     // attribute -> receives into it, in order: (position, sender value)
     std::unordered_map<std::string, std::vector<std::pair<NodeId, std::pair<int, NodeId>>>> writes;
     for (auto& [key, value] : received) {
@@ -113,6 +113,7 @@ P2PLinks linkPointToPoint(const std::vector<const Graph*>& graphs) {
       // A fresh buffer (torch.empty): defined for the receive, read only after it.
       if (sk != "node:" + std::to_string(buf))
         throw p2pError(g.node(rnode), "receives into a view ('" + b.name + "'); tangle needs a whole buffer");
+      if (users.empty()) users = graphUsers(g);
       for (NodeId pos : readPositions(g, buf, users, {rnode}))
         if (pos < rnode)
           throw p2pError(g.node(pos), "reads '" + b.name + "' before '" + g.node(rnode).name + "' receives into it");

@@ -42,7 +42,12 @@ std::optional<OpMap> sliceMap(const eg::AttrList& a, const interp::Shape& x, siz
   int64_t count = (*e - *s + *st - 1) / *st;
   OpMap m{x, {}};
   m.shape[static_cast<size_t>(*d)] = count;
-  if (inner == 0 || count == 0) return m;
+  if (inner == 0 || count == 0 || outer == 0) return m;
+  // Too many runs known before building them: a partial slice (step 1) is one
+  // run per outer index; with a step, count runs per outer index, of which
+  // only a last and the next first may merge.
+  if (*st == 1 && count < D && outer > static_cast<int64_t>(maxRuns)) return std::nullopt;
+  if (*st > 1 && outer * count - (outer - 1) > static_cast<int64_t>(maxRuns)) return std::nullopt;
   for (int64_t o = 0; o < outer; ++o) {
     if (*st == 1) {
       append(m.runs, Run{0, (o * D + *s) * inner, count * inner});
@@ -68,6 +73,11 @@ std::optional<OpMap> concatMap(const eg::AttrList& a, const std::vector<interp::
     m.shape[dd] += x[dd];
   }
   int64_t outer = prod(xs[0], 0, dd), inner = prod(xs[0], dd + 1, xs[0].size());
+  // Blocks of two or more children never merge (their sources differ): one
+  // run per non-empty block, known before building them.
+  int64_t blocks = 0;
+  for (const interp::Shape& x : xs) blocks += x[dd] * inner > 0 ? 1 : 0;
+  if (blocks >= 2 && outer > static_cast<int64_t>(maxRuns) / blocks) return std::nullopt;
   for (int64_t o = 0; o < outer; ++o) {
     for (size_t c = 0; c < xs.size(); ++c) {
       int64_t block = xs[c][dd] * inner;

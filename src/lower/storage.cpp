@@ -34,10 +34,12 @@ bool isViewLikeOp(const std::string& op) {
 }
 
 bool isFunctionalizedInplace(const std::string& op) {
-  std::string_view b = baseName(op);
+  // baseName(op) is one of these: op is one, or one and a suffix baseName strips
+  // (the test of every op of every graph, so no suffix loop for the others).
   // copy_(dst, src): DDP's reducer writes each reduced gradient back with it.
   for (std::string_view o : {"aten.add_", "aten.sub_", "aten.mul_", "aten.div_", "aten.copy_"})
-    if (b == o) return true;
+    if (op.size() >= o.size() && std::string_view(op).substr(0, o.size()) == o)
+      return op.size() == o.size() || baseName(op) == o;
   return false;
 }
 

@@ -130,6 +130,38 @@ TEST(RunMap, SliceConcatReshapeTransposeMatchTheirElementGathers) {
   }
 }
 
+// A map is refused exactly when it has more runs than allowed, whether the
+// count is known before building it (partial slices, concats) or not.
+TEST(RunMap, RefusesExactlyTheMapsOfMoreRunsThanAllowed) {
+  std::mt19937 rng(11);
+  auto uni = [&](int64_t a, int64_t b) { return std::uniform_int_distribution<int64_t>(a, b)(rng); };
+  const ops::Syms& s = ops::syms();
+  auto check = [&](eg::Symbol op, const eg::AttrList& attrs, const std::vector<interp::Shape>& kids) {
+    auto full = runs::opMap(op, attrs, kids, 1 << 20);
+    ASSERT_TRUE(full.has_value());
+    for (size_t limit = 0; limit <= full->runs.size() + 1; ++limit) {
+      auto m = runs::opMap(op, attrs, kids, limit);
+      EXPECT_EQ(m.has_value(), full->runs.size() <= limit) << eg::symbolName(op) << " " << eg::toString(attrs) << " limit " << limit;
+      if (m) {
+        EXPECT_EQ(m->runs, full->runs);
+      }
+    }
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    interp::Shape x;
+    for (int64_t d = 0, r = uni(1, 4); d < r; ++d) x.push_back(uni(0, 5));
+    int64_t rank = static_cast<int64_t>(x.size()), d = uni(0, rank - 1);
+    int64_t lo = uni(0, x[d]), hi = uni(lo, x[d]), step = uni(1, 3);
+    check(s.slice, {eg::Attr::integer(d), eg::Attr::integer(lo), eg::Attr::integer(hi), eg::Attr::integer(step)}, {x});
+    std::vector<interp::Shape> parts;
+    for (int64_t k = 0, n = uni(1, 4); k < n; ++k) {
+      parts.push_back(x);
+      parts.back()[d] = uni(0, 3);
+    }
+    check(s.concat, {eg::Attr::integer(d)}, parts);
+  }
+}
+
 TEST(RunMap, ComposeTakesEachRunsRangeOfItsChild) {
   // child 0 is [a0..a3, b0..b3], child 1 is [c5..c7]
   runs::Runs k0{{10, 0, 4}, {11, 0, 4}}, k1{{12, 5, 3}};

@@ -219,5 +219,66 @@ TEST(Lower, DuplicateNodesOfAGraphAreMerged) {
   EXPECT_EQ(s.operands[0], id("D0.ua"));
 }
 
+// A node can read a later one (a pipeline's stage receives what a later rank
+// sends back): merging that one gives the reader a new key, and the readers
+// merge in another round.
+TEST(Lower, ReadersOfALaterRanksMergedNodesMergeToo) {
+  std::vector<Graph> g;
+  g.push_back(rank("x: \"f32[4, 2]\"",
+                   "c0: \"f32[4, 2]\" = self._tensor_constant0\n"
+                   "pg = self._torchbind_obj0\n"
+                   "r0 = torch.ops.c10d.recv_.default([c0], pg, 1, 0)\n"
+                   "c1: \"f32[4, 2]\" = self._tensor_constant1\n"
+                   "r1 = torch.ops.c10d.recv_.default([c1], pg, 1, 0)\n"
+                   "u0: \"f32[4, 2]\" = self._tensor_constant0\n"
+                   "u1: \"f32[4, 2]\" = self._tensor_constant1\n"
+                   "y0: \"f32[4, 2]\" = torch.ops.aten.relu.default(u0)\n"
+                   "y1: \"f32[4, 2]\" = torch.ops.aten.relu.default(u1)\n"
+                   "return (y0, y1)",
+                   "r0.py"));
+  g.push_back(rank("x: \"f32[4, 2]\"",
+                   "a: \"f32[4, 2]\" = torch.ops.aten.neg.default(x)\n"
+                   "b: \"f32[4, 2]\" = torch.ops.aten.neg.default(x)\n"
+                   "pg = self._torchbind_obj0\n"
+                   "s0 = torch.ops.c10d.send.default([a], pg, 0, 0)\n"
+                   "s1 = torch.ops.c10d.send.default([b], pg, 0, 0)\n"
+                   "return (x,)",
+                   "r1.py"));
+  sym::Context ctx;
+  LGraph lg = lowerImpl(g, {}, ctx);
+  auto id = [&](const std::string& n) { return lg.resolve(lg.find(n).value()); };
+  EXPECT_EQ(id("D0.u1"), id("D1.a"));
+  EXPECT_EQ(id("D0.y1"), id("D0.y0"));
+}
+
+// The shape check infers each distinct definition over distinct operand
+// types once; a node like a checked one but annotated otherwise, on another
+// rank or the same one, is still checked.
+TEST(Lower, AnAnnotationUnlikeAnEqualDefinitionsIsStillChecked) {
+  sym::Context symbols;
+  const std::string good = "a: \"f32[4, 4]\" = torch.ops.aten.mm.default(x, w)\n";
+  auto ranks = [&](const std::string& second) {
+    std::vector<Graph> g;
+    g.push_back(rank("x: \"f32[4, 2]\", w: \"f32[2, 4]\"", good + "return (a,)", "r0.py"));
+    g.push_back(rank("x: \"f32[4, 2]\", w: \"f32[2, 4]\"", second, "r1.py"));
+    return g;
+  };
+  auto shapeError = [&](const std::vector<Graph>& g) -> std::string {
+    LGraph lg = lowerImpl(g, {}, symbols);
+    try {
+      checkAnnotatedShapes(lg, symbols);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(shapeError(ranks(good + "return (a,)")), "");
+  std::string other = shapeError(ranks("a: \"f32[4, 5]\" = torch.ops.aten.mm.default(x, w)\nreturn (a,)"));
+  EXPECT_NE(other.find("r1.py"), std::string::npos) << other;
+  EXPECT_NE(other.find("annotated f32[4, 5]"), std::string::npos) << other;
+  std::string same = shapeError(ranks(good + "b: \"f32[4, 3]\" = torch.ops.aten.mm.default(x, w)\nreturn (a, b)"));
+  EXPECT_NE(same.find("node 'b' is annotated f32[4, 3]"), std::string::npos) << same;
+}
+
 }  // namespace
 }  // namespace tangle

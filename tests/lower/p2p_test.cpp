@@ -3,6 +3,7 @@
 #include "../fx_text.h"
 #include "lower/inplace.h"
 #include "lower/lower.h"
+#include "lower/storage.h"
 
 #include <gtest/gtest.h>
 
@@ -108,6 +109,27 @@ TEST(Inplace, AccumulationBecomesASumAndStaleReadsAreRefused) {
       "y: \"f32[4, 2]\" = torch.ops.aten.mul.Tensor(c0, x)\n"
       "return (y,)";
   EXPECT_THROW(rank(early, "early.py"), InputError);
+  // arithmetic into an attribute (through a view of it): refused, naming it
+  std::string attr =
+      "p: \"f32[4, 2]\" = self.layer.weight\n"
+      "v: \"f32[4, 2]\" = torch.ops.aten.detach.default(p)\n"
+      "b: \"f32[4, 2]\" = torch.ops.aten.mul_.Tensor(v, x)\n"
+      "return (b,)";
+  try {
+    rank(attr, "attr.py");
+    ADD_FAILURE() << "a write into an attribute was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("self.layer.weight"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Inplace, TheFunctionalizedOpsAreTheArithmeticAndCopyOfATen) {
+  for (const char* op : {"aten.add_.Tensor", "aten.add_", "aten.sub_.Tensor", "aten.mul_.Tensor", "aten.div_.Tensor",
+                         "aten.copy_.default", "aten.copy_"})
+    EXPECT_TRUE(isFunctionalizedInplace(op)) << op;
+  for (const char* op : {"aten.add.Tensor", "aten.add_.out", "aten.add_.Tensor.default", "aten.addmm_.default",
+                         "aten.copy", "aten._copy_.default", "c10d.recv_.default", "aten.add"})
+    EXPECT_FALSE(isFunctionalizedInplace(op)) << op;
 }
 
 }  // namespace
