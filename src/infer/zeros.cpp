@@ -18,7 +18,7 @@ std::optional<eg::Id> zerosOf(eg::EGraph& g, const TensorType& t) {
     if (isSymbolic(d)) return std::nullopt;
     shape.push_back(d);
   }
-  return g.tryAdd(eg::ENode{ops::syms().expand, eg::internAttrs({eg::Attr::ints(shape)}), {constNode(g, 0)}});
+  return ops::addSplat(g, t.dtype, shape, 0);  // of the region's dtype
 }
 
 eg::Id sliceOf(eg::EGraph& g, eg::Id x, int64_t dim, int64_t start, int64_t end) {
@@ -96,7 +96,7 @@ bool termZero(const CanonTerm& def, size_t i, const std::vector<char>& zero) {
   auto any = std::any_of(n.children.begin(), n.children.end(), childZero);
   auto all = std::all_of(n.children.begin(), n.children.end(), childZero);
   if (n.op == y.mm || n.op == y.bmm || n.op == y.matmul || n.op == y.mul) return any;
-  if (n.op == y.div) return childZero(n.children[0]);
+  if (n.op == y.div || n.op == y.cast) return childZero(n.children[0]);  // cast: a typed splat's constant
   const ops::OpDef* info = ops::find(n.op);
   if (n.op == y.sum || n.op == y.add || n.op == y.sub || n.op == y.neg || (info && info->gather)) return all;
   return false;

@@ -156,6 +156,15 @@ bool isZeroTermOperand(const EGraph& g, eg::Symbol sym, Id c, bool onLeft) {
   return sym == o.add || (sym == o.sub && !onLeft);
 }
 
+std::optional<Id> makeSplat(EGraph& g, const TensorType& t, double v) {
+  std::vector<int64_t> shape;
+  for (Dim d : t.shape) {
+    if (isSymbolic(d)) return std::nullopt;
+    shape.push_back(d);
+  }
+  return ops::addSplat(g, t.dtype, shape, v);
+}
+
 Id makeConstant(EGraph& g, double v) {
   static const eg::Symbol sym = ops::syms().constant;
   return g.add(ENode{sym, eg::internAttrs({Attr::real(v)}), {}});

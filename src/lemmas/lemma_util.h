@@ -65,6 +65,9 @@ bool isZeroTermOperand(const EGraph& g, eg::Symbol sym, Id c, bool onLeft);
 // const[v]: a 0-d scalar constant.
 Id makeConstant(EGraph& g, double v);
 std::optional<Id> make(EGraph& g, eg::Symbol sym, AttrList attrs, std::vector<Id> children);
+// A splat of v of type t (its dtype and concrete shape): expand[shape](cast[dtype](const v)),
+// see ops::addSplat. nullopt for a symbolic shape.
+std::optional<Id> makeSplat(EGraph& g, const TensorType& t, double v);
 // slice[dim, start, end, 1] x; the full range gives x itself. Bounds may be
 // symbolic Dims (type inference checks they are provably in range).
 std::optional<Id> makeSlice(EGraph& g, Id x, int64_t dim, Dim start, Dim end);

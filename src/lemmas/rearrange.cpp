@@ -163,23 +163,20 @@ std::optional<Id> regroupConcat(EGraph& g, const Match& m) {
 }
 
 // A splat of a constant (zeros padding a gradient: slice_backward) cut along
-// `dim` into pieces of `sizes`: expand[piece shape](c) each. Only concrete shapes.
+// `dim` into pieces of `sizes`: a splat of c of the piece's shape and c's dtype each (makeSplat).
+// Only concrete shapes.
 std::optional<std::vector<Id>> splatPieces(EGraph& g, Id c, int64_t dim, const std::vector<Dim>& sizes) {
   const eg::ClassData& data = g.data(c);
   const TensorType* t = data.tensor();
   if (!data.constant || !t || dim < 0 || dim >= t->rank()) return std::nullopt;
-  std::vector<int64_t> shape;
-  for (Dim x : t->shape) {
-    if (isSymbolic(x)) return std::nullopt;
-    shape.push_back(x);
-  }
+  TensorType pieceType = *t;
   std::vector<Id> out;
   int64_t total = 0;
   for (Dim len : sizes) {
     if (isSymbolic(len)) return std::nullopt;
-    shape[static_cast<size_t>(dim)] = len;
+    pieceType.shape[static_cast<size_t>(dim)] = len;
     total += len;
-    auto piece = make(g, op().expand, {Attr::ints(shape)}, {makeConstant(g, *data.constant)});
+    auto piece = makeSplat(g, pieceType, *data.constant);
     if (!piece) return std::nullopt;
     out.push_back(*piece);
   }

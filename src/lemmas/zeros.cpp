@@ -22,12 +22,7 @@ Apply productOfZeros(std::vector<std::string> operands) {
     for (const auto& v : operands) zero = zero || isZeroSplat(g, m.subst.cls(v));
     const TensorType* t = typeOf(g, m.eclass);
     if (!zero || !t || isZeroSplat(g, m.eclass)) return std::nullopt;
-    std::vector<int64_t> shape;
-    for (Dim d : t->shape) {
-      if (isSymbolic(d)) return std::nullopt;
-      shape.push_back(d);
-    }
-    return make(g, op().expand, {Attr::ints(shape)}, {makeConstant(g, 0)});
+    return makeSplat(g, *t, 0);
   };
 }
 
@@ -69,22 +64,18 @@ Apply contractedWithZeros(eg::Symbol sym, bool lhs, int64_t kd, int64_t od) {
   };
 }
 
-// expand[shape](c) for a class known to be a splat of the constant c that
-// has no such node yet: zeros of one shape, however computed, become one
-// class (else each rearrangement of zeros is a class of its own, and sums
-// over them grow without end).
+// expand[shape](cast[dt](c)) for a class known to be a splat of the constant
+// c that has no expand node yet: zeros of one shape and dtype, however
+// computed, become one class (else each rearrangement of zeros is a class of
+// its own, and sums over them grow without end). Of one dtype only: zeros in
+// f16 and zeros in f32 are different tensors (makeSplat).
 std::optional<Id> canonicalSplat(EGraph& g, const Match& m) {
   const eg::ClassData& d = g.data(m.eclass);
   const TensorType* t = d.tensor();
   if (!d.constant || !t || t->shape.empty()) return std::nullopt;
-  std::vector<int64_t> shape;
-  for (Dim x : t->shape) {
-    if (isSymbolic(x)) return std::nullopt;
-    shape.push_back(x);
-  }
   for (const eg::ENode& n : g.eclass(m.eclass).nodes)
     if (n.op == op().expand) return std::nullopt;
-  return make(g, op().expand, {Attr::ints(shape)}, {makeConstant(g, *d.constant)});
+  return makeSplat(g, *t, *d.constant);
 }
 
 // add(x, zeros) = x (and zeros + x, x - zeros) for an all-zero tensor operand,
@@ -174,9 +165,9 @@ std::optional<Id> addOfDisjointPieces(EGraph& g, const Match& m) {
       for (const Run& r : runs) {
         std::optional<Id> part;
         if (!r.src) {
-          std::vector<int64_t> zs = shape;
-          zs[*d] = r.end - r.start;
-          part = make(g, op().expand, {Attr::ints(zs)}, {makeConstant(g, 0)});
+          TensorType zs = *out;
+          zs.shape[*d] = r.end - r.start;
+          part = makeSplat(g, zs, 0);
         } else {
           part = makeSlice(g, r.src->id, *d, r.start - r.src->start, r.end - r.src->start);
         }

@@ -36,6 +36,10 @@ CanonTerm::Ref operand(NodeId id);
 CanonTerm::Ref scalar(double v);
 // Appends op[attrs](kids) to `out`; returns a reference to it.
 CanonTerm::Ref emit(CanonTerm& out, std::string_view op, eg::AttrList attrs, std::vector<CanonTerm::Ref> kids);
+// The number v spread over `sizes` in dtype dt: expand[sizes](cast[dt](const v)), the form of
+// ops::addSplat (a bare const has no dtype: zeros of one shape in f16 and in f32 would be one
+// e-class). dt Unknown: expand[sizes](const v).
+CanonTerm::Ref splat(CanonTerm& out, std::vector<int64_t> sizes, double v, DType dt);
 }  // namespace canon
 
 // Canonical form of call node `id` (not placeholder/output/getitem/collectives).

@@ -210,7 +210,7 @@ bool sliceBackward(const Graph& g, const Node& n, CanonTerm& out) {
   auto zeros = [&](int64_t len) {
     std::vector<int64_t> shape = sizes;
     shape[*d] = len;
-    return emit(out, "expand", {Attr::ints(shape)}, {scalar(0)});
+    return canon::splat(out, shape, 0, gt->dtype);
   };
   std::vector<Ref> pieces;
   if (s > 0) pieces.push_back(zeros(s));
@@ -252,7 +252,7 @@ bool selectBackward(const Graph& g, const Node& n, CanonTerm& out) {
   auto zeros = [&](int64_t len) {
     std::vector<int64_t> shape = sizes;
     shape[*d] = len;
-    return emit(out, "expand", {Attr::ints(shape)}, {scalar(0)});
+    return canon::splat(out, shape, 0, gt->dtype);
   };
   std::vector<Ref> pieces;
   if (i > 0) pieces.push_back(zeros(i));
@@ -308,7 +308,7 @@ bool likeConstant(const Node& n, std::optional<double> value, CanonTerm& out) {
     sizes.push_back(d);
   }
   if (sizes.empty()) emit(out, "const", {Attr::real(*value)}, {});
-  else emit(out, "expand", {Attr::ints(sizes)}, {scalar(*value)});
+  else canon::splat(out, sizes, *value, n.type->dtype);
   return true;
 }
 
@@ -434,7 +434,7 @@ bool filledTo(const Value* sizes, double value, CanonTerm& out, const TensorType
     dims = type->shape;
   }
   if (dims.empty()) emit(out, "const", {eg::Attr::real(value)}, {});
-  else emit(out, "expand", {eg::Attr::ints(dims)}, {scalar(value)});
+  else splat(out, dims, value, type ? type->dtype : DType::Unknown);
   return true;
 }
 

@@ -231,6 +231,11 @@ Ref emit(CanonTerm& out, std::string_view op, eg::AttrList attrs, std::vector<Re
   r.local = static_cast<int>(out.nodes.size()) - 1;
   return r;
 }
+Ref splat(CanonTerm& out, std::vector<int64_t> sizes, double v, DType dt) {
+  Ref c = scalar(v);
+  if (dt != DType::Unknown) c = emit(out, "cast", {eg::Attr::str(dtypeName(dt))}, {c});
+  return emit(out, "expand", {eg::Attr::ints(std::move(sizes))}, {c});
+}
 }  // namespace canon
 
 std::optional<CanonTerm> canonicalizeFunctionalized(const Graph& g, NodeId af, int64_t k) {

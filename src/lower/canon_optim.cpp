@@ -115,7 +115,7 @@ bool constantPad(const Graph& g, const Node& n, CanonTerm& out) {
     auto fill = [&](int64_t width) {
       std::vector<int64_t> s = shape;
       s[static_cast<size_t>(d)] = width;
-      return emit(out, "expand", {Attr::ints(s)}, {scalar(*value)});
+      return canon::splat(out, s, *value, xt->dtype);
     };
     if (left > 0) pieces.push_back(fill(left));
     pieces.push_back(cur);

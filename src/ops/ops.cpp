@@ -148,6 +148,18 @@ bool isCleanNode(const eg::ENode& n) {
   return def && def->clean;
 }
 
+std::optional<eg::Id> addSplat(eg::EGraph& g, DType dt, const std::vector<int64_t>& shape, double v) {
+  const Syms& y = syms();
+  eg::Id c = g.add(eg::ENode{y.constant, eg::internAttrs({eg::Attr::real(v)}), {}});
+  if (dt != DType::Unknown) {
+    auto typed = g.tryAdd(eg::ENode{y.cast, eg::internAttrs({eg::Attr::str(dtypeName(dt))}), {c}});
+    if (!typed) return std::nullopt;
+    c = *typed;
+  }
+  if (shape.empty()) return c;
+  return g.tryAdd(eg::ENode{y.expand, eg::internAttrs({eg::Attr::ints(shape)}), {c}});
+}
+
 const Syms& syms() {
   static const Syms s = [] {
     // Every name must be a record: a typo here would silently make an opaque op.

@@ -106,6 +106,12 @@ inline std::optional<Owner> tensorOwner(const eg::ENode& n) { return tensorOwner
 // The attributes of a tensor leaf: [Str name, Int owner.rank].
 eg::AttrsId tensorAttrs(std::string_view name, Owner owner);
 
+// A splat of the number v of dtype dt, shaped `shape`: expand[shape](cast[dt](const v))
+// (cast[dt](const v) when 0-d). A bare const has no dtype, so expand of it alone would be one
+// class for every dtype: an f16 tensor of zeros and an f32 one would merge through it. dt
+// Unknown (an untyped graph) gives expand[shape](const v). nullopt when ill-typed.
+std::optional<eg::Id> addSplat(eg::EGraph& g, DType dt, const std::vector<int64_t>& shape, double v);
+
 // The interned symbol of every built-in operator, for code that names one.
 struct Syms {
   eg::Symbol tensor, constant, slice, concat, transpose, permute, reshape, sum, getitem, split, expand;

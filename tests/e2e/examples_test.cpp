@@ -275,6 +275,21 @@ TEST_F(Examples, CastOfTheSameValueBehindAViewHasNoPrecisionNote) {
   EXPECT_FALSE(j.contains("precision_note")) << j.dump(2);
 }
 
+// --- examples/precision/cast_of_padding: one rank's shard is empty, padded with zeros and cast -----
+// The padding's cast converts only zeros: exact in every float dtype, so no note (FSDP2's float16
+// step with more ranks than rows listed every empty shard's padding cast). Padded with 0.1, which
+// f16 rounds, the cast is named.
+TEST_F(Examples, CastOfZeroPaddingHasNoPrecisionNote) {
+  RunResult r = check("precision/cast_of_padding");
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "S._to_copy = D0._to_copy")) << describe(r);
+  EXPECT_FALSE(contains(r.out, "precision differs")) << describe(r);
+  RunResult rounded = runTangle({"check", examplePath("precision/cast_of_padding/nonzero.rel")});
+  EXPECT_EQ(rounded.exitCode, 0) << describe(rounded);
+  EXPECT_TRUE(contains(rounded.out, "precision differs at D1._to_copy (") && contains(rounded.out, "f32 -> f16"))
+      << describe(rounded);
+}
+
 // --- examples/precision/scale_after_cast: x * 3 rounded once in bf16 (spec), or cast then scaled --
 // The spec's cast is related to the ranks' products (computed in bf16, after their casts): the
 // rounding really differs, and the note names the cast of each side.

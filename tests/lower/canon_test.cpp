@@ -262,6 +262,20 @@ TEST(Canon, MaskingIndexingAndDropout) {
 
 // The backward of a routed expert (switch MLP): relu's threshold_backward, x[idx]'s new_zeros, and
 // zeros of a data-dependent (unbacked) size, whose shape comes from the annotation.
+TEST(Canon, ZeroPaddingHasTheGradientsDtype) {
+  // slice_backward's zeros are a splat typed like its gradient: an f16 and an
+  // f32 gradient padded alike read two different zero tensors (a bare
+  // expand(0) would be one e-class for both dtypes).
+  Graph g = fx("a: \"f16[2, 3]\", b: \"f32[2, 3]\", c: \"bf16[3, 3]\"",
+               "sa: \"f16[4, 3]\" = torch.ops.aten.slice_backward.default(a, [4, 3], 0, 2, 4, 1)\n"
+               "sb: \"f32[4, 3]\" = torch.ops.aten.slice_backward.default(b, [4, 3], 0, 2, 4, 1)\n"
+               "sc: \"bf16[3, 2, 3]\" = torch.ops.aten.select_backward.default(c, [3, 2, 3], 1, 0)\n"
+               "return (sa, sb, sc)");
+  EXPECT_EQ(canon(g, "sa"), "(concat[0] (expand[[2, 3]] (cast[\"f16\"] #0)) a)");
+  EXPECT_EQ(canon(g, "sb"), "(concat[0] (expand[[2, 3]] (cast[\"f32\"] #0)) b)");
+  EXPECT_EQ(canon(g, "sc"), "(concat[1] (reshape[[3, 1, 3]] c) (expand[[3, 1, 3]] (cast[\"bf16\"] #0)))");
+}
+
 TEST(Canon, RoutedBackwardOps) {
   Graph g = fx("x: \"f32[4, 3]\", g: \"f32[4, 3]\", idx: \"i64[u0, 1]\"",
                "tb: \"f32[4, 3]\" = torch.ops.aten.threshold_backward.default(g, x, 0)\n"
@@ -271,10 +285,10 @@ TEST(Canon, RoutedBackwardOps) {
                "bad: \"f32[u0, 2, 3]\" = torch.ops.aten.zeros.default([n, 1, 3], dtype = torch.float32)\n"
                "return (tb,)");
   EXPECT_EQ(canon(g, "tb"), "(where (le x #0) #0 g)");
-  EXPECT_EQ(canon(g, "nz"), "(expand[[4, 3]] #0)");
+  EXPECT_EQ(canon(g, "nz"), "(expand[[4, 3]] (cast[\"f32\"] #0))");
   std::string z = canon(g, "z");
   EXPECT_EQ(z.rfind("(expand[[", 0), 0u) << z;
-  EXPECT_NE(z.find(", 1, 3]] #0)"), std::string::npos) << z;
+  EXPECT_NE(z.find(", 1, 3]] (cast[\"f32\"] #0))"), std::string::npos) << z;
   // an annotation that disagrees with the list's concrete sizes is not trusted: the call stays opaque
   EXPECT_EQ(canon(g, "bad").rfind("(aten.zeros.default", 0), 0u) << canon(g, "bad");
 }

@@ -496,6 +496,38 @@ def test_real_fsdp_with_empty_shards_summed_loss_is_a_violation(fsdp_narrow):
     assert r.failure is not None and r.failure.op == "aten.div.Tensor", r.report
 
 
+# ---- FSDP2 with float16 mixed precision over 8 ranks: ranks 4-7 hold empty shards of the 4-row last
+# layer, their padding (f32 zeros) cast into the f16 buffer. Both cases in one capture process (~6 s CPU).
+_FP16_W8 = {k: _GAPS[k] for k in ("mp_fp16", "mp_fp16_not_predivided")}
+
+
+@pytest.fixture(scope="module")
+def fsdp_fp16_w8(tmp_path_factory):
+    return _capture_fsdp_cases(tmp_path_factory, "fsdp_fp16_w8", _FP16_W8, 8)
+
+
+def test_real_fsdp_fp16_with_empty_shards_refines(fsdp_fp16_w8):
+    # The zeros of the f16 padding and of the f32 gradients are different tensors: a splat is typed
+    # (ops::addSplat). When both were expand(0) over the dtype-less literal, one class held an f16 and
+    # an f32 tensor: a type conflict, and the check was inconclusive.
+    from tangle import pp
+    out = fsdp_fp16_w8 / "mp_fp16"
+    assert '_fsdp_shard2: "f32[0, 16]"' in (out / "impl.r4.py").read_text()
+    r = tangle.check(pp.write_relation(str(out), 8), tangle=str(TANGLE))
+    assert r.verdict == "refines", r.report
+    assert "type conflict" not in r.report, r.report
+    assert _shards_hold(r), r.report
+    # the empty shards' padding is cast f32 -> f16 on ranks 4-7: zeros, exact, so no precision note
+    assert "precision_note" not in r.json, r.report
+
+
+def test_real_fsdp_fp16_with_empty_shards_not_predivided_is_a_violation(fsdp_fp16_w8):
+    from tangle import pp
+    r = tangle.check(pp.write_relation(str(fsdp_fp16_w8 / "mp_fp16_not_predivided"), 8), tangle=str(TANGLE))
+    assert r.verdict == "violation", r.report
+    assert r.failure is not None and r.failure.op == "aten.div.Tensor", r.report
+
+
 def test_real_fsdp_summed_loss_reduce_scattered_with_sum_refines(fsdp_gaps):
     # a summed loss, its gradients reduce-scattered with sum and never divided: each spec gradient is the
     # ranks' sum, known first over the gradients FSDP packs into its buffer (chunk_cat); the pack is
