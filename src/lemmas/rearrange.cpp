@@ -492,7 +492,7 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                         "(slice[?d, 0, ?e, 1] ?x)", slicesTileWhole));
 
   // --- transpose / permute over concat and slice ---
-  out.push_back(applier("transpose-concat", "transpose[a,b](concat[d](xs)) = concat[d'](transpose[a,b](x_i)), d' = d with a<->b",
+  out.push_back(readsOnlyMatch(applier("transpose-concat", "transpose[a,b](concat[d](xs)) = concat[d'](transpose[a,b](x_i)), d' = d with a<->b",
                         "(transpose[?a, ?b] (concat[?d] ?xs...))", [](EGraph& g, const Match& m) -> std::optional<Id> {
                           int64_t a = m.subst.integer("a"), b = m.subst.integer("b");
                           auto parts = mapPieces(m.subst.list("xs"), [&](Id x) {
@@ -500,7 +500,7 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                           });
                           if (!parts) return std::nullopt;
                           return makeConcat(g, transposedDim(a, b, m.subst.integer("d")), *parts);
-                        }));
+                        })));
   out.push_back(readsOnlyMatch(applier("permute-concat", "permute[p](concat[d](xs)) = concat[j](permute[p](x_i)), p[j] = d",
                         "(permute[?p] (concat[?d] ?xs...))", [](EGraph& g, const Match& m) -> std::optional<Id> {
                           const auto* p = attrL(m.subst, "p");
@@ -530,11 +530,11 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
 
   // --- transpose / permute compositions ---
   out.push_back(rewrite("transpose-same-dim", "transpose[a,a](x) = x", "(transpose[?a, ?a] ?x)", "?x"));
-  out.push_back(rewrite("permute-identity", "permute[0,1,..,n-1](x) = x", "(permute[?p] ?x)", "?x",
+  out.push_back(readsOnlyMatch(rewrite("permute-identity", "permute[0,1,..,n-1](x) = x", "(permute[?p] ?x)", "?x",
                         [](const EGraph&, Subst& s) {
                           const auto* p = attrL(s, "p");
                           return p && isIdentity(*p);
-                        }));
+                        })));
   out.push_back(readsOnlyMatch(applier("transpose-transpose", "transpose[a,b](transpose[c,e](x)) = x if {a,b} = {c,e}, else permute",
                         "(transpose[?a, ?b] (transpose[?c, ?e] ?x))", [](EGraph& g, const Match& m) -> std::optional<Id> {
                           const TensorType* t = typeOf(g, m.subst.cls("x"));
