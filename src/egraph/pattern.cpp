@@ -156,6 +156,15 @@ class MatchWriter {
   Id root_ = 0;
 };
 
+namespace {
+// Whether every operator below the pattern's root occurs in the e-graph (else it has no match).
+bool innerOpsPresent(const detail::PatternData& p, const EGraph& g) {
+  for (Symbol op : p.innerOps)
+    if (g.classesWithOp(op).empty()) return false;
+  return true;
+}
+}  // namespace
+
 void MatchSet::clear() {
   roots_.clear();
   classes_.clear();
@@ -213,6 +222,7 @@ void Pattern::search(const EGraph& g, size_t limit, MatchSet& out) const {
   const PatNode& root = impl_->nodes[impl_->root];
   // No class holds the root's operator (most rules, in a small e-graph): nothing to set up.
   if (!root.isVar && g.classesWithOp(root.op).empty()) return;
+  if (!innerOpsPresent(*impl_, g)) return;
   MatchWriter m(*impl_, g, limit, out);
   if (root.isVar) {
     for (Id c : g.classIds()) {
@@ -230,7 +240,7 @@ void Pattern::search(const EGraph& g, size_t limit, MatchSet& out) const {
 void Pattern::searchRoots(const EGraph& g, const std::vector<Id>& roots, size_t limit, MatchSet& out,
                           const std::vector<char>* changed) const {
   out.clear();
-  if (!impl_ || limit == 0 || roots.empty()) return;
+  if (!impl_ || limit == 0 || roots.empty() || !innerOpsPresent(*impl_, g)) return;
   MatchWriter m(*impl_, g, limit, out, changed);
   for (Id c : roots) {
     m.matchRoot(c);
