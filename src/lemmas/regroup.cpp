@@ -104,7 +104,15 @@ std::optional<Id> reshapeInverse(EGraph& g, const Match& m) {
   if (!xt) return std::nullopt;
   for (Dim d : xt->shape)
     if (d < 0) return std::nullopt;
-  ENode back{op().reshape, eg::internAttrs({Attr::ints(xt->shape)}), {g.find(m.eclass)}};
+  // Usually an earlier application put the inverse in x's class: found there without building
+  // (and interning) its attributes. Only a node that exists is recognized, so nothing is lost.
+  Id y = g.find(m.eclass);
+  for (const ENode& n : g.eclass(x).nodes) {
+    if (n.op != op().reshape || n.children.size() != 1 || g.find(n.children[0]) != y) continue;
+    const eg::AttrList& a = eg::attrs(n.attrs);
+    if (a.size() == 1 && a[0].kind == Attr::Kind::IntList && a[0].list == xt->shape) return std::nullopt;
+  }
+  ENode back{op().reshape, eg::internAttrs({Attr::ints(xt->shape)}), {y}};
   if (g.lookup(back)) return std::nullopt;
   auto id = g.tryAdd(back);
   if (id) g.merge(*id, x);
