@@ -492,7 +492,8 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                         "(slice[?d, 0, ?e, 1] ?x)", slicesTileWhole));
 
   // --- transpose / permute over concat and slice ---
-  out.push_back(readsOnlyMatch(applier("transpose-concat", "transpose[a,b](concat[d](xs)) = concat[d'](transpose[a,b](x_i)), d' = d with a<->b",
+  out.push_back(readsOnlyMatch(
+      applier("transpose-concat", "transpose[a,b](concat[d](xs)) = concat[d'](transpose[a,b](x_i)), d' = d with a<->b",
                         "(transpose[?a, ?b] (concat[?d] ?xs...))", [](EGraph& g, const Match& m) -> std::optional<Id> {
                           int64_t a = m.subst.integer("a"), b = m.subst.integer("b");
                           auto parts = mapPieces(m.subst.list("xs"), [&](Id x) {
@@ -501,7 +502,8 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                           if (!parts) return std::nullopt;
                           return makeConcat(g, transposedDim(a, b, m.subst.integer("d")), *parts);
                         })));
-  out.push_back(readsOnlyMatch(applier("permute-concat", "permute[p](concat[d](xs)) = concat[j](permute[p](x_i)), p[j] = d",
+  out.push_back(readsOnlyMatch(
+      applier("permute-concat", "permute[p](concat[d](xs)) = concat[j](permute[p](x_i)), p[j] = d",
                         "(permute[?p] (concat[?d] ?xs...))", [](EGraph& g, const Match& m) -> std::optional<Id> {
                           const auto* p = attrL(m.subst, "p");
                           if (!p) return std::nullopt;
@@ -512,7 +514,8 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                           if (!parts) return std::nullopt;
                           return makeConcat(g, *j, *parts);
                         })));
-  out.push_back(readsOnlyMatch(rewrite("transpose-slice", "transpose[a,b](slice[d](x)) = slice[d'](transpose[a,b](x)), d' = d with a<->b",
+  out.push_back(readsOnlyMatch(
+      rewrite("transpose-slice", "transpose[a,b](slice[d](x)) = slice[d'](transpose[a,b](x)), d' = d with a<->b",
                         "(transpose[?a, ?b] (slice[?d, ?s, ?e, ?st] ?x))", "(slice[?d2, ?s, ?e, ?st] (transpose[?a, ?b] ?x))",
                         [](const EGraph&, Subst& s) {
                           s.attrs["d2"] = Attr::integer(transposedDim(s.integer("a"), s.integer("b"), s.integer("d")));
@@ -535,7 +538,8 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                           const auto* p = attrL(s, "p");
                           return p && isIdentity(*p);
                         })));
-  out.push_back(readsOnlyMatch(applier("transpose-transpose", "transpose[a,b](transpose[c,e](x)) = x if {a,b} = {c,e}, else permute",
+  out.push_back(readsOnlyMatch(
+      applier("transpose-transpose", "transpose[a,b](transpose[c,e](x)) = x if {a,b} = {c,e}, else permute",
                         "(transpose[?a, ?b] (transpose[?c, ?e] ?x))", [](EGraph& g, const Match& m) -> std::optional<Id> {
                           const TensorType* t = typeOf(g, m.subst.cls("x"));
                           if (!t) return std::nullopt;

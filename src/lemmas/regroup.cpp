@@ -128,14 +128,17 @@ bool isScalar(const EGraph& g, Id c) {
 }  // namespace
 
 void addRegroupLemmas(std::vector<Lemma>& out) {
-  out.push_back(readsOnlyMatch(applier("permute-grouping", "permute[p](reshape[B](x)) = reshape[B_p](permute[p'](x)), B merges runs of shape(x)",
+  out.push_back(readsOnlyMatch(
+      applier("permute-grouping", "permute[p](reshape[B](x)) = reshape[B_p](permute[p'](x)), B merges runs of shape(x)",
                         "(permute[?p] (reshape[?s] ?x))", permuteOfGrouping)));
-  out.push_back(readsOnlyMatch(applier("transpose-grouping", "transpose[a,b](reshape[B](x)) = reshape[B'](permute[p'](x)), B merges runs of shape(x)",
+  out.push_back(readsOnlyMatch(
+      applier("transpose-grouping", "transpose[a,b](reshape[B](x)) = reshape[B'](permute[p'](x)), B merges runs of shape(x)",
                         "(transpose[?a, ?b] (reshape[?s] ?x))", transposeOfGrouping)));
   out.push_back(applier("bmm-grouped-batch",
                         "bmm(reshape[b,n,k](P), reshape[b,k,m](Q)) = reshape[b,n,m](matmul(P, Q)), P = [G,n,k], Q = [G,k,m], prod G = b",
                         "(bmm (reshape[?sp] ?P) (reshape[?sq] ?Q))", bmmOfGroupedBatch));
-  out.push_back(readsOnlyMatch(applier("reshape-inverse", "for an existing y = reshape[s](x): x = reshape[shape(x)](y) (constrained)",
+  out.push_back(readsOnlyMatch(
+      applier("reshape-inverse", "for an existing y = reshape[s](x): x = reshape[shape(x)](y) (constrained)",
                         "(reshape[?s] ?x)", reshapeInverse)));
   // A 0-d operand commutes with every rearrangement of the other one.
   // An identity operand (x + 0, x * 1) is not moved: isIdentityOperand.
