@@ -38,8 +38,9 @@ int64_t Subst::dim(std::string_view v) const {
 // Backtracking matcher writing into a MatchSet (its registers live there too).
 class MatchWriter {
  public:
-  MatchWriter(const detail::PatternData& p, const EGraph& g, size_t limit, MatchSet& out)
-      : p_(p), g_(g), limit_(limit), out_(out) {
+  MatchWriter(const detail::PatternData& p, const EGraph& g, size_t limit, MatchSet& out,
+              const std::vector<char>* changed = nullptr)
+      : p_(p), g_(g), limit_(limit), out_(out), changed_(changed) {
     out.pat_ = &p;
     out.regs_.resize(p.nodes.size());
     out.curClasses_.resize(p.classVars.size());
@@ -122,7 +123,22 @@ class MatchWriter {
     }
   }
 
+  // Whether the match being emitted touches a class marked in changed_.
+  bool touchesChanged() const {
+    const std::vector<char>& c = *changed_;
+    auto marked = [&c](Id id) { return id < c.size() && c[id]; };
+    for (int id : p_.bindOrder)
+      if (marked(out_.regs_[id])) return true;
+    for (Id id : out_.curClasses_)
+      if (marked(id)) return true;
+    for (const MatchSet::ListRef& l : out_.curLists_)
+      for (size_t k = l.from; k < l.ids->size(); ++k)
+        if (marked((*l.ids)[k])) return true;
+    return false;
+  }
+
   void emit() {
+    if (changed_ && !touchesChanged()) return;
     out_.roots_.push_back(root_);
     out_.classes_.insert(out_.classes_.end(), out_.curClasses_.begin(), out_.curClasses_.end());
     out_.attrs_.insert(out_.attrs_.end(), out_.curAttrs_.begin(), out_.curAttrs_.end());
@@ -136,8 +152,18 @@ class MatchWriter {
   const EGraph& g_;
   size_t limit_;
   MatchSet& out_;
+  const std::vector<char>* changed_;
   Id root_ = 0;
 };
+
+namespace {
+// Whether every operator below the pattern's root occurs in the e-graph (else it has no match).
+bool innerOpsPresent(const detail::PatternData& p, const EGraph& g) {
+  for (Symbol op : p.innerOps)
+    if (g.classesWithOp(op).empty()) return false;
+  return true;
+}
+}  // namespace
 
 void MatchSet::clear() {
   roots_.clear();
@@ -196,6 +222,7 @@ void Pattern::search(const EGraph& g, size_t limit, MatchSet& out) const {
   const PatNode& root = impl_->nodes[impl_->root];
   // No class holds the root's operator (most rules, in a small e-graph): nothing to set up.
   if (!root.isVar && g.classesWithOp(root.op).empty()) return;
+  if (!innerOpsPresent(*impl_, g)) return;
   MatchWriter m(*impl_, g, limit, out);
   if (root.isVar) {
     for (Id c : g.classIds()) {
@@ -210,10 +237,11 @@ void Pattern::search(const EGraph& g, size_t limit, MatchSet& out) const {
   }
 }
 
-void Pattern::searchRoots(const EGraph& g, const std::vector<Id>& roots, size_t limit, MatchSet& out) const {
+void Pattern::searchRoots(const EGraph& g, const std::vector<Id>& roots, size_t limit, MatchSet& out,
+                          const std::vector<char>* changed) const {
   out.clear();
-  if (!impl_ || limit == 0 || roots.empty()) return;
-  MatchWriter m(*impl_, g, limit, out);
+  if (!impl_ || limit == 0 || roots.empty() || !innerOpsPresent(*impl_, g)) return;
+  MatchWriter m(*impl_, g, limit, out, changed);
   for (Id c : roots) {
     m.matchRoot(c);
     if (out.size() >= limit) break;

@@ -138,7 +138,10 @@ class Pattern {
   // `search` into a MatchSet (cleared first), the same matches in the same order.
   void search(const EGraph& g, size_t limit, MatchSet& out) const;
   // The matches rooted at the given canonical classes (in their order), into `out` (cleared first).
-  void searchRoots(const EGraph& g, const std::vector<Id>& roots, size_t limit, MatchSet& out) const;
+  // With `changed` (indexed by canonical id): only the matches that touch a marked class (their
+  // root, a class an operator node of the pattern matched in, or a class a variable binds).
+  void searchRoots(const EGraph& g, const std::vector<Id>& roots, size_t limit, MatchSet& out,
+                   const std::vector<char>* changed = nullptr) const;
   // Parent hops from a match's root to the deepest class the match binds (0 for a bare variable).
   int height() const;
 

@@ -47,6 +47,9 @@ struct PatternData {
   // (a variable or list variable one below its operator node): a new match
   // has a changed class at most this far below its root (rewrite.cpp).
   int height = 0;
+  // The operators of the non-root operator nodes, each once: a match needs every one of them in
+  // the e-graph (a cheap test before searching).
+  std::vector<Symbol> innerOps;
 };
 }  // namespace detail
 

@@ -279,6 +279,8 @@ class Parser {
       stack.pop_back();
       p.bindOrder.push_back(id);
       PatNode& n = p.nodes[id];
+      if (id != p.root && std::find(p.innerOps.begin(), p.innerOps.end(), n.op) == p.innerOps.end())
+        p.innerOps.push_back(n.op);
       if (!n.children.empty() || n.listVar >= 0) p.height = std::max(p.height, depth[id] + 1);
       for (int c : n.children) depth[c] = depth[id] + 1;
       for (PatAttr& a : n.attrs)

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <ctime>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace tangle::eg {
@@ -19,6 +21,8 @@ const char* toString(StopReason r) {
   }
   return "?";
 }
+
+bool isLocal(const Rule& r) { return r.local || (r.rhs && !r.guard && !r.constrained); }
 
 namespace {
 
@@ -93,6 +97,7 @@ class ChangedRegion {
     g.changedSince(since, raw);
     std::vector<Id> frontier;
     for (Id c : raw) visit(g.find(c), frontier);
+    changed_ = seen_;  // so far exactly the changed classes
     layers_.push_back(sorted(frontier));
     for (int k = 1; k <= maxHeight && !frontier.empty(); ++k) {
       std::vector<Id> next;
@@ -104,6 +109,9 @@ class ChangedRegion {
       layers_.push_back(sorted(std::move(layer)));
     }
   }
+  // Marks (by canonical id) the classes changed since `since`: a match touching none of them was
+  // present, with the same canonical classes, at the search that ended there.
+  const std::vector<char>& changed() const { return changed_; }
   // The roots of the matches of a pattern of this height that may be new.
   const std::vector<Id>& roots(int height) const { return layers_[layerOf(height)]; }
   // The same roots restricted to the classes holding an e-node with this operator, in the same
@@ -149,6 +157,7 @@ class ChangedRegion {
   };
   const EGraph& g_;
   std::vector<char> seen_;
+  std::vector<char> changed_;
   std::vector<std::vector<Id>> layers_;
   std::vector<OpTable> byOp_;  // per layer, built on first use
 };
@@ -202,16 +211,28 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
   // Incremental matching. After an iteration's search every match present was found (and applied,
   // unless cut short by a cap); a match the next search has not seen has a class changed since
   // (a new or merged e-node, new data) at most the pattern's height below its root, so the next
-  // search looks only at those roots. Guards and appliers may read more than the matched classes
-  // (a constrained lemma's existing sub-nodes), so a run never stops on such a partial search:
-  // when one changes nothing, the whole e-graph is searched once more, and only a full search
-  // that changes nothing ends the run as saturated, as before. Skipping matches is sound.
+  // search looks only at those roots, and keeps only the matches that touch a changed class (the
+  // others were present, with the same canonical classes, at the last search and were applied
+  // then: a class that gains or re-keys an e-node, is merged into or gains data is logged; most
+  // of a partial search's matches were such repeats). Guards and appliers may read more than the
+  // matched classes (a constrained lemma's existing sub-nodes), so a run never stops on such a
+  // partial search: when one changes nothing, the whole e-graph is searched once more, every
+  // match kept, and only a full search that changes nothing ends the run as saturated, as
+  // before. Skipping matches is sound. That full search leaves out the rules that read only their
+  // match (Rule::local): every match touching a class changed since its last application was
+  // applied again by a partial search (above), and the others cannot change anything. With
+  // TANGLE_CHECK_LOCAL=1 they are searched and applied anyway, and any change they make is
+  // reported on stderr (a rule wrongly declared local).
   int maxHeight = 0;
   for (const Rule& r : rules) maxHeight = std::max(maxHeight, r.lhs.height());
   bool full = true;           // this iteration searches the whole e-graph
   size_t searchedAt = 0;      // the change log's length at the last search
   std::vector<char> needsFull(rules.size(), 0);  // a rule cut short by its cap: search it all again
   std::optional<StopReason> stop;
+  static const bool checkLocal = std::getenv("TANGLE_CHECK_LOCAL") != nullptr;
+  std::vector<char> local(rules.size(), 0);
+  for (size_t i = 0; i < rules.size(); ++i) local[i] = isLocal(rules[i]);
+  bool confirming = false;  // this iteration is the full search that follows an idle partial one
   while (!stop) {
     if (report.iterations >= limits.maxIterations) {
       stop = StopReason::IterationLimit;
@@ -228,10 +249,13 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
       // One extra match tells whether the limit cut the search short.
       size_t cap = caps[i];
       size_t limit = cap == SIZE_MAX ? cap : cap + 1;
-      if (region && !needsFull[i]) {
+      if (confirming && local[i] && !needsFull[i] && !checkLocal) {
+        matches[i].clear();
+      } else if (region && !needsFull[i]) {
         const Pattern& lhs = rules[i].lhs;
         std::optional<Symbol> op = lhs.rootOp();
-        lhs.searchRoots(g, op ? region->roots(lhs.height(), *op) : region->roots(lhs.height()), limit, matches[i]);
+        lhs.searchRoots(g, op ? region->roots(lhs.height(), *op) : region->roots(lhs.height()), limit, matches[i],
+                        &region->changed());
       }
       else rules[i].lhs.search(g, limit, matches[i]);
       needsFull[i] = 0;
@@ -255,10 +279,15 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
     for (size_t i = 0; i < rules.size() && !stop; ++i) {
       for (size_t k = 0; k < matches[i].size(); ++k) {
         matches[i].load(k, m);
-        if (applyMatch(g, rules[i], m)) {
+        size_t nodes = checkLocal ? g.numNodes() : 0, classes = checkLocal ? g.numClasses() : 0;
+        bool fires = applyMatch(g, rules[i], m);
+        if (fires) {
           ++fired[i];
           merged = true;
         }
+        if (checkLocal && confirming && local[i] && (fires || nodes != g.numNodes() || classes != g.numClasses()))
+          std::fprintf(stderr, "runner: local rule %s changed the e-graph in a confirming search\n",
+                       rules[i].name.c_str());
         // A runaway rule must not run far past the limits.
         if (++applied % 64 == 0 && (stop = clock.exceeded())) break;
       }
@@ -273,6 +302,7 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
     bool partialIdle = !full && !changed && !stop && !canGrow;
     if (!partialIdle) ++report.iterations;
     full = partialIdle;
+    confirming = partialIdle;
     // A truncated rule whose allowance grew gets another iteration.
     if (!changed && !stop && !canGrow && !partialIdle) stop = truncated ? StopReason::MatchLimit : StopReason::Saturated;
   }

@@ -33,7 +33,18 @@ struct Rule {
   // Also applied to a class known to be a splat of one constant (the runner
   // skips every other rule there: see rewrite.cpp).
   bool onConstants = false;
+  // The rule reads only its match: applying a match again cannot change the e-graph unless a
+  // class the match touches (its root, a class an operator node of the LHS matched in, a class a
+  // variable binds) changed since the match was last applied. It reads those classes' data and
+  // e-nodes, no others' (no lookup of an existing parent, no e-nodes below the match), and what it
+  // builds is typed from them alone. The runner then leaves it out of the full search that
+  // confirms saturation (rewrite.cpp). Implied for an RHS rule without guard that is not
+  // constrained (see isLocal).
+  bool local = false;
 };
+
+// Whether the runner may treat `r` as reading only its match (Rule::local).
+bool isLocal(const Rule& r);
 
 struct RunLimits {
   size_t maxIterations = 30;

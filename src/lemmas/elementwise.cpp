@@ -138,8 +138,8 @@ void addElementwiseLemmas(std::vector<Lemma>& out) {
     std::string f = u.name;
     eg::Symbol sym = eg::intern(f);
     std::string fx = opPattern(f, u.nAttrs, "?x");
-    out.push_back(applier(f + "-concat", f + "(concat[d](xs)) = concat[d](" + f + "(x_i))",
-                          opPattern(f, u.nAttrs, "(concat[?d] ?xs...)"), unaryOverConcat(sym, u.nAttrs)));
+    out.push_back(readsOnlyMatch(applier(f + "-concat", f + "(concat[d](xs)) = concat[d](" + f + "(x_i))",
+                          opPattern(f, u.nAttrs, "(concat[?d] ?xs...)"), unaryOverConcat(sym, u.nAttrs))));
     out.push_back(rewrite(f + "-slice", f + "(slice[..](x)) = slice[..](" + f + "(x))",
                           opPattern(f, u.nAttrs, "(slice[?d, ?s, ?e, ?st] ?x)"), "(slice[?d, ?s, ?e, ?st] " + fx + ")"));
     out.push_back(rewrite(f + "-transpose", f + "(transpose[a,b](x)) = transpose[a,b](" + f + "(x))",

@@ -130,7 +130,8 @@ void addEquivLemmas(std::vector<Lemma>& out) {
     const TensorType* b = typeOf(g, s.cls("b"));
     return a && b && a->dtype == b->dtype;
   };
-  out.push_back(rewrite("mul-commute", "mul(a, b) = mul(b, a) (same dtype)", "(mul ?a ?b)", "(mul ?b ?a)", sameDtype));
+  out.push_back(readsOnlyMatch(
+      rewrite("mul-commute", "mul(a, b) = mul(b, a) (same dtype)", "(mul ?a ?b)", "(mul ?b ?a)", sameDtype)));
   // Sums of attention-backward terms are ordered by add-commute-backward instead (sdpa_backward_sum.cpp): this
   // rule on them reached every order of every chain.
   auto sameDtypeNotBackwardSums = [sameDtype](const EGraph& g, Subst& s) {

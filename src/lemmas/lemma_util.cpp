@@ -350,6 +350,11 @@ Lemma applier(std::string name, std::string doc, const std::string& lhs, Apply a
   return l;
 }
 
+Lemma readsOnlyMatch(Lemma l) {
+  l.rule.local = true;
+  return l;
+}
+
 }  // namespace tangle::lemmas::detail
 
 namespace tangle::lemmas {

@@ -117,6 +117,9 @@ using Guard = std::function<bool(const EGraph&, Subst&)>;
 using Apply = std::function<std::optional<Id>(EGraph&, const Match&)>;
 Lemma rewrite(std::string name, std::string doc, const std::string& lhs, const std::string& rhs, Guard guard = nullptr);
 Lemma applier(std::string name, std::string doc, const std::string& lhs, Apply apply, Guard guard = nullptr);
+// Declares that the lemma reads only its match (eg::Rule::local): its guard and applier read the
+// data and e-nodes of the matched classes only, and build from them.
+Lemma readsOnlyMatch(Lemma l);
 
 // ---- the families -------------------------------------------------------------
 void addRearrangeLemmas(std::vector<Lemma>& out);

@@ -452,10 +452,10 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                           s.attrs["e"] = Attr::dim(*hi);
                           return true;
                         }));
-  out.push_back(applier("slice-concat",
+  out.push_back(readsOnlyMatch(applier("slice-concat",
                         "slice[d, s, e](concat[d](x1..xn)) = concat[d] of the overlapped parts of the x_i, "
                         "each shifted to its own offsets (one piece: a slice of it)",
-                        "(slice[?d, ?s, ?e, 1] (concat[?d] ?xs...))", sliceOfConcat));
+                        "(slice[?d, ?s, ?e, 1] (concat[?d] ?xs...))", sliceOfConcat)));
   out.push_back(applier("slice-concat-other-dim", "slice[d](concat[c](x1..xn)) = concat[c](slice[d](x_i)), d != c",
                         "(slice[?d, ?s, ?e, ?st] (concat[?c] ?xs...))",
                         [](EGraph& g, const Match& m) -> std::optional<Id> {
@@ -489,7 +489,8 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                         "(slice[?d, 0, ?e, 1] ?x)", slicesTileWhole));
 
   // --- transpose / permute over concat and slice ---
-  out.push_back(applier("transpose-concat", "transpose[a,b](concat[d](xs)) = concat[d'](transpose[a,b](x_i)), d' = d with a<->b",
+  out.push_back(readsOnlyMatch(
+      applier("transpose-concat", "transpose[a,b](concat[d](xs)) = concat[d'](transpose[a,b](x_i)), d' = d with a<->b",
                         "(transpose[?a, ?b] (concat[?d] ?xs...))", [](EGraph& g, const Match& m) -> std::optional<Id> {
                           int64_t a = m.subst.integer("a"), b = m.subst.integer("b");
                           auto parts = mapPieces(m.subst.list("xs"), [&](Id x) {
@@ -497,8 +498,9 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                           });
                           if (!parts) return std::nullopt;
                           return makeConcat(g, transposedDim(a, b, m.subst.integer("d")), *parts);
-                        }));
-  out.push_back(applier("permute-concat", "permute[p](concat[d](xs)) = concat[j](permute[p](x_i)), p[j] = d",
+                        })));
+  out.push_back(readsOnlyMatch(
+      applier("permute-concat", "permute[p](concat[d](xs)) = concat[j](permute[p](x_i)), p[j] = d",
                         "(permute[?p] (concat[?d] ?xs...))", [](EGraph& g, const Match& m) -> std::optional<Id> {
                           const auto* p = attrL(m.subst, "p");
                           if (!p) return std::nullopt;
@@ -508,14 +510,15 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                                                  [&](Id x) { return make(g, op().permute, {Attr::ints(*p)}, {x}); });
                           if (!parts) return std::nullopt;
                           return makeConcat(g, *j, *parts);
-                        }));
-  out.push_back(rewrite("transpose-slice", "transpose[a,b](slice[d](x)) = slice[d'](transpose[a,b](x)), d' = d with a<->b",
+                        })));
+  out.push_back(readsOnlyMatch(
+      rewrite("transpose-slice", "transpose[a,b](slice[d](x)) = slice[d'](transpose[a,b](x)), d' = d with a<->b",
                         "(transpose[?a, ?b] (slice[?d, ?s, ?e, ?st] ?x))", "(slice[?d2, ?s, ?e, ?st] (transpose[?a, ?b] ?x))",
                         [](const EGraph&, Subst& s) {
                           s.attrs["d2"] = Attr::integer(transposedDim(s.integer("a"), s.integer("b"), s.integer("d")));
                           return true;
-                        }));
-  out.push_back(rewrite("permute-slice", "permute[p](slice[d](x)) = slice[j](permute[p](x)), p[j] = d",
+                        })));
+  out.push_back(readsOnlyMatch(rewrite("permute-slice", "permute[p](slice[d](x)) = slice[j](permute[p](x)), p[j] = d",
                         "(permute[?p] (slice[?d, ?s, ?e, ?st] ?x))", "(slice[?d2, ?s, ?e, ?st] (permute[?p] ?x))",
                         [](const EGraph&, Subst& s) {
                           const auto* p = attrL(s, "p");
@@ -523,16 +526,17 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                           if (!j) return false;
                           s.attrs["d2"] = Attr::integer(*j);
                           return true;
-                        }));
+                        })));
 
   // --- transpose / permute compositions ---
   out.push_back(rewrite("transpose-same-dim", "transpose[a,a](x) = x", "(transpose[?a, ?a] ?x)", "?x"));
-  out.push_back(rewrite("permute-identity", "permute[0,1,..,n-1](x) = x", "(permute[?p] ?x)", "?x",
+  out.push_back(readsOnlyMatch(rewrite("permute-identity", "permute[0,1,..,n-1](x) = x", "(permute[?p] ?x)", "?x",
                         [](const EGraph&, Subst& s) {
                           const auto* p = attrL(s, "p");
                           return p && isIdentity(*p);
-                        }));
-  out.push_back(applier("transpose-transpose", "transpose[a,b](transpose[c,e](x)) = x if {a,b} = {c,e}, else permute",
+                        })));
+  out.push_back(readsOnlyMatch(
+      applier("transpose-transpose", "transpose[a,b](transpose[c,e](x)) = x if {a,b} = {c,e}, else permute",
                         "(transpose[?a, ?b] (transpose[?c, ?e] ?x))", [](EGraph& g, const Match& m) -> std::optional<Id> {
                           const TensorType* t = typeOf(g, m.subst.cls("x"));
                           if (!t) return std::nullopt;
@@ -540,15 +544,15 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                                            ops::transposePerm(m.subst.integer("c"), m.subst.integer("e"), t->rank()));
                           if (!r) return std::nullopt;
                           return permuteOrSelf(g, m.subst.cls("x"), *r);
-                        }));
-  out.push_back(applier("permute-permute", "permute[p](permute[q](x)) = permute[r](x), r[i] = q[p[i]]",
+                        })));
+  out.push_back(readsOnlyMatch(applier("permute-permute", "permute[p](permute[q](x)) = permute[r](x), r[i] = q[p[i]]",
                         "(permute[?p] (permute[?q] ?x))", [](EGraph& g, const Match& m) -> std::optional<Id> {
                           const auto *p = attrL(m.subst, "p"), *q = attrL(m.subst, "q");
                           auto r = p && q ? compose(*p, *q) : std::nullopt;
                           if (!r) return std::nullopt;
                           return permuteOrSelf(g, m.subst.cls("x"), *r);
-                        }));
-  out.push_back(applier("permute-transpose", "permute[p](transpose[a,b](x)) = permute[r](x)",
+                        })));
+  out.push_back(readsOnlyMatch(applier("permute-transpose", "permute[p](transpose[a,b](x)) = permute[r](x)",
                         "(permute[?p] (transpose[?a, ?b] ?x))", [](EGraph& g, const Match& m) -> std::optional<Id> {
                           const auto* p = attrL(m.subst, "p");
                           if (!p) return std::nullopt;
@@ -557,8 +561,8 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                           auto r = compose(*p, q);
                           if (!r) return std::nullopt;
                           return permuteOrSelf(g, m.subst.cls("x"), *r);
-                        }));
-  out.push_back(applier("transpose-permute", "transpose[a,b](permute[q](x)) = permute[r](x)",
+                        })));
+  out.push_back(readsOnlyMatch(applier("transpose-permute", "transpose[a,b](permute[q](x)) = permute[r](x)",
                         "(transpose[?a, ?b] (permute[?q] ?x))", [](EGraph& g, const Match& m) -> std::optional<Id> {
                           const auto* q = attrL(m.subst, "q");
                           if (!q) return std::nullopt;
@@ -567,21 +571,21 @@ void addRearrangeLemmas(std::vector<Lemma>& out) {
                           auto r = compose(p, *q);
                           if (!r) return std::nullopt;
                           return permuteOrSelf(g, m.subst.cls("x"), *r);
-                        }));
+                        })));
 
   // --- reshape ---
   out.push_back(rewrite("reshape-reshape", "reshape[s](reshape[t](x)) = reshape[s](x)", "(reshape[?s] (reshape[?t] ?x))",
                         "(reshape[?s] ?x)"));
-  out.push_back(rewrite("reshape-same-shape", "reshape[shape(x)](x) = x", "(reshape[?s] ?x)", "?x",
+  out.push_back(readsOnlyMatch(rewrite("reshape-same-shape", "reshape[shape(x)](x) = x", "(reshape[?s] ?x)", "?x",
                         [](const EGraph& g, Subst& s) {
                           const TensorType* t = typeOf(g, s.cls("x"));
                           const auto* shape = attrL(s, "s");
                           return t && shape && t->shape == *shape;
-                        }));
-  out.push_back(applier("reshape-concat",
+                        })));
+  out.push_back(readsOnlyMatch(applier("reshape-concat",
                         "reshape[O](concat[d](xs)) = concat[d'](reshape[O_i](x_i)) when the pieces stay contiguous "
                         "blocks along d' (equal leading products, aligned piece boundaries)",
-                        "(reshape[?s] (concat[?d] ?xs...))", reshapeOfConcat));
+                        "(reshape[?s] (concat[?d] ?xs...))", reshapeOfConcat)));
 
   // --- expand (broadcast) ---
   out.push_back(applier("slice-expand",

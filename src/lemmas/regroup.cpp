@@ -104,7 +104,15 @@ std::optional<Id> reshapeInverse(EGraph& g, const Match& m) {
   if (!xt) return std::nullopt;
   for (Dim d : xt->shape)
     if (d < 0) return std::nullopt;
-  ENode back{op().reshape, eg::internAttrs({Attr::ints(xt->shape)}), {g.find(m.eclass)}};
+  // Usually an earlier application put the inverse in x's class: found there without building
+  // (and interning) its attributes. Only a node that exists is recognized, so nothing is lost.
+  Id y = g.find(m.eclass);
+  for (const ENode& n : g.eclass(x).nodes) {
+    if (n.op != op().reshape || n.children.size() != 1 || g.find(n.children[0]) != y) continue;
+    const eg::AttrList& a = eg::attrs(n.attrs);
+    if (a.size() == 1 && a[0].kind == Attr::Kind::IntList && a[0].list == xt->shape) return std::nullopt;
+  }
+  ENode back{op().reshape, eg::internAttrs({Attr::ints(xt->shape)}), {y}};
   if (g.lookup(back)) return std::nullopt;
   auto id = g.tryAdd(back);
   if (id) g.merge(*id, x);
@@ -120,15 +128,18 @@ bool isScalar(const EGraph& g, Id c) {
 }  // namespace
 
 void addRegroupLemmas(std::vector<Lemma>& out) {
-  out.push_back(applier("permute-grouping", "permute[p](reshape[B](x)) = reshape[B_p](permute[p'](x)), B merges runs of shape(x)",
-                        "(permute[?p] (reshape[?s] ?x))", permuteOfGrouping));
-  out.push_back(applier("transpose-grouping", "transpose[a,b](reshape[B](x)) = reshape[B'](permute[p'](x)), B merges runs of shape(x)",
-                        "(transpose[?a, ?b] (reshape[?s] ?x))", transposeOfGrouping));
+  out.push_back(readsOnlyMatch(
+      applier("permute-grouping", "permute[p](reshape[B](x)) = reshape[B_p](permute[p'](x)), B merges runs of shape(x)",
+                        "(permute[?p] (reshape[?s] ?x))", permuteOfGrouping)));
+  out.push_back(readsOnlyMatch(
+      applier("transpose-grouping", "transpose[a,b](reshape[B](x)) = reshape[B'](permute[p'](x)), B merges runs of shape(x)",
+                        "(transpose[?a, ?b] (reshape[?s] ?x))", transposeOfGrouping)));
   out.push_back(applier("bmm-grouped-batch",
                         "bmm(reshape[b,n,k](P), reshape[b,k,m](Q)) = reshape[b,n,m](matmul(P, Q)), P = [G,n,k], Q = [G,k,m], prod G = b",
                         "(bmm (reshape[?sp] ?P) (reshape[?sq] ?Q))", bmmOfGroupedBatch));
-  out.push_back(applier("reshape-inverse", "for an existing y = reshape[s](x): x = reshape[shape(x)](y) (constrained)",
-                        "(reshape[?s] ?x)", reshapeInverse));
+  out.push_back(readsOnlyMatch(
+      applier("reshape-inverse", "for an existing y = reshape[s](x): x = reshape[shape(x)](y) (constrained)",
+                        "(reshape[?s] ?x)", reshapeInverse)));
   // A 0-d operand commutes with every rearrangement of the other one.
   // An identity operand (x + 0, x * 1) is not moved: isIdentityOperand.
   for (const char* f : {"add", "sub", "mul", "div"}) {

@@ -85,14 +85,17 @@ void addSumLemmas(std::vector<Lemma>& out) {
   const ops::Syms& o = op();
   out.push_back(rewrite("sum-single", "sum(x) = x", "(sum ?x)", "?x"));
   out.push_back(applier("sum-flatten", "sum(.., sum(ys..), ..) = sum(.., ys.., ..)", "(sum ?xs...)", flattenSum));
-  out.push_back(applier("slice-sum", "slice[..](sum(xs)) = sum(slice[..](x_i))", opPattern("slice", 4, "(sum ?xs...)"),
-                        distribute(o.slice, 4)));
-  out.push_back(applier("transpose-sum", "transpose[a,b](sum(xs)) = sum(transpose[a,b](x_i))",
-                        opPattern("transpose", 2, "(sum ?xs...)"), distribute(o.transpose, 2)));
-  out.push_back(applier("permute-sum", "permute[p](sum(xs)) = sum(permute[p](x_i))", opPattern("permute", 1, "(sum ?xs...)"),
-                        distribute(o.permute, 1)));
-  out.push_back(applier("reshape-sum", "reshape[s](sum(xs)) = sum(reshape[s](x_i))", opPattern("reshape", 1, "(sum ?xs...)"),
-                        distribute(o.reshape, 1)));
+  out.push_back(readsOnlyMatch(
+      applier("slice-sum", "slice[..](sum(xs)) = sum(slice[..](x_i))", opPattern("slice", 4, "(sum ?xs...)"),
+                        distribute(o.slice, 4))));
+  out.push_back(readsOnlyMatch(applier("transpose-sum", "transpose[a,b](sum(xs)) = sum(transpose[a,b](x_i))",
+                        opPattern("transpose", 2, "(sum ?xs...)"), distribute(o.transpose, 2))));
+  out.push_back(readsOnlyMatch(
+      applier("permute-sum", "permute[p](sum(xs)) = sum(permute[p](x_i))", opPattern("permute", 1, "(sum ?xs...)"),
+                        distribute(o.permute, 1))));
+  out.push_back(readsOnlyMatch(
+      applier("reshape-sum", "reshape[s](sum(xs)) = sum(reshape[s](x_i))", opPattern("reshape", 1, "(sum ?xs...)"),
+                        distribute(o.reshape, 1))));
   out.push_back(applier("concat-of-sums",
                         "concat[d](sum(a1..an), sum(b1..bn)) = sum(concat[d](a1,b1), .., concat[d](an,bn))",
                         "(concat[?d] ?xs...)", concatOfSums));

@@ -189,7 +189,7 @@ void addZeroLemmas(std::vector<Lemma>& out) {
     std::string lhs = std::string("(") + r + (name == "splat-concat" ? " ?xs...)" : " ?x)");
     Lemma l = applier(name, "a rearrangement of a splat of c (zeros) = expand[shape](c)", lhs, canonicalSplat);
     l.rule.onConstants = true;
-    out.push_back(std::move(l));
+    out.push_back(readsOnlyMatch(std::move(l)));
   }
   out.push_back(applier("mm-zeros", "mm(a, b) = 0 when a or b is all zeros (zero padding)", "(mm ?a ?b)",
                         productOfZeros({"a", "b"})));

@@ -192,6 +192,56 @@ TEST(Runner, TruncatedRuleGetsMoreMatchesNextIteration) {
   EXPECT_EQ(rep.firings.at(0), 1u);
 }
 
+// f(x), k(x): a constrained rule f(a) -> g(h(a)) can apply only once k-to-h (an RHS rule) has
+// built h(x), in k(x)'s class: a change outside f(x)'s match, so no partial search finds it.
+TEST(Runner, ConfirmingSearchLeavesOutOnlyRulesThatReadOnlyTheirMatch) {
+  for (bool declaredLocal : {false, true}) {
+    EGraph g;
+    Id x = g.leaf("x", {});
+    Id fx = g.add(node("f", {x}));
+    g.add(node("k", {x}));
+    Rule needsH = rewrite("f-is-g-of-h", "(f ?a)", "(g (h ?a))");
+    needsH.constrained = true;
+    needsH.local = declaredLocal;  // wrongly: it reads whether h(a) exists
+    EXPECT_FALSE(isLocal(needsH) && !declaredLocal);
+    std::vector<Rule> rules{needsH, rewrite("k-to-h", "(k ?a)", "(h ?a)")};
+    EXPECT_TRUE(isLocal(rules[1]));
+    RunReport rep = run(g, rules, RunLimits{});
+    EXPECT_EQ(rep.stop, StopReason::Saturated);
+    auto hx = g.lookup(node("h", {x}));
+    ASSERT_TRUE(hx.has_value());
+    auto ghx = g.lookup(node("g", {*hx}));
+    // Applied by the full search that confirms saturation, unless declared local.
+    EXPECT_EQ(ghx.has_value(), !declaredLocal);
+    if (ghx) EXPECT_EQ(*ghx, g.find(fx));
+  }
+}
+
+// p(f(a), b) and q(c) in one class, c = u(z): u-to-v changes c's class, which puts the root
+// class in the next partial search's region; the match of (p (f ?x) ?y) there touches no changed
+// class and is not applied again until the confirming full search.
+TEST(Runner, PartialSearchSkipsMatchesTouchingNoChangedClass) {
+  EGraph g;
+  Id a = g.leaf("a", {}), b = g.leaf("b", {}), z = g.leaf("z", {});
+  Id c = g.add(node("u", {z}));
+  Id root = g.add(node("p", {g.add(node("f", {a})), b}));
+  g.merge(root, g.add(node("q", {c})));
+  g.rebuild();
+  auto calls = std::make_shared<int>(0);
+  Rule counting;
+  counting.name = "counting";
+  counting.lhs = Pattern::parse("(p (f ?x) ?y)");
+  counting.apply = [calls](EGraph&, const Match&) -> std::optional<Id> {
+    ++*calls;
+    return std::nullopt;
+  };
+  RunReport rep = run(g, {counting, rewrite("u-to-v", "(u ?z)", "(v ?z)")}, RunLimits{});
+  EXPECT_EQ(rep.stop, StopReason::Saturated);
+  EXPECT_EQ(g.lookup(node("v", {z})), g.find(c));
+  // The first full search, then the confirming one (the partial search in between skips it).
+  EXPECT_EQ(*calls, 2);
+}
+
 TEST(Runner, RejectsMalformedRules) {
   EGraph g;
   Rule r;
