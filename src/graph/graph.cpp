@@ -1,4 +1,5 @@
 #include "graph/graph.h"
+#include "graph/value_walk.h"
 
 namespace tangle {
 
@@ -10,16 +11,6 @@ void collectTensors(const Value& v, std::vector<NodeId>& out) {
     out.push_back(t->node);
   } else if (const auto* list = std::get_if<ValueList>(&v.v)) {
     for (const Value& e : *list) collectTensors(e, out);
-  }
-}
-
-// Calls f on each tensor reference inside `v`, in the order collectTensors lists them.
-template <class F>
-void forEachTensor(const Value& v, F&& f) {
-  if (const auto* t = std::get_if<TensorRef>(&v.v)) {
-    f(t->node);
-  } else if (const auto* list = std::get_if<ValueList>(&v.v)) {
-    for (const Value& e : *list) forEachTensor(e, f);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "graph/value_walk.h"
 #include "lower/storage.h"
 #include "support/error.h"
 
@@ -19,16 +20,6 @@ bool isAccumulation(const Graph& g, const Node& n) {
   const auto& a = g.node(std::get<TensorRef>(n.args[0].v).node).type;
   const auto& b = g.node(std::get<TensorRef>(n.args[1].v).node).type;
   return a && b && *a == *b && *a == *n.type;
-}
-
-// Calls f on each tensor reference inside `v`, in Graph::operands' order.
-template <class F>
-void forEachTensor(const Value& v, F&& f) {
-  if (const auto* t = std::get_if<TensorRef>(&v.v)) {
-    f(t->node);
-  } else if (const auto* list = std::get_if<ValueList>(&v.v)) {
-    for (const Value& e : *list) forEachTensor(e, f);
-  }
 }
 
 }  // namespace
