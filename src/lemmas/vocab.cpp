@@ -223,15 +223,23 @@ std::optional<Id> embeddingBackwardByRanges(EGraph& g, const Match& m) {
   for (auto [o, e] : tiles) {
     int64_t s = e - o;
     Id co = makeConstant(g, static_cast<double>(o)), hi = makeConstant(g, static_cast<double>(s - 1));
-    auto u = make(g, op().sub, {}, {idx, co});
-    auto over = u ? make(g, sym().gt, {}, {*u, hi}) : std::nullopt;
-    auto top = over ? make(g, sym().where, {}, {*over, hi, *u}) : std::nullopt;
-    auto under = u ? make(g, sym().lt, {}, {*u, zero}) : std::nullopt;
-    auto c = top && under ? make(g, sym().where, {}, {*under, zero, *top}) : std::nullopt;
-    auto hot = c ? make(g, oneHot, {Attr::integer(s)}, {*c}) : std::nullopt;
-    hot = hot ? make(g, op().cast, {m.subst.attr("dt")}, {*hot}) : std::nullopt;
-    hot = hot ? make(g, op().reshape, {Attr::ints({tokens, s})}, {*hot}) : std::nullopt;
-    hot = hot ? make(g, op().transpose, {Attr::integer(0), Attr::integer(1)}, {*hot}) : std::nullopt;
+    // The tile's one-hot rows of idx - o, clamped to [0, s-1], transposed.
+    auto oneHotTile = [&]() -> std::optional<Id> {
+      auto u = make(g, op().sub, {}, {idx, co});
+      if (!u) return std::nullopt;
+      auto over = make(g, sym().gt, {}, {*u, hi});
+      auto top = over ? make(g, sym().where, {}, {*over, hi, *u}) : std::nullopt;
+      auto under = make(g, sym().lt, {}, {*u, zero});
+      if (!top || !under) return std::nullopt;
+      auto c = make(g, sym().where, {}, {*under, zero, *top});
+      if (!c) return std::nullopt;
+      auto h = make(g, oneHot, {Attr::integer(s)}, {*c});
+      if (h) h = make(g, op().cast, {m.subst.attr("dt")}, {*h});
+      if (h) h = make(g, op().reshape, {Attr::ints({tokens, s})}, {*h});
+      if (h) h = make(g, op().transpose, {Attr::integer(0), Attr::integer(1)}, {*h});
+      return h;
+    };
+    auto hot = oneHotTile();
     auto ge = make(g, sym().ge, {}, {idx, co});
     auto lt = make(g, sym().lt, {}, {idx, makeConstant(g, static_cast<double>(e))});
     auto in = ge && lt ? make(g, sym().logicalAnd, {}, {*ge, *lt}) : std::nullopt;
