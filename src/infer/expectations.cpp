@@ -78,9 +78,10 @@ std::vector<char> checkTogether(const InferState& st, std::unordered_set<int>& i
 // side, a spec tensor, term for term up to implementation tensors proved
 // equal: `S = t` was proved by the walk, so `S = rhs` holds when rhs is t.
 // The terms are added to one e-graph with those equalities and no lemma, so two
-// land in one class only when they are the same term up to them (congruence). An 8-rank pipeline plan expects each gradient on every rank
-// that holds it, mostly exactly as the walk related it; the rest are checked
-// with the lemmas (checkTogether).
+// land in one class only when they are the same term up to them (congruence).
+// A pipeline plan expects each gradient on every rank that holds it, mostly
+// exactly as the walk related it; the rest are checked with the lemmas
+// (checkTogether).
 std::vector<char> foundAsRelated(const InferState& st, const std::vector<const Expectation*>& es) {
   std::vector<char> holds(es.size(), 0);
   const RelExpr& lhs = es.front()->lhs;
