@@ -62,6 +62,7 @@ struct EGraph::Impl {
   };
 
   DataFn dataFn;
+  IdentityFn identityFn = nullptr;
   std::unique_ptr<sym::Context> ownSymbols;  // the empty context, when none was given
   const sym::Context* symbols = nullptr;      // never null
   Symbol tensorSym = intern("tensor");
@@ -363,12 +364,16 @@ EGraph::EGraph(DataFn dataFn, const sym::Context* symbols) : impl_(std::make_sha
   impl_->memo.reserve(1024);
 }
 
+void EGraph::setIdentityFn(IdentityFn fn) { impl_->identityFn = fn; }
+
 Id EGraph::add(ENode node) {
   Impl& m = *impl_;
   m.checkIds(node);
   for (Id& c : node.children) c = m.findMut(c);
   uint64_t h = ENodeHash{}(node);
   if (auto n = m.lookupCanonical(node, h); n != detail::NodeIndex::kNone) return m.findMut(m.nodeClass[n]);
+  if (m.identityFn)
+    if (auto same = m.identityFn(*this, node)) return m.findMut(*same);
   std::optional<ClassData> d;
   if (m.dataFn) d = m.dataFn(*this, node);
   return m.addNew(std::move(node), h, d ? std::move(*d) : ClassData{});
@@ -380,6 +385,8 @@ std::optional<Id> EGraph::tryAdd(ENode node) {
   for (Id& c : node.children) c = m.findMut(c);
   uint64_t h = ENodeHash{}(node);
   if (auto n = m.lookupCanonical(node, h); n != detail::NodeIndex::kNone) return m.findMut(m.nodeClass[n]);
+  if (m.identityFn)
+    if (auto same = m.identityFn(*this, node)) return m.findMut(*same);
   std::optional<ClassData> d;
   if (m.dataFn) {
     d = m.dataFn(*this, node);

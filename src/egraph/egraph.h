@@ -61,6 +61,13 @@ struct EClass {
 // but callers building lemma right-hand sides use `tryAdd`, which refuses.
 using DataFn = std::function<std::optional<ClassData>(const class EGraph&, const ENode&)>;
 
+// The child class a new e-node is the identity of (a reshape to its child's
+// own shape, a one-piece concat...), or nullopt. `add` then returns that class
+// instead of adding the node: such a node would only ever sit in its child's
+// class as a self-loop, which every rule over its operator matches again and
+// again (reshape-reshape builds one for each pair of a tensor's reshapes).
+using IdentityFn = std::optional<Id> (*)(const class EGraph&, const ENode&);
+
 // Not thread-safe. Copying an EGraph copies a handle: both copies share one e-graph.
 class EGraph {
  public:
@@ -71,6 +78,9 @@ class EGraph {
   // The symbolic-size context under which types are inferred and compared
   // (merges, type rules and lemma guards ask it their questions).
   const sym::Context& symbols() const;
+
+  // Installs the identity test (see IdentityFn); before any node is added.
+  void setIdentityFn(IdentityFn fn);
 
   // Adds (or finds) an e-node; its children must be ids of this e-graph.
   Id add(ENode node);

@@ -32,7 +32,9 @@ namespace tangle {
 struct OperatorSearch {
   // symbols: the check's facts about symbolic sizes (null: none).
   explicit OperatorSearch(const SpecOp& o, const sym::Context* symbols = nullptr)
-      : op(o), start(Clock::now()), cpuStart(threadCpuSeconds()), g(ops::inferData, symbols) {}
+      : op(o), start(Clock::now()), cpuStart(threadCpuSeconds()), g(ops::inferData, symbols) {
+    g.setIdentityFn(ops::identityChild);
+  }
 
   // The thread's CPU seconds spent on this search: operator_seconds bounds it.
   double cpuSpent() const { return threadCpuSeconds() - cpuStart; }

@@ -95,6 +95,30 @@ std::optional<eg::ClassData> inferData(const eg::EGraph& g, const eg::ENode& n) 
   return eg::ClassData{};  // opaque: typed by the lowering, never refused
 }
 
+std::optional<eg::Id> identityChild(const eg::EGraph& g, const eg::ENode& n) {
+  if (n.children.size() != 1) return std::nullopt;
+  const Syms& s = syms();
+  if (n.op != s.reshape && n.op != s.transpose && n.op != s.permute && n.op != s.concat) return std::nullopt;
+  eg::Id x = n.children[0];
+  const TensorType* t = g.data(x).tensor();
+  if (!t) return std::nullopt;
+  const eg::AttrList& a = eg::attrs(n.attrs);
+  auto rank = static_cast<int64_t>(t->shape.size());
+  auto validDim = [&](const eg::Attr& d) { return d.kind == eg::Attr::Kind::Int && d.i >= 0 && d.i < rank; };
+  if (n.op == s.reshape)
+    return a.size() == 1 && a[0].kind == eg::Attr::Kind::IntList && a[0].list == t->shape ? std::optional(x)
+                                                                                           : std::nullopt;
+  if (n.op == s.transpose)
+    return a.size() == 2 && validDim(a[0]) && a[1] == a[0] ? std::optional(x) : std::nullopt;
+  if (n.op == s.concat) return a.size() == 1 && validDim(a[0]) ? std::optional(x) : std::nullopt;
+  // permute
+  if (a.size() != 1 || a[0].kind != eg::Attr::Kind::IntList || static_cast<int64_t>(a[0].list.size()) != rank)
+    return std::nullopt;
+  for (int64_t i = 0; i < rank; ++i)
+    if (a[0].list[static_cast<size_t>(i)] != i) return std::nullopt;
+  return x;
+}
+
 std::optional<interp::Value> evaluate(const eg::ENode& n, const std::vector<interp::Value>& children) {
   if (children.size() != n.children.size()) return std::nullopt;
   if (const OpDef* def = find(n.op)) {

@@ -73,6 +73,12 @@ bool fitsSchema(const OpDef& op, const eg::AttrList& a);
 // (Leaves get their data from EGraph::leaf; opaque ops get an empty ClassData.)
 std::optional<eg::ClassData> inferData(const eg::EGraph& g, const eg::ENode& n);
 
+// The child class `n` is the identity of, when plainly so from its attributes and its
+// child's type: a reshape to the child's own shape, transpose[a,a], permute[0..n-1], a
+// one-piece concat. The e-graph's IdentityFn (inference e-graphs install it), so that
+// such a node never becomes a self-loop in its child's class.
+std::optional<eg::Id> identityChild(const eg::EGraph& g, const eg::ENode& n);
+
 // The value of `n` given its children's values (its record's kernel, or a
 // custom op's semantics). nullopt when the op has no reference semantics
 // (tensor leaves, opaque calls) or the inputs do not fit.

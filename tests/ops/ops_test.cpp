@@ -252,3 +252,45 @@ TEST(ShapeTest, Helpers) {
 
 }  // namespace
 }  // namespace tangle::ops
+
+namespace tangle::ops {
+namespace {
+
+// Inference e-graphs install identityChild: an identity node is its child's class, never a self-loop.
+TEST(IdentityChild, OnlyPlainIdentitiesFoldIntoTheirChild) {
+  eg::EGraph g{inferData};
+  g.setIdentityFn(identityChild);
+  eg::ClassData d;
+  d.types.push_back(TensorType{DType::F32, {4, 6}});
+  eg::Id x = g.leaf("S.x", d);
+  eg::Id y = g.leaf("S.y", d);
+  eg::Subst vars;
+  vars.classes["x"] = x;
+  vars.classes["y"] = y;
+  auto add = [&](const char* text) { return eg::Pattern::parse(text).instantiate(g, vars); };
+  size_t before = g.numNodes();
+  EXPECT_EQ(add("(reshape[[4, 6]] ?x)"), x);
+  EXPECT_EQ(add("(transpose[1, 1] ?x)"), x);
+  EXPECT_EQ(add("(permute[[0, 1]] ?x)"), x);
+  EXPECT_EQ(add("(concat[1] ?x)"), x);
+  EXPECT_EQ(g.numNodes(), before);
+  // Not identities (or not well-formed ones): added as nodes of their own.
+  for (const char* t : {"(reshape[[6, 4]] ?x)", "(reshape[[24]] ?x)", "(transpose[0, 1] ?x)", "(permute[[1, 0]] ?x)",
+                        "(concat[0] ?x ?y)"}) {
+    auto id = add(t);
+    ASSERT_TRUE(id) << t;
+    EXPECT_NE(*id, x) << t;
+  }
+  EXPECT_FALSE(add("(transpose[2, 2] ?x)")) << "no dim 2: ill-typed, not the identity";
+  EXPECT_FALSE(add("(concat[2] ?x)")) << "no dim 2: ill-typed, not the identity";
+  // Without the hook the node is added (and would need reshape-same-shape to join x's class).
+  eg::EGraph plain{inferData};
+  eg::Id px = plain.leaf("S.x", d);
+  vars.classes["x"] = px;
+  auto r = eg::Pattern::parse("(reshape[[4, 6]] ?x)").instantiate(plain, vars);
+  ASSERT_TRUE(r);
+  EXPECT_NE(*r, px);
+}
+
+}  // namespace
+}  // namespace tangle::ops
