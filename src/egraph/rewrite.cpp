@@ -22,7 +22,7 @@ const char* toString(StopReason r) {
   return "?";
 }
 
-bool isLocal(const Rule& r) { return r.local || (r.rhs && !r.guard && !r.constrained); }
+bool isLocal(const Rule& r) { return !r.opaqueRhs && (r.local || (r.rhs && !r.guard && !r.constrained)); }
 
 namespace {
 
@@ -187,7 +187,7 @@ struct PooledMatchSets {
 
 }  // namespace
 
-RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits) {
+RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits, std::optional<size_t> resumeFrom) {
   RunReport report;
   Limits clock(g, limits);
   for (const Rule& r : rules) {
@@ -225,14 +225,17 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
   // reported on stderr (a rule wrongly declared local).
   int maxHeight = 0;
   for (const Rule& r : rules) maxHeight = std::max(maxHeight, r.lhs.height());
-  bool full = true;           // this iteration searches the whole e-graph
-  size_t searchedAt = 0;      // the change log's length at the last search
+  // A resumed run starts with a partial search: the earlier run's last search found nothing to
+  // apply, so a match new since then touches a class logged since then.
+  bool full = !resumeFrom || *resumeFrom > g.changeCount();
+  size_t searchedAt = full ? 0 : *resumeFrom;  // the change log's length at the last search
   std::vector<char> needsFull(rules.size(), 0);  // a rule cut short by its cap: search it all again
   std::optional<StopReason> stop;
   static const bool checkLocal = std::getenv("TANGLE_CHECK_LOCAL") != nullptr;
   std::vector<char> local(rules.size(), 0);
   for (size_t i = 0; i < rules.size(); ++i) local[i] = isLocal(rules[i]);
   bool confirming = false;  // this iteration is the full search that follows an idle partial one
+  size_t lastSearchAt = 0;
   while (!stop) {
     if (report.iterations >= limits.maxIterations) {
       stop = StopReason::IterationLimit;
@@ -243,6 +246,7 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
     std::optional<ChangedRegion> region;
     if (!full) region.emplace(g, searchedAt, maxHeight);
     searchedAt = g.changeCount();
+    lastSearchAt = searchedAt;
     // Search everything first so all rules see the same e-graph.
     bool truncated = false, canGrow = false;
     for (size_t i = 0; i < rules.size() && !stop; ++i) {
@@ -308,6 +312,7 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
   }
   g.rebuild();
   report.stop = *stop;
+  if (*stop == StopReason::Saturated) report.saturatedAt = lastSearchAt;
   report.seconds = clock.elapsed();
   report.firings = std::move(fired);
   return report;

@@ -41,6 +41,10 @@ struct Rule {
   // confirms saturation (rewrite.cpp). Implied for an RHS rule without guard that is not
   // constrained (see isLocal).
   bool local = false;
+  // The RHS has an operator the DataFn cannot type (an opaque one, typed only where the lowering
+  // put it): instantiating it fails until such an e-node exists, which its match does not see.
+  // Never local, then.
+  bool opaqueRhs = false;
 };
 
 // Whether the runner may treat `r` as reading only its match (Rule::local).
@@ -72,6 +76,9 @@ struct RunReport {
   // Per rule, in the order given: merges that changed the e-graph. (By index: a map by name,
   // built for every run, was a twentieth of a check's CPU.)
   std::vector<size_t> firings;
+  // When saturated: the change-log position (EGraph::changeCount) of the search that found
+  // nothing to do. A later run of the same rules on this e-graph may resume from it.
+  std::optional<size_t> saturatedAt;
 };
 
 // Applies all rules, iteration by iteration (search all, then apply all, then
@@ -80,6 +87,12 @@ struct RunReport {
 // Node and time limits are also checked during the apply phase (every 64
 // matches), so one iteration overshoots them only slightly. Throws
 // std::invalid_argument for a rule with neither or both of rhs / apply.
-RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits);
+//
+// `resumeFrom`: the saturatedAt of an earlier run of the same rules on this e-graph, when all
+// that happened to it since is in its change log (adds, merges, new data: not a change of the
+// symbolic-size context). The first search then looks only where that log says matches may be
+// new, like the runner's partial searches, instead of searching everything again.
+RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits,
+              std::optional<size_t> resumeFrom = std::nullopt);
 
 }  // namespace tangle::eg

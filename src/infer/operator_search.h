@@ -44,6 +44,7 @@ struct OperatorSearch {
   double cpuStart;
   eg::EGraph g;
   eg::Id root = 0;                  // the operator's expression (valid once seeded)
+  std::optional<size_t> saturatedAt;  // the last saturation's eg::RunReport::saturatedAt
   std::unordered_set<int> inlined;  // spec definitions already added to g
   std::vector<int> frontier;        // newly related impl nodes whose users are not looked at yet
   std::vector<int> related;         // T_rel, in the order it grew

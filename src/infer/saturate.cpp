@@ -14,7 +14,10 @@ void saturate(const InferState& st, OperatorSearch& s, InferStats& stats) {
   limits.maxIterations = st.opts.maxIterations;
   limits.maxNodes = st.opts.maxNodes;
   limits.maxSeconds = std::max(0.01, st.opts.operatorSeconds - s.cpuSpent());
-  eg::RunReport rep = eg::run(s.g, st.lemmas, limits);
+  // Between two saturations of one search the e-graph only gains nodes and merges (all logged),
+  // under the same lemmas and size facts: the run resumes where the last one found nothing to do.
+  eg::RunReport rep = eg::run(s.g, st.lemmas, limits, s.saturatedAt);
+  s.saturatedAt = rep.saturatedAt;
   // Only the lemmas that fired (inferOnce lists every lemma once): adding every lemma's zero was a
   // name lookup per lemma and search.
   for (size_t i = 0; i < rep.firings.size(); ++i)

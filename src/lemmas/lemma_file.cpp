@@ -299,6 +299,9 @@ class Parser {
     fl.lemma.rule.name = name;
     fl.lemma.rule.lhs = std::move(lhs);
     fl.lemma.rule.rhs = std::move(rhs);
+    // A custom op, even a defined one, is typed only in its defined form (registerCustomOpTypes).
+    for (const std::string& o : rn.ops)
+      if (!ops::find(eg::intern(o))) fl.lemma.rule.opaqueRhs = true;
     if (!fl.conditions.empty()) {
       fl.lemma.doc += " if " + std::string(condText);
       fl.lemma.rule.guard = [conds = fl.conditions](const eg::EGraph& g, eg::Subst& s) {

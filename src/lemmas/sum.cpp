@@ -28,26 +28,39 @@ Apply distribute(eg::Symbol sym, size_t nAttrs) {
 std::optional<Id> concatOfSums(EGraph& g, const Match& m) {
   const auto& xs = m.subst.list("xs");
   int64_t d = m.subst.integer("d");
-  std::vector<const ENode*> sums;
-  for (Id x : xs) {
-    const ENode* pick = nullptr;
-    for (const ENode* n : nodesOf(g, x, op().sum))
-      if (n->children.size() >= 2 && (sums.empty() || n->children.size() == sums[0]->children.size())) {
-        pick = n;
-        break;
-      }
-    if (!pick) return std::nullopt;
-    sums.push_back(pick);
+  // Every arity the pieces' sums share, not only the first sum's: the matched classes gain sums as
+  // the search goes on, and a match is applied again only when they change, so an applier that
+  // looked at the first sum alone would never see the later ones (a search saturated in one run
+  // or in several then found different sums).
+  std::vector<Id> found;
+  std::vector<size_t> tried;
+  for (const ENode* lead : nodesOf(g, xs[0], op().sum)) {
+    size_t k = lead->children.size();
+    if (k < 2 || std::find(tried.begin(), tried.end(), k) != tried.end()) continue;
+    tried.push_back(k);
+    std::vector<const ENode*> sums{lead};
+    for (size_t i = 1; i < xs.size() && sums.size() == i; ++i)
+      for (const ENode* n : nodesOf(g, xs[i], op().sum))
+        if (n->children.size() == k) {
+          sums.push_back(n);
+          break;
+        }
+    if (sums.size() != xs.size()) continue;
+    std::vector<Id> terms;
+    for (size_t j = 0; j < k; ++j) {
+      std::vector<Id> pieces;
+      for (const ENode* s : sums) pieces.push_back(s->children[j]);
+      auto c = makeConcat(g, d, pieces);
+      if (!c) break;
+      terms.push_back(*c);
+    }
+    if (terms.size() != k) continue;
+    if (auto r = makeSum(g, terms)) found.push_back(*r);
   }
-  std::vector<Id> terms;
-  for (size_t j = 0; j < sums[0]->children.size(); ++j) {
-    std::vector<Id> pieces;
-    for (const ENode* s : sums) pieces.push_back(s->children[j]);
-    auto c = makeConcat(g, d, pieces);
-    if (!c) return std::nullopt;
-    terms.push_back(*c);
-  }
-  return makeSum(g, terms);
+  // Merged only now: a merge moves class node lists, which `lead` and `sums` point into.
+  for (size_t i = 1; i < found.size(); ++i) g.merge(found[0], found[i]);
+  if (found.empty()) return std::nullopt;
+  return found[0];
 }
 
 // sum(concat[d](a1..ak), concat[d](b1..bk), ..) with equal splits

@@ -242,6 +242,53 @@ TEST(Runner, PartialSearchSkipsMatchesTouchingNoChangedClass) {
   EXPECT_EQ(*calls, 2);
 }
 
+// A run resumed from the last one's saturatedAt searches only where the e-graph changed since,
+// and ends where a fresh run would.
+TEST(Runner, ResumedRunSearchesOnlyWhatChangedSinceSaturation) {
+  auto calls = std::make_shared<int>(0);
+  Rule counting;  // never fires; counts the matches of (p ?x) it is shown
+  counting.name = "counting";
+  counting.lhs = Pattern::parse("(p ?x)");
+  counting.local = true;
+  counting.apply = [calls](EGraph&, const Match&) -> std::optional<Id> {
+    ++*calls;
+    return std::nullopt;
+  };
+  std::vector<Rule> rules{counting, rewrite("comm", "(add ?x ?y)", "(add ?y ?x)")};
+  auto build = [](EGraph& g) {
+    Id a = g.leaf("a", {}), b = g.leaf("b", {});
+    g.add(node("p", {a}));
+    g.add(node("add", {a, b}));
+  };
+  EGraph resumed, fresh;
+  build(resumed);
+  build(fresh);
+  RunReport first = run(resumed, rules, RunLimits{});
+  ASSERT_EQ(first.stop, StopReason::Saturated);
+  ASSERT_TRUE(first.saturatedAt.has_value());
+  run(fresh, rules, RunLimits{});
+  // New nodes after saturation, in both e-graphs alike.
+  for (EGraph* g : {&resumed, &fresh}) {
+    Id c = g->leaf("c", {});
+    g->add(node("add", {c, g->leaf("a", {})}));
+  }
+  *calls = 0;
+  RunReport again = run(resumed, rules, RunLimits{}, first.saturatedAt);
+  EXPECT_EQ(again.stop, StopReason::Saturated);
+  EXPECT_EQ(*calls, 0) << "(p a) touches no class changed since the last saturation";
+  *calls = 0;
+  run(fresh, rules, RunLimits{});
+  EXPECT_EQ(*calls, 1) << "a fresh run searches everything first";
+  EXPECT_EQ(resumed.numNodes(), fresh.numNodes());
+  EXPECT_EQ(resumed.numClasses(), fresh.numClasses());
+  Id a = resumed.leaf("a", {}), c = resumed.leaf("c", {});
+  EXPECT_EQ(resumed.lookup(node("add", {a, c})), resumed.lookup(node("add", {c, a})));
+  // A resume point past the log's end (another e-graph's) falls back to a full search.
+  *calls = 0;
+  run(resumed, rules, RunLimits{}, resumed.changeCount() + 1);
+  EXPECT_EQ(*calls, 1);
+}
+
 TEST(Runner, RejectsMalformedRules) {
   EGraph g;
   Rule r;
