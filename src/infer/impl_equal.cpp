@@ -32,10 +32,14 @@ void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>&
 
 void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs,
                          std::vector<std::pair<int, int>>* added) {
+  // Pairs come grouped by their first tensor (implEqualPairs): one lookup per
+  // group (references into the map stay valid as it grows).
+  std::vector<int>* eq = nullptr;
+  int last = -1;
   for (auto [a, b] : pairs) {
-    auto& eq = st.implEqual[a];
-    if (std::find(eq.begin(), eq.end(), b) != eq.end()) continue;
-    eq.push_back(b);
+    if (!eq || a != last) eq = &st.implEqual[a], last = a;
+    if (std::find(eq->begin(), eq->end(), b) != eq->end()) continue;
+    eq->push_back(b);
     if (added) added->emplace_back(a, b);
   }
 }
