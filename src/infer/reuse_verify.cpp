@@ -221,9 +221,8 @@ bool preservesMergedEqualities(const InferState& st, const Footprint& f, const R
     const int *x = phi.implOf(a), *y = phi.implOf(b);
     if (!x || !y) return false;
     if (!partners || *x != last) {
-      auto it = st.implEqual.find(*x);
-      if (it == st.implEqual.end()) return false;
-      partners = &it->second, last = *x;
+      partners = st.implEqual.find(*x), last = *x;
+      if (!partners) return false;
     }
     if (std::find(partners->begin(), partners->end(), *y) == partners->end()) return false;
   }
