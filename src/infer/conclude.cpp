@@ -86,6 +86,54 @@ void dropRearrangedRepeats(std::vector<eg::Term>& terms) {
   terms = std::move(out);
 }
 
+// Appends terms to a list, each once (Term::operator==, structural): by a
+// structural hash, comparing only terms of equal hash. A linear find per term
+// was quadratic in the number kept (one per rank at 256 ranks).
+class DistinctTerms {
+ public:
+  explicit DistinctTerms(std::vector<eg::Term>& out) : out_(out) {
+    for (size_t i = 0; i < out_.size(); ++i) byHash_.emplace(hashOf(out_[i]), i);
+  }
+  void add(eg::Term t) {
+    const uint64_t h = hashOf(t);
+    auto [from, to] = byHash_.equal_range(h);
+    for (auto it = from; it != to; ++it)
+      if (sameNodes(out_[it->second], t) || out_[it->second] == t) return;
+    byHash_.emplace(h, out_.size());
+    out_.push_back(std::move(t));
+  }
+
+ private:
+  // The same node array: the same tree (a cheap sufficient test; copies of
+  // one extraction usually are laid out alike).
+  static bool sameNodes(const eg::Term& a, const eg::Term& b) {
+    if (a.nodes.size() != b.nodes.size()) return false;
+    for (size_t i = 0; i < a.nodes.size(); ++i) {
+      const eg::Term::Node &x = a.nodes[i], &y = b.nodes[i];
+      if (x.op != y.op || x.attrs != y.attrs || x.children != y.children) return false;
+    }
+    return true;
+  }
+  // Of the tree the root unfolds to (shared subterms hash as their copies would).
+  static uint64_t hashOf(const eg::Term& t) {
+    if (t.nodes.empty()) return 0;
+    std::vector<uint64_t> memo(t.nodes.size());
+    std::vector<char> done(t.nodes.size(), 0);
+    auto node = [&](auto& self, uint32_t i) -> uint64_t {
+      if (done[i]) return memo[i];
+      const eg::Term::Node& n = t.nodes[i];
+      uint64_t h = (uint64_t{n.op} << 32) ^ n.attrs;
+      h ^= n.children.size() * 0x9e3779b97f4a7c15ULL;
+      for (uint32_t c : n.children) h = (h ^ self(self, c)) * 0x100000001b3ULL + 0x7f4a7c15;
+      done[i] = 1;
+      return memo[i] = h;
+    };
+    return node(node, t.root());
+  }
+  std::vector<eg::Term>& out_;
+  std::unordered_multimap<uint64_t, size_t> byHash_;
+};
+
 }  // namespace
 
 // The clean expressions kept for a class: the smallest per top-level e-node,
@@ -97,6 +145,7 @@ std::vector<eg::Term> cleanRelations(const InferState& st, const eg::EGraph& g, 
   std::vector<eg::Term> out = ex.alternatives(root, st.opts.maxRelationsPerTensor);
   if (out.empty() || st.impl.graphs.size() < 2) return out;
   const RankClasses byRank(g, st.impl.graphs.size());
+  DistinctTerms keep(out);
   std::optional<std::vector<eg::Term>> anyRank;  // the clean extractor's, shared by unshared ranks
   std::optional<std::vector<eg::Term>> noTensor;  // a rank without tensors here: its terms have none, alike for all
   for (size_t k = 0; k < st.impl.graphs.size(); ++k) {
@@ -121,8 +170,7 @@ std::vector<eg::Term> cleanRelations(const InferState& st, const eg::EGraph& g, 
       if (!anyRank) anyRank = ex.alternatives(root, st.opts.maxRelationsPerRank);
       terms = *anyRank;
     }
-    for (eg::Term& t : terms)
-      if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
+    for (eg::Term& t : terms) keep.add(std::move(t));
   }
   dropRearrangedRepeats(out);
   return out;

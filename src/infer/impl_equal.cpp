@@ -32,21 +32,24 @@ void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>&
 
 void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs,
                          std::vector<std::pair<int, int>>* added) {
+  // Pairs come grouped by their first tensor (implEqualPairs): one lookup per
+  // group (references into the map stay valid as it grows).
+  std::vector<int>* eq = nullptr;
+  int last = -1;
   for (auto [a, b] : pairs) {
-    auto& eq = st.implEqual[a];
-    if (std::find(eq.begin(), eq.end(), b) != eq.end()) continue;
-    eq.push_back(b);
+    if (!eq || a != last) eq = &st.implEqual[a], last = a;
+    if (std::find(eq->begin(), eq->end(), b) != eq->end()) continue;
+    eq->push_back(b);
     if (added) added->emplace_back(a, b);
   }
 }
 
 void removeImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs) {
   for (auto [a, b] : pairs) {
-    auto it = st.implEqual.find(a);
-    if (it == st.implEqual.end()) continue;
-    auto& eq = it->second;
+    if (!st.implEqual.find(a)) continue;
+    auto& eq = st.implEqual[a];
     eq.erase(std::remove(eq.begin(), eq.end(), b), eq.end());
-    if (eq.empty()) st.implEqual.erase(it);
+    if (eq.empty()) eq = {};  // absent again (find)
   }
 }
 
@@ -62,10 +65,10 @@ std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const 
   for (int d : named) {
     if (!seen.insert(d).second) continue;
     if (st.reads) st.reads->implEqual.push_back(d);
-    auto it = st.implEqual.find(d);
-    if (it == st.implEqual.end()) continue;
+    const std::vector<int>* partners = st.implEqual.find(d);
+    if (!partners) continue;
     eg::Id leaf = addLeaf(g, st.impl, d);
-    for (int e : it->second) {
+    for (int e : *partners) {
       g.merge(leaf, addLeaf(g, st.impl, e));
       if (merged) merged->emplace_back(d, e);
       if (listed.insert(e).second) added.push_back(e);

@@ -54,6 +54,24 @@ struct SearchReads {
   std::vector<int> spec, implEqual;
 };
 
+// Implementation tensor -> the tensors found equal to it, indexed by node (a
+// hash map's lookups were cache misses on every reuse at 256 ranks). A
+// tensor with none has an empty list, which find reports as absent.
+class ImplEqual {
+ public:
+  const std::vector<int>* find(int a) const {
+    return static_cast<size_t>(a) < lists_.size() && !lists_[static_cast<size_t>(a)].empty() ? &lists_[static_cast<size_t>(a)]
+                                                                                             : nullptr;
+  }
+  std::vector<int>& operator[](int a) {
+    if (static_cast<size_t>(a) >= lists_.size()) lists_.resize(static_cast<size_t>(a) + 1);
+    return lists_[static_cast<size_t>(a)];
+  }
+
+ private:
+  std::vector<std::vector<int>> lists_;
+};
+
 struct InferState {
   InferState(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& o);
 
@@ -102,7 +120,7 @@ struct InferState {
   std::vector<int> deferredOrigin;
   // Implementation tensors found equal in a concluded operator's e-graph
   // (impl_equal.cpp), e.g. one replica's all-reduced sum on two DP x TP ranks.
-  std::unordered_map<int, std::vector<int>> implEqual;
+  ImplEqual implEqual;
 
   ImplMarks marks;
   // Set only on a look-ahead search's copy of the state (search_ahead.h).

@@ -129,14 +129,14 @@ uint64_t specShapeHash(const InferState& st, const SpecOp& op) {
 }
 
 bool Renaming::bindSpec(int from, int to) {
-  if (auto it = spec.find(from); it != spec.end()) return it->second == to;
+  if (const int* m = spec.find(from)) return *m == to;
   if (!specInv.emplace(to, from).second) return false;
   spec.emplace(from, to);
   return true;
 }
 
 bool Renaming::bindImpl(int from, int to) {
-  if (auto it = impl.find(from); it != impl.end()) return it->second == to;
+  if (const int* m = impl.find(from)) return *m == to;
   if (implInv.count(to)) return false;
   const int rf = implGraph->nodes[from].graph, rt = implGraph->nodes[to].graph;
   if (!rankFits(rf, rt)) return false;
@@ -148,19 +148,13 @@ bool Renaming::bindImpl(int from, int to) {
 }
 
 bool Renaming::rankFits(int from, int to) const {
-  if (auto it = rank.find(from); it != rank.end()) return it->second == to;
+  if (const int* m = rank.find(from)) return *m == to;
   return !rankInv.count(to);
 }
 
-const int* Renaming::specOf(int from) const {
-  auto it = spec.find(from);
-  return it == spec.end() ? nullptr : &it->second;
-}
+const int* Renaming::specOf(int from) const { return spec.find(from); }
 
-const int* Renaming::implOf(int from) const {
-  auto it = impl.find(from);
-  return it == impl.end() ? nullptr : &it->second;
-}
+const int* Renaming::implOf(int from) const { return impl.find(from); }
 
 void OperatorReuse::record(const InferState& st, const OperatorSearch& s) {
   if (auto f = footprintOf(st, s)) add(st, std::move(*f));
@@ -256,6 +250,7 @@ bool OperatorReuse::tryReuse(InferState& st, const SpecOp& op, std::unordered_se
       ok = renameTerm(st, phi, f.outResult[i], renamedOut[i]) && overImplOutputs(st, renamedOut[i]);
     // The equalities the search proved hold renamed, as its relations do.
     std::vector<std::pair<int, int>> equal;
+    equal.reserve(f.foundEqual.size());
     for (auto [a, b] : f.foundEqual) {
       const int *x = phi.implOf(a), *y = phi.implOf(b);
       if (!x || !y) ok = false;

@@ -45,15 +45,56 @@ struct Footprint {
   bool deferred = false;         // result is a carried non-clean expression
 };
 
+// A map between non-negative ints (node or rank indexes) for renamings:
+// open addressing in one array, no allocation per entry (tryReuse builds
+// several renamings per operator, each with hundreds of entries).
+class IntMap {
+ public:
+  const int* find(int key) const {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = slot(key);; i = (i + 1) & mask_) {
+      if (slots_[i].first == key) return &slots_[i].second;
+      if (slots_[i].first < 0) return nullptr;
+    }
+  }
+  bool count(int key) const { return find(key) != nullptr; }
+  // Inserts key -> value unless key is present; the value held, and whether it was inserted.
+  std::pair<int, bool> emplace(int key, int value) {
+    if (2 * (size_ + 1) > slots_.size()) grow();
+    for (size_t i = slot(key);; i = (i + 1) & mask_) {
+      if (slots_[i].first == key) return {slots_[i].second, false};
+      if (slots_[i].first < 0) {
+        slots_[i] = {key, value};
+        ++size_;
+        return {value, true};
+      }
+    }
+  }
+  size_t size() const { return size_; }
+
+ private:
+  size_t slot(int key) const { return (static_cast<uint64_t>(static_cast<uint32_t>(key)) * 0x9e3779b97f4a7c15ULL >> 20) & mask_; }
+  void grow() {
+    std::vector<std::pair<int, int>> old = std::move(slots_);
+    slots_.assign(old.empty() ? 32 : 2 * old.size(), {-1, 0});
+    mask_ = slots_.size() - 1;
+    size_ = 0;
+    for (auto [k, v] : old)
+      if (k >= 0) emplace(k, v);
+  }
+  std::vector<std::pair<int, int>> slots_;  // key -1: empty
+  size_t mask_ = 0, size_ = 0;
+};
+
 // phi: from an earlier footprint's tensors to the new operator's, injective.
 // Implementation tensors may move to other ranks (a later pipeline stage
 // repeating an earlier one's layer), by one bijection between rank graphs.
 struct Renaming {
   explicit Renaming(const LGraph& implGraph) : implGraph(&implGraph) {}
   const LGraph* implGraph;
-  std::unordered_map<int, int> spec, impl;        // earlier -> new
-  std::unordered_map<int, int> specInv, implInv;  // new -> earlier
-  std::unordered_map<int, int> rank, rankInv;     // impl graphs (ranks): earlier -> new, new -> earlier
+  IntMap spec, impl;        // earlier -> new
+  IntMap specInv, implInv;  // new -> earlier
+  IntMap rank, rankInv;     // impl graphs (ranks): earlier -> new, new -> earlier
   bool bindSpec(int from, int to);  // false when it would break the map or injectivity
   bool bindImpl(int from, int to);  // also false when it would break the rank bijection
   bool rankFits(int from, int to) const;  // rank `from` may map to `to`

@@ -85,17 +85,17 @@ bool matchMergedPartners(const InferState& st, const Footprint& f, Renaming& phi
   for (auto [a, b] : f.mergedEqual) {
     const int *x = phi.implOf(a), *y = phi.implOf(b);
     if (!x || y) continue;
-    auto from = st.implEqual.find(a), to = st.implEqual.find(*x);
-    if (from == st.implEqual.end() || to == st.implEqual.end()) continue;
+    const std::vector<int>*from = st.implEqual.find(a), *to = st.implEqual.find(*x);
+    if (!from || !to) continue;
     auto fits = [&](int e) {
       const LNode &p = st.impl.nodes[b], &q = st.impl.nodes[e];
       return !phi.implInv.count(e) && p.data == q.data && phi.rankFits(p.graph, q.graph);
     };
-    size_t k = std::find(from->second.begin(), from->second.end(), b) - from->second.begin();
+    size_t k = std::find((*from).begin(), (*from).end(), b) - (*from).begin();
     int pick = -1;
-    if (k < to->second.size() && fits(to->second[k])) pick = to->second[k];
-    for (size_t i = 0; pick < 0 && i < to->second.size(); ++i)
-      if (fits(to->second[i])) pick = to->second[i];
+    if (k < (*to).size() && fits((*to)[k])) pick = (*to)[k];
+    for (size_t i = 0; pick < 0 && i < (*to).size(); ++i)
+      if (fits((*to)[i])) pick = (*to)[i];
     if (pick >= 0 && phi.bindImpl(b, pick)) bound = true;
   }
   return bound;

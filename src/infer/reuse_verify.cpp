@@ -4,6 +4,7 @@
 // onto a fact of the new operator's tensors. Nothing here trusts how phi was
 // built (reuse_match.cpp).
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "infer/leaf_names.h"
@@ -112,12 +113,12 @@ bool sameImplFacts(const InferState& st, Renaming& phi, int a, int b, bool explo
 // own position, e.g. its reduce-scatter chunk, is an attribute compared
 // above). It keeps the renamed relations one rank's per rank, as searched.
 bool rankBijection(const InferState& st, const Footprint& f, const Renaming& phi) {
-  std::unordered_map<int, int> to, from;
+  IntMap to, from;
   for (int d : f.impl) {
     const int* m = phi.implOf(d);
     if (!m) return false;
     int a = st.impl.nodes[d].graph, b = st.impl.nodes[*m].graph;
-    if (to.emplace(a, b).first->second != b || from.emplace(b, a).first->second != a) return false;
+    if (to.emplace(a, b).first != b || from.emplace(b, a).first != a) return false;
   }
   return true;
 }
@@ -133,6 +134,44 @@ std::vector<std::pair<eg::Symbol, eg::AttrsId>> userOperators(const InferState& 
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// Attribute lists as internAttrs tells them apart (floats by bit pattern).
+bool sameAttrList(const eg::AttrList& a, const eg::AttrList& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].kind != b[i].kind || a[i].i != b[i].i ||
+        std::bit_cast<uint64_t>(a[i].f) != std::bit_cast<uint64_t>(b[i].f) || a[i].list != b[i].list)
+      return false;
+  return true;
+}
+
+// userOperators(st, d) == userOperators(st, t), without interning: the two
+// lists of users' operators are equal as multisets (each of d's users'
+// operators matched with a distinct one of t's). Long lists (quadratic here)
+// take the sorted comparison.
+bool sameUserOperators(const InferState& st, int d, int t) {
+  const std::vector<int> &a = st.impl.users[d], &b = st.impl.users[t];
+  if (a.size() != b.size()) return false;
+  constexpr size_t kPairwise = 16;
+  if (a.size() > kPairwise) return userOperators(st, d) == userOperators(st, t);
+  static const eg::AttrList kNone;
+  auto root = [&](int u) -> std::pair<eg::Symbol, const eg::AttrList*> {
+    const auto& def = st.impl.nodes[u].def.nodes;
+    if (def.empty()) return {0, &kNone};
+    return {def.back().op, &def.back().attrs};
+  };
+  std::pair<eg::Symbol, const eg::AttrList*> rb[kPairwise];
+  bool used[kPairwise] = {};
+  for (size_t j = 0; j < b.size(); ++j) rb[j] = root(b[j]);
+  for (int u : a) {
+    auto x = root(u);
+    size_t j = 0;
+    while (j < b.size() && (used[j] || rb[j].first != x.first || !sameAttrList(*rb[j].second, *x.second))) ++j;
+    if (j == b.size()) return false;
+    used[j] = true;
+  }
+  return true;
 }
 
 }  // namespace
@@ -176,12 +215,16 @@ bool sameRelExprUnder(const InferState& st, Renaming& phi, const RelExpr& a, con
 }
 
 bool preservesMergedEqualities(const InferState& st, const Footprint& f, const Renaming& phi) {
+  const std::vector<int>* partners = nullptr;  // of `last` (pairs come grouped by their first tensor)
+  int last = -1;
   for (auto [a, b] : f.mergedEqual) {
     const int *x = phi.implOf(a), *y = phi.implOf(b);
     if (!x || !y) return false;
-    auto it = st.implEqual.find(*x);
-    if (it == st.implEqual.end() || std::find(it->second.begin(), it->second.end(), *y) == it->second.end())
-      return false;
+    if (!partners || *x != last) {
+      partners = st.implEqual.find(*x), last = *x;
+      if (!partners) return false;
+    }
+    if (std::find(partners->begin(), partners->end(), *y) == partners->end()) return false;
   }
   return true;
 }
@@ -238,7 +281,7 @@ bool preservesFootprint(const InferState& st, const Footprint& f, const SpecOp& 
   // implementation nodes to explore (e.g. a view where there was an add).
   for (int d : f.related) {
     const int* t = phi.implOf(d);
-    if (!t || userOperators(st, d) != userOperators(st, *t)) return false;
+    if (!t || !sameUserOperators(st, d, *t)) return false;
   }
   return true;
 }

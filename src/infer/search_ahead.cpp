@@ -96,9 +96,9 @@ bool SearchAhead::confirmed(const Result& r, const InferState& st) {
     if (st.deferredDepth[s.node] != s.depth || st.deferredOrigin[s.node] != s.origin || st.rels[s.node] != s.rels)
       return false;
   for (const auto& [d, seen] : r.implEqualReads) {
-    auto it = st.implEqual.find(d);
-    if (seen.has_value() != (it != st.implEqual.end())) return false;
-    if (seen && *seen != it->second) return false;
+    const std::vector<int>* partners = st.implEqual.find(d);
+    if (seen.has_value() != (partners != nullptr)) return false;
+    if (seen && *seen != *partners) return false;
   }
   return true;
 }
@@ -183,8 +183,8 @@ std::optional<SearchAhead::Result> SearchAhead::search(size_t p) {
     // Its implEqual lookups are all in seed; conclude adds to implEqual.
     sortUnique(reads.implEqual);
     for (int d : reads.implEqual) {
-      auto it = st.implEqual.find(d);
-      res.implEqualReads.emplace_back(d, it == st.implEqual.end() ? std::nullopt : std::optional(it->second));
+      const std::vector<int>* partners = st.implEqual.find(d);
+      res.implEqualReads.emplace_back(d, partners ? std::optional(*partners) : std::nullopt);
     }
     if (!failure) {
       saturate(st, s, res.stats);

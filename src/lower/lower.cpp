@@ -611,7 +611,6 @@ class Lowerer {
         if (!root.isOutput && l != r) leafOf[static_cast<size_t>(r)] = l;
         root.isOutput = true;
       }
-    lg_.byLeafAttrs.reserve(lg_.nodes.size());
     for (size_t i = 0; i < lg_.nodes.size(); ++i) {
       LNode& ln = lg_.nodes[i];
       const LNode& from = lg_.nodes[static_cast<size_t>(leafOf[i])];

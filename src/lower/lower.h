@@ -52,13 +52,28 @@ struct LNode {
   bool tuple() const { return data.tuple; }
 };
 
+// AttrsId -> lowered node, for leaf attributes: AttrsIds are dense
+// (interned in order), so an array indexed by them, -1 where none. The first
+// node set for an id stays (as unordered_map::emplace).
+class LeafIndex {
+ public:
+  void emplace(eg::AttrsId a, int node) {
+    if (a >= nodes_.size()) nodes_.resize(static_cast<size_t>(a) + 1, -1);
+    if (nodes_[a] < 0) nodes_[a] = node;
+  }
+  const int* find(eg::AttrsId a) const { return a < nodes_.size() && nodes_[a] >= 0 ? &nodes_[a] : nullptr; }
+
+ private:
+  std::vector<int> nodes_;
+};
+
 struct LGraph {
   std::vector<const Graph*> graphs;  // spec: 1; impl: one per rank
   std::vector<LNode> nodes;
   std::unordered_map<std::string, int> byName;
   // Each node's leafAttrs -> the node its leaf names (resolved), as
   // find(leafName) would give: e-graph leaves are resolved without hashing a string.
-  std::unordered_map<eg::AttrsId, int> byLeafAttrs;
+  LeafIndex byLeafAttrs;
   std::vector<std::vector<int>> users;  // LNode -> LNodes whose operands include it
 
   std::optional<int> find(const std::string& name) const;

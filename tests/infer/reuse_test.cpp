@@ -449,5 +449,34 @@ TEST(OperatorReuse, OptionTurnsItOff) {
   EXPECT_THROW(inferOptionsFrom(c->relation), InputError);
 }
 
+// Renaming's map (reuse.h): the answers of an unordered_map, through growth
+// and probe chains (keys that are multiples of a large power of two share
+// the low bits a weak hash would use).
+TEST(OperatorReuse, IntMapAnswersAsAnUnorderedMap) {
+  IntMap m;
+  std::unordered_map<int, int> ref;
+  uint32_t x = 12345;
+  for (int i = 0; i < 3000; ++i) {
+    x = x * 1103515245u + 12345u;
+    int key = i % 3 == 0 ? (i << 12) : static_cast<int>(x % 5000);
+    int value = static_cast<int>(x >> 8);
+    auto [held, inserted] = m.emplace(key, value);
+    auto [it, refInserted] = ref.emplace(key, value);
+    ASSERT_EQ(inserted, refInserted) << key;
+    ASSERT_EQ(held, it->second) << key;
+  }
+  EXPECT_EQ(m.size(), ref.size());
+  for (int key = 0; key < 6000; ++key) {
+    const int* v = m.find(key);
+    auto it = ref.find(key);
+    ASSERT_EQ(v != nullptr, it != ref.end()) << key;
+    if (v) {
+      EXPECT_EQ(*v, it->second);
+    }
+  }
+  for (auto [k, v] : ref) EXPECT_TRUE(m.find(k) && *m.find(k) == v);
+  EXPECT_FALSE(IntMap().count(7));
+}
+
 }  // namespace
 }  // namespace tangle::testing
