@@ -200,6 +200,16 @@ std::vector<Term> Extractor::alternativesOf(Id eclass, size_t limit, const Filte
 
 bool Term::operator==(const Term& o) const {
   if (nodes.empty() || o.nodes.empty()) return nodes.empty() && o.nodes.empty();
+  const Node &r = nodes.back(), &q = o.nodes.back();
+  if (r.op != q.op || r.attrs != q.attrs || r.children.size() != q.children.size()) return false;
+  // The same node list is the same tree (the usual case when a search meets a term again).
+  if (nodes.size() == o.nodes.size()) {
+    bool same = true;
+    for (size_t i = 0; i < nodes.size() && same; ++i)
+      same = nodes[i].op == o.nodes[i].op && nodes[i].attrs == o.nodes[i].attrs &&
+             nodes[i].children == o.nodes[i].children;
+    if (same) return true;
+  }
   // Structural (tree) equality; shared subterms are compared once.
   std::vector<std::pair<uint32_t, uint32_t>> stack{{root(), o.root()}};
   std::unordered_map<uint64_t, bool> seen;
