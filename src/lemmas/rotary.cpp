@@ -89,8 +89,15 @@ bool addsDims(const EGraph& g, Id c) {
 Apply binaryDropUnitLead(eg::Symbol sym) {
   return [sym](EGraph& g, const Match& m) -> std::optional<Id> {
     Id a = m.subst.cls("a"), b = m.subst.cls("b");
-    auto sa = concreteShape(typeOf(g, a));
-    auto sb = concreteShape(typeOf(g, b));
+    // Cheap rejections first (most matches): a full-rank operand not led by 1, no reshape adding dims.
+    const TensorType *ta = typeOf(g, a), *tb = typeOf(g, b);
+    if (!ta || !tb) return std::nullopt;
+    size_t rank = std::max(ta->shape.size(), tb->shape.size());
+    for (const TensorType* t : {ta, tb})
+      if (t->shape.size() == rank && (rank == 0 || t->shape[0] != 1)) return std::nullopt;
+    if (!addsDims(g, a) && !addsDims(g, b)) return std::nullopt;
+    auto sa = concreteShape(ta);
+    auto sb = concreteShape(tb);
     if (!sa || !sb || typeOf(g, a)->dtype != typeOf(g, b)->dtype) return std::nullopt;
     size_t r = std::max(sa->size(), sb->size());
     if (r < 2 || !(addsDims(g, a) || addsDims(g, b))) return std::nullopt;
