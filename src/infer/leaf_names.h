@@ -34,8 +34,8 @@ inline bool isRankLeaf(const eg::ENode& n, int32_t r) {
 inline std::optional<std::pair<bool, int>> leafOf(const LGraph& spec, const LGraph& impl, eg::Symbol op,
                                                   eg::AttrsId attrs) {
   if (op != ops::syms().tensor) return std::nullopt;
-  if (auto it = spec.byLeafAttrs.find(attrs); it != spec.byLeafAttrs.end()) return std::pair{true, it->second};
-  if (auto it = impl.byLeafAttrs.find(attrs); it != impl.byLeafAttrs.end()) return std::pair{false, it->second};
+  if (auto node = spec.byLeafAttrs.find(attrs)) return std::pair{true, *node};
+  if (auto node = impl.byLeafAttrs.find(attrs)) return std::pair{false, *node};
   const std::string* name = ops::tensorName(op, attrs);
   auto owner = ops::tensorOwner(op, attrs);
   if (!name || !owner) return std::nullopt;
