@@ -808,9 +808,12 @@ std::optional<int> LGraph::find(const std::string& name) const {
 }
 
 namespace {
-// The id itself: interned ids are handed out in order, so the nodes of a graph,
-// interned one after another, fill consecutive slots (no collisions, no cache misses).
-size_t slotOf(uint32_t id, size_t mask) { return id & mask; }
+// Fibonacci hashing: ids are handed out in order, and consecutive ids must not
+// fill one run of slots (a missing id landing in the run would probe all of it:
+// inference asks the spec's index for every implementation leaf).
+size_t slotOf(uint32_t id, size_t mask) {
+  return static_cast<size_t>((uint64_t{id} * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+}
 }  // namespace
 
 void IdIndex::reserve(size_t n) {
