@@ -4,10 +4,11 @@
 #include <cmath>
 #include <mutex>
 #include <shared_mutex>
-#include <unordered_map>
+#include <span>
 
 #include <fmt/format.h>
 
+#include "egraph/node_index.h"
 #include "egraph/stable_table.h"
 #include "sym/expr.h"
 
@@ -26,45 +27,60 @@ bool sameAttr(const Attr& a, const Attr& b) {
          a.list == b.list;
 }
 
-struct AttrListKey {
-  const AttrList* list;
-};
-struct AttrListHash {
-  size_t operator()(AttrListKey k) const noexcept {
-    uint64_t h = k.list->size();
-    for (const Attr& a : *k.list) {
-      h = mix(h, static_cast<uint64_t>(a.kind));
-      h = mix(h, static_cast<uint64_t>(a.i));
-      h = mix(h, std::bit_cast<uint64_t>(a.f));
-      for (int64_t v : a.list) h = mix(h, static_cast<uint64_t>(v));
-    }
-    return h;
+// The final mix of a hash (murmur3's fmix64): the index probes linearly from
+// the low bits, which hash_combine-style mixing of small integers leaves clustered.
+inline uint64_t finish(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+uint64_t hashList(std::span<const Attr> list) {
+  uint64_t h = list.size();
+  for (const Attr& a : list) {
+    h = mix(h, static_cast<uint64_t>(a.kind));
+    h = mix(h, static_cast<uint64_t>(a.i));
+    h = mix(h, std::bit_cast<uint64_t>(a.f));
+    for (int64_t v : a.list) h = mix(h, static_cast<uint64_t>(v));
   }
-};
-struct AttrListEq {
-  bool operator()(AttrListKey a, AttrListKey b) const noexcept {
-    if (a.list->size() != b.list->size()) return false;
-    for (size_t i = 0; i < a.list->size(); ++i)
-      if (!sameAttr((*a.list)[i], (*b.list)[i])) return false;
-    return true;
-  }
-};
+  return finish(h);
+}
+
+bool sameList(const AttrList& a, std::span<const Attr> b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!sameAttr(a[i], b[i])) return false;
+  return true;
+}
+
+uint64_t hashString(std::string_view s) { return std::hash<std::string_view>{}(s); }
 
 // Process-wide tables. Never destroyed (interned ids may be used from static
 // destructors of other translation units).
 struct Interner {
+  // Each table's index is open addressing over (id, 32 bits of hash): a
+  // lookup compares hashes before it reads an interned string or list.
   std::shared_mutex symMutex;
   detail::StableTable<std::string> symbols;
-  std::unordered_map<std::string_view, Symbol> symbolIndex;
+  detail::NodeIndex symbolIndex;
 
   std::shared_mutex attrMutex;
   detail::StableTable<AttrList> lists;
-  std::unordered_map<AttrListKey, AttrsId, AttrListHash, AttrListEq> listIndex;
+  detail::NodeIndex listIndex;
 
   Interner() {
-    symbolIndex.emplace(symbols.get(symbols.append()), 0);  // Symbol 0 = ""
-    AttrsId empty = lists.append();                         // AttrsId 0 = []
-    listIndex.emplace(AttrListKey{&lists.get(empty)}, empty);
+    symbolIndex.insert(hashString(""), symbols.append());  // Symbol 0 = ""
+    listIndex.insert(hashList({}), lists.append());         // AttrsId 0 = []
+  }
+
+  uint32_t findSymbol(std::string_view s, uint64_t h) const {
+    return symbolIndex.find(h, [&](uint32_t id) { return symbols.get(id) == s; });
+  }
+  uint32_t findList(std::span<const Attr> a, uint64_t h) const {
+    return listIndex.find(h, [&](uint32_t id) { return sameList(lists.get(id), a); });
   }
 };
 
@@ -77,17 +93,77 @@ Interner& interner() {
 
 Symbol intern(std::string_view s) {
   Interner& in = interner();
+  const uint64_t h = hashString(s);
   {
     std::shared_lock lock(in.symMutex);
-    auto it = in.symbolIndex.find(s);
-    if (it != in.symbolIndex.end()) return it->second;
+    if (uint32_t id = in.findSymbol(s, h); id != detail::NodeIndex::kNone) return id;
   }
   std::unique_lock lock(in.symMutex);
-  auto it = in.symbolIndex.find(s);
-  if (it != in.symbolIndex.end()) return it->second;
+  if (uint32_t id = in.findSymbol(s, h); id != detail::NodeIndex::kNone) return id;
   Symbol id = in.symbols.append(s);
-  in.symbolIndex.emplace(in.symbols.get(id), id);
+  in.symbolIndex.insert(h, id);
   return id;
+}
+
+namespace {
+constexpr size_t kPrefetchAhead = 8;  // lookups in flight in a batch
+}  // namespace
+
+void internAll(std::span<const std::string_view> names, Symbol* out) {
+  Interner& in = interner();
+  std::vector<uint64_t> hashes(names.size());
+  for (size_t k = 0; k < names.size(); ++k) hashes[k] = hashString(names[k]);
+  std::unique_lock lock(in.symMutex);
+  in.symbolIndex.reserve(in.symbolIndex.size() + names.size());  // no growth below: prefetches stay valid
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (k + kPrefetchAhead < names.size()) in.symbolIndex.prefetch(hashes[k + kPrefetchAhead]);
+    uint32_t id = in.findSymbol(names[k], hashes[k]);
+    if (id == detail::NodeIndex::kNone) {
+      id = in.symbols.append(names[k]);
+      in.symbolIndex.insert(hashes[k], id);
+    }
+    out[k] = id;
+  }
+}
+
+void internAttrsAll(std::span<const Attr> flat, size_t width, AttrsId* out) {
+  if (width == 0) return;  // no lists
+  const size_t count = flat.size() / width;
+  Interner& in = interner();
+  std::vector<uint64_t> hashes(count);
+  for (size_t k = 0; k < count; ++k) hashes[k] = hashList(flat.subspan(k * width, width));
+  std::unique_lock lock(in.attrMutex);
+  in.listIndex.reserve(in.listIndex.size() + count);
+  for (size_t k = 0; k < count; ++k) {
+    if (k + kPrefetchAhead < count) in.listIndex.prefetch(hashes[k + kPrefetchAhead]);
+    std::span<const Attr> list = flat.subspan(k * width, width);
+    uint32_t id = in.findList(list, hashes[k]);
+    if (id == detail::NodeIndex::kNone) {
+      id = in.lists.append(list.begin(), list.end());
+      in.listIndex.insert(hashes[k], id);
+    }
+    out[k] = id;
+  }
+}
+
+std::optional<Symbol> findSymbol(std::string_view s) {
+  Interner& in = interner();
+  std::shared_lock lock(in.symMutex);
+  uint32_t id = in.findSymbol(s, hashString(s));
+  if (id == detail::NodeIndex::kNone) return std::nullopt;
+  return id;
+}
+
+void reserveSymbols(size_t more) {
+  Interner& in = interner();
+  std::unique_lock lock(in.symMutex);
+  in.symbolIndex.reserve(in.symbolIndex.size() + more);
+}
+
+void reserveAttrs(size_t more) {
+  Interner& in = interner();
+  std::unique_lock lock(in.attrMutex);
+  in.listIndex.reserve(in.listIndex.size() + more);
 }
 
 const std::string& symbolName(Symbol s) {
@@ -99,20 +175,21 @@ const std::string& symbolName(Symbol s) {
   return in.symbols.get(s);
 }
 
-AttrsId internAttrs(const AttrList& a) {
-  if (a.empty()) return kNoAttrs;
+AttrsId internAttrs(const AttrList& a) { return internAttrs(a.data(), a.size()); }
+
+AttrsId internAttrs(const Attr* data, size_t size) {
+  if (size == 0) return kNoAttrs;
+  const std::span<const Attr> a(data, size);
   Interner& in = interner();
-  AttrListKey key{&a};
+  const uint64_t h = hashList(a);
   {
     std::shared_lock lock(in.attrMutex);
-    auto it = in.listIndex.find(key);
-    if (it != in.listIndex.end()) return it->second;
+    if (uint32_t id = in.findList(a, h); id != detail::NodeIndex::kNone) return id;
   }
   std::unique_lock lock(in.attrMutex);
-  auto it = in.listIndex.find(key);
-  if (it != in.listIndex.end()) return it->second;
-  AttrsId id = in.lists.append(a);
-  in.listIndex.emplace(AttrListKey{&in.lists.get(id)}, id);
+  if (uint32_t id = in.findList(a, h); id != detail::NodeIndex::kNone) return id;
+  AttrsId id = in.lists.append(a.begin(), a.end());
+  in.listIndex.insert(h, id);
   return id;
 }
 

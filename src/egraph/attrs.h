@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,11 @@ namespace tangle::eg {
 
 using Symbol = uint32_t;
 Symbol intern(std::string_view s);       // thread-safe, process-wide; intern("") == 0
+std::optional<Symbol> findSymbol(std::string_view s);  // the symbol of s if interned; interns nothing
+// Room for `more` new symbols (attribute lists) in the interners' indexes, before
+// interning many: their indexes then grow once instead of doubling step by step.
+void reserveSymbols(size_t more);
+void reserveAttrs(size_t more);
 const std::string& symbolName(Symbol s);  // lock-free read; valid forever
 
 struct Attr {
@@ -43,6 +49,11 @@ using AttrList = std::vector<Attr>;
 using AttrsId = uint32_t;
 constexpr AttrsId kNoAttrs = 0;          // the empty list is always id 0
 AttrsId internAttrs(const AttrList& a);  // thread-safe, process-wide
+AttrsId internAttrs(const Attr* data, size_t size);  // the same, of `size` attributes at `data`
+// intern / internAttrs of many at once (out[k] for names[k]; for the k-th list of
+// `width` attributes in `flat`): one lock, and the index lookups overlap.
+void internAll(std::span<const std::string_view> names, Symbol* out);
+void internAttrsAll(std::span<const Attr> flat, size_t width, AttrsId* out);
 const AttrList& attrs(AttrsId id);    // lock-free read; the reference stays valid forever
 std::string toString(const AttrList& a);  // "0, 2, [1, 2]" (no brackets)
 

@@ -16,25 +16,52 @@ void collectTensors(const Value& v, std::vector<NodeId>& out) {
 
 }  // namespace
 
+namespace {
+uint32_t nameHash(std::string_view name) { return static_cast<uint32_t>(std::hash<std::string_view>{}(name)); }
+}  // namespace
+
+std::optional<NodeId> Graph::findHashed(std::string_view name, uint32_t hash) const {
+  if (byName_.empty()) return std::nullopt;
+  const size_t mask = byName_.size() - 1;
+  for (size_t i = hash & mask; byName_[i].node >= 0; i = (i + 1) & mask)
+    if (byName_[i].hash == hash && nodes[static_cast<size_t>(byName_[i].node)].name == name) return byName_[i].node;
+  return std::nullopt;
+}
+
+void Graph::indexName(uint32_t hash, NodeId id) {
+  if (2 * (static_cast<size_t>(id) + 1) > byName_.size()) {  // ids are dense: the load stays <= 1/2
+    std::vector<NameSlot> old = std::move(byName_);
+    byName_.assign(std::max<size_t>(64, 2 * old.size()), NameSlot{});
+    const size_t mask = byName_.size() - 1;
+    for (const NameSlot& s : old) {
+      if (s.node < 0) continue;
+      size_t i = s.hash & mask;
+      while (byName_[i].node >= 0) i = (i + 1) & mask;
+      byName_[i] = s;
+    }
+  }
+  const size_t mask = byName_.size() - 1;
+  size_t i = hash & mask;
+  while (byName_[i].node >= 0) i = (i + 1) & mask;
+  byName_[i] = NameSlot{hash, id};
+}
+
 NodeId Graph::add(Node n) {
   const auto id = static_cast<NodeId>(nodes.size());
-  auto [it, inserted] = byName_.try_emplace(n.name, id);
-  if (!inserted) {
-    const Node& first = nodes[static_cast<size_t>(it->second)];
+  const uint32_t hash = nameHash(n.name);
+  if (auto firstId = findHashed(n.name, hash)) {
+    const Node& first = nodes[static_cast<size_t>(*firstId)];
     std::string where = first.loc.line > 0 ? " (first defined at line " + std::to_string(first.loc.line) + ")" : "";
     SourceLoc loc = n.loc.file.empty() ? SourceLoc{path, n.loc.line} : n.loc;
     throw InputError(loc, "duplicate node name '" + n.name + "'" + where);
   }
   if (n.op == "placeholder") inputs.push_back(id);
   nodes.push_back(std::move(n));
+  indexName(hash, id);
   return id;
 }
 
-std::optional<NodeId> Graph::find(const std::string& name) const {
-  auto it = byName_.find(name);
-  if (it == byName_.end()) return std::nullopt;
-  return it->second;
-}
+std::optional<NodeId> Graph::find(std::string_view name) const { return findHashed(name, nameHash(name)); }
 
 std::vector<NodeId> Graph::operands(NodeId id) const {
   std::vector<NodeId> out;
@@ -57,13 +84,13 @@ void Graph::verify() const {
   };
   for (NodeId id = 0; id < count; ++id) {
     const Node& n = node(id);
-    const SourceLoc loc = n.loc.file.empty() ? SourceLoc{path, n.loc.line} : n.loc;
-    auto found = byName_.find(n.name);
-    if (found == byName_.end() || found->second != id)
-      throw InputError(loc, "node '" + n.name + "' is not registered under its name (duplicate or renamed node)");
+    auto loc = [&] { return n.loc.file.empty() ? SourceLoc{path, n.loc.line} : n.loc; };  // built for an error only
+    auto found = find(n.name);
+    if (!found || *found != id)
+      throw InputError(loc(), "node '" + n.name + "' is not registered under its name (duplicate or renamed node)");
     auto earlier = [&](NodeId r) {
       if (r >= 0 && r < id) return;
-      throw InputError(loc, "node '" + n.name + "' uses " + refName(r) +
+      throw InputError(loc(), "node '" + n.name + "' uses " + refName(r) +
                                   " before it is defined (cycle or forward reference)");
     };
     for (const Value& a : n.args) forEachTensor(a, earlier);

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -83,7 +83,7 @@ class Graph {
   // Appends (a "placeholder" node is also appended to `inputs`); throws
   // InputError on a duplicate name.
   NodeId add(Node n);
-  std::optional<NodeId> find(const std::string& name) const;
+  std::optional<NodeId> find(std::string_view name) const;
   const Node& node(NodeId id) const { return nodes[static_cast<size_t>(id)]; }
   Node& node(NodeId id) { return nodes[static_cast<size_t>(id)]; }
   size_t size() const { return nodes.size(); }
@@ -98,7 +98,15 @@ class Graph {
   void verify() const;
 
  private:
-  std::unordered_map<std::string, NodeId> byName_;
+  // Name -> node: open addressing over (32 bits of the name's hash, node id);
+  // a probe compares hashes before it reads a node's name.
+  struct NameSlot {
+    uint32_t hash = 0;
+    NodeId node = -1;  // -1: empty
+  };
+  std::optional<NodeId> findHashed(std::string_view name, uint32_t hash) const;
+  void indexName(uint32_t hash, NodeId id);
+  std::vector<NameSlot> byName_;
 };
 
 // Renames every symbol of the graph's types and Sym values `s` to

@@ -684,7 +684,7 @@ class FxParser {
   }
 
   NodeId resolve(std::string_view name) {
-    std::optional<NodeId> id = g_.find(std::string(name));
+    std::optional<NodeId> id = g_.find(name);
     if (!id) {
       std::string who = stmtNode_.empty() ? std::string("the output") : "node '" + stmtNode_ + "'";
       failRaw(who + " uses '" + std::string(name) + "', which is not defined by an earlier node");

@@ -170,14 +170,38 @@ class Lowerer {
     for (const Graph* g : lg_.graphs) total += g->size();
     lg_.nodes.reserve(total);
     lg_.byName.reserve(total);
+    eg::reserveSymbols(total);  // every node's name
+    eg::reserveAttrs(total);    // and its leaf (markOutputs)
+    std::string names;          // a graph's qualified node names, one after another
+    std::vector<size_t> ends;
+    std::vector<std::string_view> views;
+    std::vector<eg::Symbol> symbols;
     for (size_t gi = 0; gi < lg_.graphs.size(); ++gi) {
       const Graph& g = *lg_.graphs[gi];
       index_[gi].assign(g.size(), -1);
+      names.clear();
+      ends.clear();
+      for (const Node& n : g.nodes) {
+        if (n.op == "output") continue;
+        names += prefixes_[gi];
+        names += n.name;
+        ends.push_back(names.size());
+      }
+      views.resize(ends.size());
+      for (size_t k = 0; k < ends.size(); ++k) {
+        size_t begin = k ? ends[k - 1] : 0;
+        views[k] = std::string_view(names).substr(begin, ends[k] - begin);
+      }
+      symbols.resize(views.size());
+      eg::internAll(views, symbols.data());  // the graph's names at once
+      size_t k = 0;
       for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id) {
         const Node& n = g.node(id);
         if (n.op == "output") continue;
         LNode ln;
-        ln.name = prefixes_[gi] + n.name;
+        ln.symbol = symbols[k];
+        ln.name = views[k];
+        ++k;
         ln.graph = static_cast<int>(gi);
         ln.owner = owners_[gi];
         ln.origin = id;
@@ -185,7 +209,7 @@ class Lowerer {
         ln.data.tuple = n.isTuple;
         int lid = static_cast<int>(lg_.nodes.size());
         index_[gi][static_cast<size_t>(id)] = lid;
-        if (!lg_.byName.emplace(ln.name, lid).second) namesUnique_ = false;
+        if (!lg_.byName.emplace(ln.symbol, lid)) namesUnique_ = false;
         lg_.nodes.push_back(std::move(ln));
         define(static_cast<int>(gi), g, id, lid);
       }
@@ -339,7 +363,7 @@ class Lowerer {
           target = lnodeOf(static_cast<int>(gi), id);
         const Node* tagNode = n.op == "getitem" && target >= 0 ? &g.node(std::get<TensorRef>(n.args[0].v).node) : &n;
         const std::string* name = target >= 0 ? tagName(*tagNode) : nullptr;
-        if (name) lg_.byName.emplace(prefixes_[gi] + *name, target);  // first tag of a name wins
+        if (name) lg_.byName.emplace(eg::intern(prefixes_[gi] + *name), target);  // first tag of a name wins
       }
     }
   }
@@ -574,9 +598,9 @@ class Lowerer {
 
   void applyCuts() {
     auto cut = [&](const std::string& name) {
-      auto it = lg_.byName.find(name);
-      if (it == lg_.byName.end()) return false;
-      LNode& ln = lg_.nodes[lg_.resolve(it->second)];
+      auto id = lg_.find(name);
+      if (!id) return false;
+      LNode& ln = lg_.nodes[lg_.resolve(*id)];
       ln.isInput = true;
       ln.aliasOf = -1;
       ln.def = CanonTerm{};
@@ -611,14 +635,22 @@ class Lowerer {
         if (!root.isOutput && l != r) leafOf[static_cast<size_t>(r)] = l;
         root.isOutput = true;
       }
+    std::vector<eg::Symbol> leafNames(lg_.nodes.size());
+    std::vector<Owner> owners(lg_.nodes.size());
+    for (size_t i = 0; i < lg_.nodes.size(); ++i) {
+      leafNames[i] = lg_.nodes[static_cast<size_t>(leafOf[i])].symbol;
+      owners[i] = lg_.nodes[i].owner;
+    }
+    std::vector<eg::AttrsId> leafAttrs(lg_.nodes.size());
+    ops::tensorAttrsAll(leafNames, owners, leafAttrs.data());
     for (size_t i = 0; i < lg_.nodes.size(); ++i) {
       LNode& ln = lg_.nodes[i];
       const LNode& from = lg_.nodes[static_cast<size_t>(leafOf[i])];
       ln.leafName = from.name;
-      ln.leafAttrs = ops::tensorAttrs(ln.leafName, ln.owner);
+      ln.leafAttrs = leafAttrs[i];
       // find(leafName) is `from` itself when node names are unique (a tag's
       // name never displaces a node's: byName keeps the first).
-      int named = namesUnique_ ? leafOf[i] : *lg_.find(ln.leafName);
+      int named = namesUnique_ ? leafOf[i] : *lg_.find(from.symbol);
       lg_.byLeafAttrs.emplace(ln.leafAttrs, lg_.resolve(named));
     }
   }
@@ -632,58 +664,33 @@ class Lowerer {
   // (random draws and uninitialized memory carry a unique attribute).
   bool mergeDuplicates() {
     bool any = false;
-    // A node's key: its graph, types and definition (operands resolved), as
-    // bytes, every list preceded by its length. The keys of a round live in
-    // one buffer; an open-addressing table maps them to their first node.
-    std::string keys;
-    auto put = [&keys](auto v) { keys.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    // A node's key: its graph, types and definition (operands resolved). An
+    // open-addressing table of (hash of the key, node) maps keys to their first
+    // node; a probe compares hashes, then the two nodes.
+    auto mergeable = [&](const LNode& ln) { return ln.aliasOf < 0 && !ln.isInput && !ln.def.nodes.empty(); };
+    size_t candidates = 0;
+    for (const LNode& ln : lg_.nodes) candidates += mergeable(ln);
     struct Slot {
-      size_t hash = 0, off = 0, len = 0;
+      uint64_t hash = 0;
       int node = -1;
     };
     size_t cap = 16;
-    while (cap < 2 * lg_.nodes.size()) cap *= 2;
+    while (cap < 2 * candidates) cap *= 2;
     std::vector<Slot> table;
     for (bool changed = true; changed;) {
       changed = false;
-      keys.clear();
       table.assign(cap, Slot{});
       for (size_t i = 0; i < lg_.nodes.size(); ++i) {
         const LNode& ln = lg_.nodes[i];
-        if (ln.aliasOf >= 0 || ln.isInput || ln.def.nodes.empty()) continue;
-        const size_t off = keys.size();
-        put(ln.graph);
-        put(ln.data.tuple);
-        put(ln.data.types.size());
-        for (const TensorType& t : ln.data.types) {
-          put(t.dtype);
-          put(t.shape.size());
-          for (Dim d : t.shape) put(d);
-        }
-        put(ln.def.nodes.size());
-        for (const auto& tn : ln.def.nodes) {
-          put(tn.op);
-          put(eg::internAttrs(tn.attrs));
-          put(tn.children.size());
-          for (const auto& r : tn.children) {
-            put(r.kind);
-            if (r.kind == CanonTerm::Ref::Kind::Operand) put(lg_.resolve(r.operand));
-            else if (r.kind == CanonTerm::Ref::Kind::Local) put(r.local);
-            else put(std::bit_cast<uint64_t>(r.scalar));
-          }
-        }
-        const size_t len = keys.size() - off;
-        const std::string_view key(keys.data() + off, len);
-        const size_t h = std::hash<std::string_view>{}(key);
+        if (!mergeable(ln)) continue;
+        const uint64_t h = keyHash(ln);
         size_t at = h & (cap - 1);
-        while (table[at].node >= 0 &&
-               !(table[at].hash == h && table[at].len == len && std::string_view(keys.data() + table[at].off, len) == key))
+        while (table[at].node >= 0 && !(table[at].hash == h && sameKey(lg_.nodes[table[at].node], ln)))
           at = (at + 1) & (cap - 1);
         if (table[at].node < 0) {
-          table[at] = Slot{h, off, len, static_cast<int>(i)};
+          table[at] = Slot{h, static_cast<int>(i)};
           continue;
         }
-        keys.resize(off);  // a duplicate: its key is the first node's
         lg_.nodes[i].aliasOf = table[at].node;
         any = true;
         // Only a reader keyed before this merge (an earlier node: a pipeline's
@@ -695,16 +702,86 @@ class Lowerer {
     return any;
   }
 
+  static uint64_t mixKey(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h;
+  }
+  uint64_t keyHash(const LNode& ln) const {
+    uint64_t h = mixKey(static_cast<uint64_t>(ln.graph), ln.data.tuple);
+    h = mixKey(h, ln.data.types.size());
+    for (const TensorType& t : ln.data.types) {
+      h = mixKey(h, static_cast<uint64_t>(t.dtype));
+      h = mixKey(h, t.shape.size());
+      for (Dim d : t.shape) h = mixKey(h, static_cast<uint64_t>(d));
+    }
+    h = mixKey(h, ln.def.nodes.size());
+    for (const auto& tn : ln.def.nodes) {
+      h = mixKey(h, tn.op);
+      h = mixKey(h, tn.attrs.size());
+      for (const eg::Attr& a : tn.attrs) {
+        h = mixKey(h, static_cast<uint64_t>(a.kind));
+        h = mixKey(h, static_cast<uint64_t>(a.i));
+        h = mixKey(h, std::bit_cast<uint64_t>(a.f));
+        h = mixKey(h, a.list.size());
+        for (int64_t v : a.list) h = mixKey(h, static_cast<uint64_t>(v));
+      }
+      h = mixKey(h, tn.children.size());
+      for (const auto& r : tn.children) {
+        h = mixKey(h, static_cast<uint64_t>(r.kind));
+        if (r.kind == CanonTerm::Ref::Kind::Operand) h = mixKey(h, static_cast<uint64_t>(lg_.resolve(r.operand)));
+        else if (r.kind == CanonTerm::Ref::Kind::Local) h = mixKey(h, static_cast<uint64_t>(r.local));
+        else h = mixKey(h, std::bit_cast<uint64_t>(r.scalar));
+      }
+    }
+    h ^= h >> 33;  // the table probes from the low bits
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h;
+  }
+  // Attributes compare as interning does (floats by bit pattern: one NaN).
+  static bool sameAttrs(const eg::AttrList& a, const eg::AttrList& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t k = 0; k < a.size(); ++k)
+      if (a[k].kind != b[k].kind || a[k].i != b[k].i ||
+          std::bit_cast<uint64_t>(a[k].f) != std::bit_cast<uint64_t>(b[k].f) || a[k].list != b[k].list)
+        return false;
+    return true;
+  }
+  bool sameKey(const LNode& a, const LNode& b) const {
+    if (a.graph != b.graph || a.data.tuple != b.data.tuple || a.data.types != b.data.types ||
+        a.def.nodes.size() != b.def.nodes.size())
+      return false;
+    for (size_t k = 0; k < a.def.nodes.size(); ++k) {
+      const auto &x = a.def.nodes[k], &y = b.def.nodes[k];
+      if (x.op != y.op || !sameAttrs(x.attrs, y.attrs) || x.children.size() != y.children.size()) return false;
+      for (size_t c = 0; c < x.children.size(); ++c) {
+        const auto &p = x.children[c], &q = y.children[c];
+        if (p.kind != q.kind) return false;
+        if (p.kind == CanonTerm::Ref::Kind::Operand ? lg_.resolve(p.operand) != lg_.resolve(q.operand)
+            : p.kind == CanonTerm::Ref::Kind::Local ? p.local != q.local
+                                                     : std::bit_cast<uint64_t>(p.scalar) != std::bit_cast<uint64_t>(q.scalar))
+          return false;
+      }
+    }
+    return true;
+  }
+
   void indexOperands() { reindexOperands(lg_); }
 };
 
 }  // namespace
 
 void reindexOperands(LGraph& lg) {
-  lg.users.assign(lg.nodes.size(), {});
+  // Every list is sized before it is filled: one allocation each, none when
+  // it kept its capacity from an earlier call.
+  std::vector<int> userCount(lg.nodes.size(), 0);
   for (size_t i = 0; i < lg.nodes.size(); ++i) {
     LNode& ln = lg.nodes[i];
     ln.operands.clear();
+    size_t refs = 0;
+    for (auto& tn : ln.def.nodes)
+      for (auto& r : tn.children) refs += r.kind == CanonTerm::Ref::Kind::Operand;
+    ln.operands.reserve(refs);
     for (auto& tn : ln.def.nodes)
       for (auto& r : tn.children)
         if (r.kind == CanonTerm::Ref::Kind::Operand) {
@@ -712,14 +789,67 @@ void reindexOperands(LGraph& lg) {
           if (std::find(ln.operands.begin(), ln.operands.end(), r.operand) == ln.operands.end())
             ln.operands.push_back(r.operand);
         }
-    for (int op : ln.operands) lg.users[static_cast<size_t>(op)].push_back(static_cast<int>(i));
+    for (int op : ln.operands) ++userCount[static_cast<size_t>(op)];
   }
+  lg.users.resize(lg.nodes.size());
+  for (size_t i = 0; i < lg.nodes.size(); ++i) {
+    lg.users[i].clear();
+    lg.users[i].reserve(static_cast<size_t>(userCount[i]));
+  }
+  for (size_t i = 0; i < lg.nodes.size(); ++i)
+    for (int op : lg.nodes[i].operands) lg.users[static_cast<size_t>(op)].push_back(static_cast<int>(i));
 }
 
 std::optional<int> LGraph::find(const std::string& name) const {
-  auto it = byName.find(name);
-  if (it == byName.end()) return std::nullopt;
-  return it->second;
+  std::optional<eg::Symbol> sym = eg::findSymbol(name);  // a name never interned names no tensor
+  if (!sym) return std::nullopt;
+  return byName.find(*sym);
+}
+
+namespace {
+// Fibonacci hashing: ids are handed out in order, and consecutive ids must not
+// fill one run of slots (a missing id landing in the run would probe all of it:
+// inference asks the spec's index for every implementation leaf).
+size_t slotOf(uint32_t id, size_t mask) {
+  return static_cast<size_t>((uint64_t{id} * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+}
+}  // namespace
+
+void IdIndex::reserve(size_t n) {
+  size_t want = 16;
+  while (want * 3 < n * 4) want *= 2;
+  if (want > slots_.size()) grow(want);
+}
+
+void IdIndex::grow(size_t slots) {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(slots, Slot{});
+  const size_t mask = slots - 1;
+  for (const Slot& s : old) {
+    if (s.node < 0) continue;
+    size_t i = slotOf(s.id, mask);
+    while (slots_[i].node >= 0) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
+}
+
+bool IdIndex::emplace(uint32_t id, int node) {
+  if ((size_ + 1) * 4 > slots_.size() * 3) grow(slots_.empty() ? 16 : slots_.size() * 2);
+  const size_t mask = slots_.size() - 1;
+  size_t i = slotOf(id, mask);
+  for (; slots_[i].node >= 0; i = (i + 1) & mask)
+    if (slots_[i].id == id) return false;
+  slots_[i] = Slot{id, node};
+  ++size_;
+  return true;
+}
+
+std::optional<int> IdIndex::find(uint32_t id) const {
+  if (slots_.empty()) return std::nullopt;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = slotOf(id, mask); slots_[i].node >= 0; i = (i + 1) & mask)
+    if (slots_[i].id == id) return slots_[i].node;
+  return std::nullopt;
 }
 
 LGraph lowerSpec(const Graph& spec, const LowerOptions& opts, sym::Context& symbols) {
@@ -786,7 +916,8 @@ void checkAnnotatedShapes(const LGraph& lg, const sym::Context& symbols) {
       }
       put(d.constant.has_value());
       put(std::bit_cast<uint64_t>(d.constant.value_or(0.0)));
-      s = firstOfData.emplace(key, o).first->second;
+      auto it = firstOfData.find(key);  // most data was seen before: no key copy then
+      s = it != firstOfData.end() ? it->second : firstOfData.emplace(key, o).first->second;
     }
     return s;
   };

@@ -32,6 +32,7 @@ namespace tangle {
 
 struct LNode {
   std::string name;        // "S.mm", "D1.wait_tensor"
+  eg::Symbol symbol = 0;   // `name`, interned
   int graph = 0;           // index into LGraph::graphs (the rank for the impl; 0 for the spec)
   Owner owner;             // the spec, or the implementation rank
   NodeId origin = -1;      // node in that graph
@@ -67,16 +68,36 @@ class LeafIndex {
   std::vector<int> nodes_;
 };
 
+// An interned id (a Symbol, an AttrsId) -> LNode index: open addressing over
+// (id, node). The first node given an id keeps it.
+class IdIndex {
+ public:
+  void reserve(size_t n);
+  bool emplace(uint32_t id, int node);  // false (and nothing changes) when `id` is there
+  std::optional<int> find(uint32_t id) const;
+  size_t size() const { return size_; }
+
+ private:
+  struct Slot {
+    uint32_t id = 0;
+    int node = -1;  // -1: empty
+  };
+  void grow(size_t slots);
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+};
+
 struct LGraph {
   std::vector<const Graph*> graphs;  // spec: 1; impl: one per rank
   std::vector<LNode> nodes;
-  std::unordered_map<std::string, int> byName;
+  IdIndex byName;  // node and tag names (interned)
   // Each node's leafAttrs -> the node its leaf names (resolved), as
   // find(leafName) would give: e-graph leaves are resolved without hashing a string.
   LeafIndex byLeafAttrs;
   std::vector<std::vector<int>> users;  // LNode -> LNodes whose operands include it
 
   std::optional<int> find(const std::string& name) const;
+  std::optional<int> find(eg::Symbol name) const { return byName.find(name); }
   int resolve(int id) const { return nodes[id].aliasOf >= 0 ? nodes[id].aliasOf : id; }
   const LNode& node(int id) const { return nodes[id]; }
   // Source location and "# File:" comment of a node, for reports.

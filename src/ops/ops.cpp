@@ -159,8 +159,32 @@ std::optional<Owner> tensorOwner(eg::Symbol op, eg::AttrsId attrs) {
   return Owner{static_cast<int32_t>(a[1].i)};
 }
 
-eg::AttrsId tensorAttrs(std::string_view name, Owner owner) {
-  return eg::internAttrs({eg::Attr::str(name), eg::Attr::integer(owner.rank)});
+eg::AttrsId tensorAttrs(std::string_view name, Owner owner) { return tensorAttrs(eg::intern(name), owner); }
+
+namespace {
+// The two attributes of a tensor leaf, at `out`.
+void leafAttrList(eg::Symbol name, Owner owner, eg::Attr* out) {
+  out[0] = eg::Attr{};
+  out[0].kind = eg::Attr::Kind::Str;
+  out[0].i = name;
+  out[1] = eg::Attr::integer(owner.rank);
+}
+}  // namespace
+
+eg::AttrsId tensorAttrs(eg::Symbol name, Owner owner) {
+  eg::Attr a[2];
+  leafAttrList(name, owner, a);
+  return eg::internAttrs(a, 2);  // no list is allocated unless it is new
+}
+
+void tensorAttrsAll(std::span<const eg::Symbol> names, std::span<const Owner> owners, eg::AttrsId* out) {
+  constexpr size_t kChunk = 1024;  // leaves a batch: the lists are built in one small buffer
+  std::vector<eg::Attr> flat(2 * std::min(kChunk, names.size()));
+  for (size_t begin = 0; begin < names.size(); begin += kChunk) {
+    const size_t count = std::min(kChunk, names.size() - begin);
+    for (size_t k = 0; k < count; ++k) leafAttrList(names[begin + k], owners[begin + k], &flat[2 * k]);
+    eg::internAttrsAll(std::span<const eg::Attr>(flat.data(), 2 * count), 2, out + begin);
+  }
 }
 
 bool isCleanNode(const eg::ENode& n) {

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <random>
 #include <string>
 #include <vector>
@@ -111,6 +112,9 @@ std::optional<Owner> tensorOwner(eg::Symbol op, eg::AttrsId attrs);
 inline std::optional<Owner> tensorOwner(const eg::ENode& n) { return tensorOwner(n.op, n.attrs); }
 // The attributes of a tensor leaf: [Str name, Int owner.rank].
 eg::AttrsId tensorAttrs(std::string_view name, Owner owner);
+eg::AttrsId tensorAttrs(eg::Symbol name, Owner owner);  // `name` interned
+// tensorAttrs(names[k], owners[k]) into out[k], for many leaves at once (eg::internAttrsAll).
+void tensorAttrsAll(std::span<const eg::Symbol> names, std::span<const Owner> owners, eg::AttrsId* out);
 
 // A splat of the number v of dtype dt, shaped `shape`: expand[shape](cast[dt](const v))
 // (cast[dt](const v) when 0-d). A bare const has no dtype, so expand of it alone would be one
