@@ -8,7 +8,7 @@ vLLM's IR rms_norm, the fused projection and its split) and from the attention o
 fused_add_rms_norm, the merged gate_up + SiluAndMul, final norm, logits) proved equal, and planted
 bugs reported at the right operator; the whole model (rotary by src/lemmas/rotary.cpp, attention,
 logits) proved for both families (Llama with 2 decoder layers); each planted bug a violation at the right HF line, and localized
-(from values) at the right pair of HF / vLLM source lines. See README "Two frameworks, one model".
+(from values) at the right pair of HF / vLLM source lines. See docs/equiv.md, "Two frameworks, one model".
 """
 import os
 import re

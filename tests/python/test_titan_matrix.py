@@ -31,7 +31,8 @@ COVERED_ELSEWHERE = {
     ("partial_dtensor", False, 2, True), ("partial_dtensor", False, 4, True),  # ::test_partial_dtensor_without_sp..
 }
 # Of the rest, the suite runs these (each capture costs 20-60 s on this machine); the others were measured
-# with the same code (README, "torchtitan's Llama-3" table) and all refine and replay.
+# with the same code (docs/benchmarks.md, "Real models (`bench/models`)": the torchtitan matrix table) and
+# all refine and replay.
 IN_SUITE = [("spmd_types", False, 2, False), ("partial_dtensor", True, 2, True), ("spmd_types", True, 4, False)]
 HERE = [c for c in MATRIX if c not in COVERED_ELSEWHERE and c in IN_SUITE]
 
