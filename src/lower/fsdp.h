@@ -15,7 +15,7 @@
 // buffer (or of a view made after the write) reads that value. A read of a buffer view made before
 // a later write (stale), of a buffer never written, or a write to part of a buffer is an
 // InputError at the node. A write into a buffer of another float dtype is a cast of the value
-// (mixed precision: exact over the reals, see README); a conversion to or from a non-float dtype
+// (mixed precision: exact over the reals, see docs/parallelisms.md, "Mixed precision"); a conversion to or from a non-float dtype
 // is an InputError.
 // The c10d ops must name their group (and reduce op) with strings.
 #pragma once

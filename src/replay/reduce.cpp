@@ -401,10 +401,10 @@ Reduction reduceShapes(const LGraph& spec, const LGraph& impl, const RelationFil
   const std::vector<char> specTyped = typedDefinitions(spec), implTyped = typedDefinitions(impl);
   // One size per dim class (class_sizes.h) is tried when one size per value above 1 finds no
   // instance (before the thresholds 4 and 16, whose refusals cost seconds on TP=4): it replays GPT
-  // TP=4 and aws_llama TP=4, which one size per value cannot reduce (README, "reduced sizes").  Not
+  // TP=4 and aws_llama TP=4, which one size per value cannot reduce (docs/replay.md, "Replay at reduced sizes").  Not
   // first: where one size per value finds an instance (GPT and aws_llama TP=2, Qwen2, the bugs) its
   // instance localizes GPT's mutants as the tests expect, and one instance by dim class does not yet
-  // (a dead attention buffer, apex layer norm items and a mask compare blamed; README). TANGLE_SIZE_CLASSES overrides: =first
+  // (a dead attention buffer, apex layer norm items and a mask compare blamed; docs/replay.md). TANGLE_SIZE_CLASSES overrides: =first
   // tries it before one size per value, =after after every threshold of it, =off never.
   const char* classMode = std::getenv("TANGLE_SIZE_CLASSES");
   std::string classReason;
