@@ -25,10 +25,44 @@ std::optional<Cast> floatCast(const LGraph& lg, int id) {
   return Cast{in->dtype, out->dtype};
 }
 
+// A power of two (1/2, 2, 8, ...): scaling by it is exact in every binary float dtype (short of
+// overflow or subnormals), so where each side applies it does not change the rounding.
+bool isPowerOfTwo(double v) {
+  int exp = 0;
+  return v > 0 && std::isfinite(v) && std::frexp(v, &exp) == 0.5;
+}
+
+// The number a CanonTerm reference stands for: a scalar, or a local constant taken through casts
+// and broadcasts (the splat form expand[shape](cast[dtype](const v))).
+std::optional<double> numberOf(const CanonTerm& t, const CanonTerm::Ref& r, int depth = 0) {
+  if (r.kind == CanonTerm::Ref::Kind::Scalar) return r.scalar;
+  if (r.kind != CanonTerm::Ref::Kind::Local || depth > 8) return std::nullopt;
+  const CanonTerm::Node& n = t.nodes[r.local];
+  const ops::Syms& y = ops::syms();
+  if (n.op == y.constant) return eg::attrNumber(n.attrs, 0);
+  if ((n.op == y.cast || n.op == y.expand) && n.children.size() == 1) return numberOf(t, n.children[0], depth + 1);
+  return std::nullopt;
+}
+
+// The tensor operand of a node that scales it by a power of two (x * 2^k, 2^k * x, x / 2^k),
+// else -1: such a node moves rounded values without rounding them again.
+int exactlyScaled(const LNode& n) {
+  if (n.def.nodes.size() > 4 || n.def.nodes.empty()) return -1;
+  const CanonTerm::Node& root = n.def.nodes.back();
+  const ops::Syms& y = ops::syms();
+  if ((root.op != y.mul && root.op != y.div) || root.children.size() != 2) return -1;
+  for (size_t k = 0; k < 2; ++k) {
+    const CanonTerm::Ref &x = root.children[k], &s = root.children[1 - k];
+    if (x.kind != CanonTerm::Ref::Kind::Operand || (root.op == y.div && k == 1)) continue;  // not 2^k / x
+    if (auto v = numberOf(n.def, s); v && isPowerOfTwo(*v)) return x.operand;
+  }
+  return -1;
+}
+
 // The casts that computed the values of `id`, like `c`: followed back through pure
 // rearrangements (views, slices, FSDP's as_strided pieces of a buffer, and the concat of pieces a
-// folded parameter is: src/lower/fold_rearrange.h) and identity ops, which move values without
-// rounding them. False when some of its values come from anything else.
+// folded parameter is: src/lower/fold_rearrange.h), identity ops and scalings by a power of two,
+// which move values without rounding them. False when some of its values come from anything else.
 bool castSources(const LGraph& lg, int id, const Cast& c, std::vector<int>& out, int depth = 0) {
   id = lg.resolve(id);
   if (floatCast(lg, id) == c) {
@@ -37,6 +71,7 @@ bool castSources(const LGraph& lg, int id, const Cast& c, std::vector<int>& out,
   }
   const LNode& n = lg.node(id);
   if (n.isInput || n.operands.empty() || n.def.nodes.empty() || depth > 64) return false;
+  if (int x = exactlyScaled(n); x >= 0) return castSources(lg, x, c, out, depth + 1);
   for (const CanonTerm::Node& t : n.def.nodes)
     if (!ops::isGatherOp(t.op)) return false;
   for (int o : n.operands)
@@ -69,15 +104,12 @@ bool allZeros(const LGraph& lg, int id, int depth = 0) {
   return true;
 }
 
-// A constant power of two (1/2, 2, 8, ...): scaling by it is exact in every binary float dtype
-// (short of overflow or subnormals), so where each side applies it does not change the rounding.
+// A constant power of two in a relation term.
 bool isPowerOfTwo(const eg::Term::Node& n) {
   if (n.op != ops::syms().constant) return false;
   const eg::AttrList& a = eg::attrs(n.attrs);
   if (a.size() != 1 || (a[0].kind != eg::Attr::Kind::Float && a[0].kind != eg::Attr::Kind::Int)) return false;
-  double v = a[0].kind == eg::Attr::Kind::Float ? a[0].f : static_cast<double>(a[0].i);
-  int exp = 0;
-  return v > 0 && std::isfinite(v) && std::frexp(v, &exp) == 0.5;
+  return isPowerOfTwo(a[0].kind == eg::Attr::Kind::Float ? a[0].f : static_cast<double>(a[0].i));
 }
 
 // A product or quotient of a tensor by a power of two: a scaling the two sides may apply at
