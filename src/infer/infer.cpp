@@ -152,6 +152,16 @@ std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& s
   }
   if (step.verifier && (rollback = step.verifier->drain())) return std::nullopt;
   step.searched = true;
+  if (st.opts.blockMin > 0 && !step.verifier && !step.ahead) {
+    double cpu0 = tracing() ? threadCpuSeconds() : 0;
+    if (searchByBlocks(st, op, stats, inlined, reuse)) {
+      ++stats.operatorsBlocked;
+      if (tracing())
+        std::fprintf(stderr, "op %s (%s): by blocks, %.3f CPU s\n", st.spec.nodes[op.node].name.c_str(),
+                     specOpName(st, op.node), threadCpuSeconds() - cpu0);
+      return std::nullopt;
+    }
+  }
   if (step.ahead)
     if (auto r = step.ahead->take(step.position)) {
       if (SearchAhead::confirmed(*r, st)) {
@@ -358,10 +368,10 @@ InferResult inferRelations(const Problem& p, const std::vector<eg::Rule>& lemmas
   auto start = Clock::now();
   const double cpuStart = processCpuSeconds();  // total_seconds is CPU time, as the operator budget is
   InferResult res = inferOnce(p, lemmas, opts, cpuStart);
-  // A reused result is sound but may hold fewer relations than the search
-  // would have found (reuse.cpp): a verdict other than `refines` is the
-  // search's own only when computed without reuse.
-  if (res.verdict != Verdict::Refines && res.stats.operatorsReused > 0) {
+  // A reused or block-searched result is sound but may hold fewer relations than the search
+  // would have found (reuse.cpp, blocks.cpp): a verdict other than `refines` is the
+  // search's own only when computed without either.
+  if (res.verdict != Verdict::Refines && (res.stats.operatorsReused > 0 || res.stats.operatorsBlocked > 0)) {
     if (tracing()) {  // why the pass with reuse is recomputed
       size_t unproved = 0;
       for (const auto& e : res.expectations) unproved += e.holds ? 0 : 1;
@@ -370,6 +380,7 @@ InferResult inferRelations(const Problem& p, const std::vector<eg::Rule>& lemmas
     }
     InferOptions searchOnly = opts;
     searchOnly.reuse = false;
+    searchOnly.blockMin = 0;
     res = inferOnce(p, lemmas, searchOnly, cpuStart);
     res.stats.reuseRerun = true;
   }

@@ -57,6 +57,9 @@ struct OperatorSearch {
 
 // seed.cpp: builds the e-graph; a Failure when the operator's expression is ill-typed.
 std::optional<Failure> seed(InferState& st, OperatorSearch& s);
+// The facts about implementation tensors seed adds once the inputs are in: declared constants,
+// implEqual partners of relTensors (appended to it, recorded in s.mergedEqual), zero regions.
+void seedImplFacts(const InferState& st, OperatorSearch& s, std::vector<int>& relTensors);
 
 // saturate.cpp: runs the lemmas under the limits left, then refreshes s.clean.
 void saturate(const InferState& st, OperatorSearch& s, InferStats& stats);
@@ -92,6 +95,14 @@ bool hasScaledClean(const eg::EGraph& g, eg::Id root);
 // carried as that, so the search looks no further than for an expressed operator.
 bool scaledOnly(const InferState& st, const OperatorSearch& s);
 void blameChainOrigin(const InferState& st, const SpecOp& op, const DeferredChain& chain, Failure& f);
+
+// blocks.cpp: the operator searched on one block of many alike (data-parallel replicas,
+// microbatches) and assembled; true when that concluded it (its relations are in st.rels), false
+// when it does not apply or gave up (search it whole).
+// With `reuse`, its footprint is recorded there.
+class OperatorReuse;
+bool searchByBlocks(InferState& st, const SpecOp& op, InferStats& stats, std::unordered_set<int>& inlined,
+                    OperatorReuse* reuse);
 
 // conclude.cpp: stats, then R (or R_o) for the operator, or its Failure.
 std::optional<Failure> conclude(InferState& st, OperatorSearch& s, InferStats& stats);

@@ -37,9 +37,10 @@ InferOptions inferOptionsFrom(const RelationFile& rel) {
     else if (key == "max_deferred") o.maxDeferred = parseNumber<size_t>(key, value, rel);
     else if (key == "reuse") o.reuse = parseFlag(key, value, rel);
     else if (key == "fold") o.fold = parseFlag(key, value, rel);
+    else if (key == "block_min") o.blockMin = parseNumber<size_t>(key, value, rel);
     else
       throw InputError(locOf(key, rel), "unknown option '" + key +
-                                          "' (known: max_iterations, max_nodes, operator_seconds, total_seconds, max_relations, max_relations_per_rank, max_deferred, reuse, fold)");
+                                          "' (known: max_iterations, max_nodes, operator_seconds, total_seconds, max_relations, max_relations_per_rank, max_deferred, reuse, fold, block_min)");
   }
   return o;
 }

@@ -114,6 +114,12 @@ bool preservesFootprint(const InferState& st, const Footprint& f, const SpecOp& 
 // now. Part of the gate, but always run on the walk's thread: implEqual grows
 // during the walk (a queued gate must not read it).
 bool preservesMergedEqualities(const InferState& st, const Footprint& f, const Renaming& phi);
+// (c) of the gate for one implementation tensor: b has a's type, constant, zero regions (renamed)
+// and, when `explored`, a's definition with operands mapped by phi.
+bool sameImplFacts(const InferState& st, Renaming& phi, int a, int b, bool explored);
+// reuse_match.cpp: binds explored node a to a user of an operand's image with the same
+// definition (operands bound too), or with allowSources to a source of a's rank's image.
+bool matchExplored(const InferState& st, Renaming& phi, int a, bool allowSources);
 // phi applied to a term's tensor leaves; false when a leaf is outside phi.
 bool renameTerm(const InferState& st, const Renaming& phi, const eg::Term& in, eg::Term& out);
 // Same structure, with phi taking a's tensors to b's. With `bind`, unbound

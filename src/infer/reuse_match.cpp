@@ -59,6 +59,8 @@ bool mayMapTo(const InferState& st, const Renaming& phi, int a, int b) {
   return true;
 }
 
+}  // namespace
+
 // Maps explored node a to a user of an operand's image (or, for a source, to
 // a source of the same rank), binding its operands. False if none fits.
 bool matchExplored(const InferState& st, Renaming& phi, int a, bool allowSources) {
@@ -75,6 +77,8 @@ bool matchExplored(const InferState& st, Renaming& phi, int a, bool allowSources
     if (mayMapTo(st, phi, a, u)) return phi.bindImpl(a, u);
   return false;
 }
+
+namespace {
 
 // Binds the partners of the implEqual facts f's e-graph was seeded with
 // (d = e, e a tensor nothing else in the e-graph reached): e maps to the

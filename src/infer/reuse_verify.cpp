@@ -96,6 +96,8 @@ bool sameZeros(const InferState& st, Renaming& phi, int a, int b) {
   return true;
 }
 
+}  // namespace
+
 // (c): an implementation tensor's type, constant, zero regions and, if
 // explored, definition. Its rank may differ (see rankBijection).
 bool sameImplFacts(const InferState& st, Renaming& phi, int a, int b, bool explored) {
@@ -106,6 +108,8 @@ bool sameImplFacts(const InferState& st, Renaming& phi, int a, int b, bool explo
   if (!sameConstant(st.implConsts, a, b) || !sameZeros(st, phi, a, b)) return false;
   return !explored || sameDef(st.impl, x, y, [&](int n) { return phi.implOf(n); });
 }
+
+namespace {
 
 // phi moves the footprint's implementation tensors between ranks by one
 // bijection. Soundness does not need it: no fact names a rank (collectives

@@ -118,14 +118,18 @@ std::optional<eg::Id> addSpecOp(const InferState& st, eg::EGraph& g, const SpecO
 
 }  // namespace
 
-std::optional<Failure> seed(InferState& st, OperatorSearch& s) {
-  std::vector<int> relTensors;  // impl tensors of the inputs' relations
-  for (int r : s.op.reads) addSpecTensor(st, s.g, s.inlined, st.spec.resolve(r), relTensors);
+void seedImplFacts(const InferState& st, OperatorSearch& s, std::vector<int>& relTensors) {
   mergeImplConstants(st, s.g);
   for (int d : mergeImplEqualities(st, s.g, relTensors, &s.mergedEqual)) relTensors.push_back(d);
   for (auto& [d, regions] : st.implZeros)
     if (s.g.lookup(eg::ENode{ops::syms().tensor, st.impl.nodes[d].leafAttrs, {}}))
       mergeZeroFacts(st, s.g, d);
+}
+
+std::optional<Failure> seed(InferState& st, OperatorSearch& s) {
+  std::vector<int> relTensors;  // impl tensors of the inputs' relations
+  for (int r : s.op.reads) addSpecTensor(st, s.g, s.inlined, st.spec.resolve(r), relTensors);
+  seedImplFacts(st, s, relTensors);
   auto root = addSpecOp(st, s.g, s.op);
   if (!root) {
     Failure f = failureFor(st, s.op, s.g);

@@ -1015,6 +1015,11 @@ eg::Id addLeaf(eg::EGraph& g, const LGraph& lg, int id) {
 }
 
 std::optional<eg::Id> addDefinition(eg::EGraph& g, const LGraph& lg, int id) {
+  return addDefinitionOver(g, lg, id, [&](int operand) { return addLeaf(g, lg, operand); });
+}
+
+std::optional<eg::Id> addDefinitionOver(eg::EGraph& g, const LGraph& lg, int id,
+                                        const std::function<eg::Id(int operand)>& operandClass) {
   const LNode& ln = lg.node(lg.resolve(id));
   const ops::Syms& s = ops::syms();
   std::vector<eg::Id> local;
@@ -1025,7 +1030,7 @@ std::optional<eg::Id> addDefinition(eg::EGraph& g, const LGraph& lg, int id) {
     en.attrs = eg::internAttrs(tn.attrs);
     for (const auto& r : tn.children) {
       switch (r.kind) {
-        case CanonTerm::Ref::Kind::Operand: en.children.push_back(addLeaf(g, lg, r.operand)); break;
+        case CanonTerm::Ref::Kind::Operand: en.children.push_back(operandClass(r.operand)); break;
         case CanonTerm::Ref::Kind::Local: en.children.push_back(local[static_cast<size_t>(r.local)]); break;
         case CanonTerm::Ref::Kind::Scalar: {
           eg::ENode c;

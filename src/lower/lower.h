@@ -16,6 +16,8 @@
 // a tensor and its aliases share one leaf.
 #pragma once
 
+#include <functional>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -137,6 +139,9 @@ eg::Id addLeaf(eg::EGraph& g, const LGraph& lg, int id);
 // Adds `def` of node `id` over the leaves of its operands; returns its root class.
 // Returns nullopt when the definition is ill-typed for the e-graph's inference.
 std::optional<eg::Id> addDefinition(eg::EGraph& g, const LGraph& lg, int id);
+// The same over given classes: operand k of the definition (an LGraph node) is operandClass(k).
+std::optional<eg::Id> addDefinitionOver(eg::EGraph& g, const LGraph& lg, int id,
+                                        const std::function<eg::Id(int operand)>& operandClass);
 
 // Translates a relation-language expression (after expand) into an e-graph
 // term over leaves of `spec`/`impl` tensors. Throws InputError (file:line,

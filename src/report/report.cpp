@@ -224,6 +224,8 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
   if (s.operatorsReused > 0)
     out << fmt::format("reuse: {} of {} operators given an earlier operator's relations, renamed\n", s.operatorsReused,
                        s.opsProcessed);
+  if (s.operatorsBlocked > 0)
+    out << fmt::format("blocks: {} operators searched on one block and renamed onto the others\n", s.operatorsBlocked);
   if (s.reuseRerun) out << "reuse: the verdict was recomputed without reuse (reuse can only confirm `refines`)\n";
   auto top = topFirings(s, 8);
   if (!top.empty()) {

@@ -316,6 +316,30 @@ TEST_F(Examples, ScalingByAPowerOfTwoOnTheOtherSideOfTheCastHasNoNote) {
   }
 }
 
+// --- examples/blocks/dp16: 16 data-parallel ranks, one row each -------------------------------
+// With block search on (option block_min), relu and the scaling read concats of 16 rows: each is
+// searched on rank 0's row, renamed onto the other 15 and assembled; the certificate replays. Off
+// (the default), nothing is searched by blocks.
+TEST_F(Examples, BlockSearchRefinesAndReplays) {
+  RunResult off = check("blocks/dp16");
+  EXPECT_EQ(off.exitCode, 0) << describe(off);
+  EXPECT_FALSE(contains(off.out, "blocks:")) << describe(off);
+  RunResult on = runTangle({"check", examplePath("blocks/dp16/check.rel"), "--option", "block_min=16", "--replay"});
+  EXPECT_EQ(on.exitCode, 0) << describe(on);
+  EXPECT_TRUE(contains(on.out, "blocks: 2 operators searched on one block")) << describe(on);
+  EXPECT_TRUE(contains(on.out, "replay: 1 outputs match")) << describe(on);
+}
+
+// Its twin where rank 5 scales by 3: block 5's renaming is refused (its scaling differs), its own
+// search finds nothing, and the operator searched whole is the violation, whatever the block size.
+TEST_F(Examples, BlockSearchKeepsAPlantedBugAViolation) {
+  for (const char* opt : {"block_min=0", "block_min=4", "block_min=16"}) {
+    RunResult r = runTangle({"check", examplePath("blocks/dp16/bug.rel"), "--option", opt});
+    EXPECT_EQ(r.exitCode, 1) << opt << "\n" << describe(r);
+    EXPECT_TRUE(contains(r.out, "failing operator: S.mul (")) << opt << "\n" << describe(r);
+  }
+}
+
 TEST_F(Examples, JsonReportOfARefusedExpectation) {
   fs::path json = tempPath("expect.json");
   RunResult r = check("expect/partial_grad", {"--json", json.string()});

@@ -1,0 +1,576 @@
+// Block search: an operator whose inputs hold many data-parallel replicas and
+// microbatches side by side (a relation that is a concat of at least
+// InferOptions::blockMin pieces along one dim) is searched on one block of
+// them, the result renamed onto the other blocks, and assembled.
+//
+//   blocks    each blocked input's relation cut exactly at the block
+//             boundaries (sliceTerm: a slice of a concat at its pieces'
+//             offsets is those pieces; across another dim's concat, the
+//             concat of the pieces' slices): xi_b, one term per input;
+//   block 0   an e-graph like an operator's search, whose root is the
+//             operator's definition over the xi_0 terms instead of its
+//             inputs' leaves: each clean expression r of it has f(xi_0) = r;
+//   block b   phi renames block 0's implementation tensors onto block b's
+//             (the pieces pair up, explored nodes map to users of the same
+//             definition, other tensors to the same name on the image rank);
+//             it is used only if it maps every fact block 0's e-graph was
+//             built from onto one that holds (the gate of reuse.cpp: types,
+//             constants, zero regions, definitions, implEqual facts, and each
+//             seeded relation of an unblocked input onto one of its
+//             relations); then f(xi_b) = phi(r). A block refused is searched;
+//   assembly  an e-graph where each blocked input is concat(xi_0, ..., xi_N-1)
+//             (exact: the blocks partition it), the other inputs have their
+//             relations, the root is the operator's definition, and each
+//             block's f(xi_b) is merged with its r_b; the lemmas alone
+//             saturate it. Its clean expressions conclude the operator.
+// Nothing assumes that the operator distributes over the blocks: the lemmas
+// prove it in the assembly, or the operator is searched whole. The footprint
+// recorded for reuse holds every block's facts (block 0's renamed) and the
+// assembly's, and a verdict other than `refines` after a block search is
+// recomputed without (infer.cpp).
+//
+// Off by default (InferOptions::blockMin): on TrainVerify's 256-rank plan each
+// blocked read has up to ~114 relation forms (each rank's copies), pairing and
+// merging them per block costs more than the whole search saved, and keeping
+// fewer forms starves the next operators' searches (docs/benchmarks.md).
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <unordered_map>
+
+#include "infer/leaf_names.h"
+#include "infer/operator_search.h"
+#include "infer/reuse.h"
+
+namespace tangle {
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+bool tracing() {
+  static const bool trace = std::getenv("TANGLE_TRACE_BLOCKS") != nullptr;
+  return trace;
+}
+
+struct BlockedRead {
+  int spec = -1;
+  // pieces[k][b]: block b of the read's k-th relation that cuts at every bound (xi_b, in as many
+  // forms as the read has such relations: each rank's copies, say)
+  std::vector<std::vector<eg::Term>> pieces;
+};
+
+struct Blocks {
+  int dim = -1;
+  std::vector<int64_t> bounds;  // block b is [bounds[b], bounds[b+1]) along dim
+  std::vector<BlockedRead> reads;
+  std::vector<int> others;  // reads not blocked (resolved spec tensors)
+  size_t count() const { return bounds.size() - 1; }
+};
+
+// The concrete shape of every node of t (children first), or nullopt.
+std::optional<std::vector<Shape>> shapesOf(const InferState& st, const eg::Term& t) {
+  eg::EGraph g(ops::inferData, st.symbols);
+  std::vector<eg::Id> ids(t.size());
+  std::vector<Shape> out(t.size());
+  for (size_t i = 0; i < t.size(); ++i) {
+    const auto& n = t.nodes[i];
+    if (n.op == ops::syms().tensor) {
+      auto leaf = leaves::leafOf(st.spec, st.impl, n.op, n.attrs);
+      if (!leaf) return std::nullopt;
+      ids[i] = addLeaf(g, leaf->first ? st.spec : st.impl, leaf->second);
+    } else {
+      eg::ENode en{n.op, n.attrs, {}};
+      for (uint32_t c : n.children) en.children.push_back(ids[c]);
+      auto id = g.tryAdd(std::move(en));
+      if (!id) return std::nullopt;
+      ids[i] = *id;
+    }
+    const TensorType* tt = g.data(g.find(ids[i])).tensor();
+    if (!tt) return std::nullopt;
+    for (Dim d : tt->shape) {
+      if (isSymbolic(d)) return std::nullopt;
+      out[i].push_back(d);
+    }
+  }
+  return out;
+}
+
+int64_t concatDim(const eg::Term::Node& n) { return eg::attrs(n.attrs)[0].i; }
+
+// Offsets along `dim` where the concats of t along it cut, from `base`.
+void cutsOf(const eg::Term& t, const std::vector<Shape>& sh, uint32_t n, int dim, int64_t base, std::set<int64_t>& out) {
+  const auto& node = t.nodes[n];
+  if (node.op != ops::syms().concat) return;
+  if (concatDim(node) != dim) {
+    for (uint32_t c : node.children) cutsOf(t, sh, c, dim, base, out);
+    return;
+  }
+  int64_t at = base;
+  for (uint32_t c : node.children) {
+    out.insert(at);
+    cutsOf(t, sh, c, dim, at, out);
+    at += sh[c][dim];
+  }
+  out.insert(at);
+}
+
+uint32_t copySub(const eg::Term& t, uint32_t n, eg::Term& out) {
+  eg::Term::Node copy{t.nodes[n].op, t.nodes[n].attrs, {}};
+  for (uint32_t c : t.nodes[n].children) copy.children.push_back(copySub(t, c, out));
+  out.nodes.push_back(std::move(copy));
+  return static_cast<uint32_t>(out.nodes.size() - 1);
+}
+
+// Appends to `out` a term equal to slice(node n of t, dim, [lo, hi)) built of t's own subterms
+// and concats, or nullopt when the range cuts through a subterm that is not a concat.
+std::optional<uint32_t> sliceInto(const eg::Term& t, const std::vector<Shape>& sh, uint32_t n, int dim, int64_t lo,
+                                  int64_t hi, eg::Term& out) {
+  if (dim >= static_cast<int>(sh[n].size())) return std::nullopt;
+  if (lo == 0 && hi == sh[n][dim]) return copySub(t, n, out);
+  const auto& node = t.nodes[n];
+  if (node.op != ops::syms().concat) return std::nullopt;
+  std::vector<uint32_t> parts;
+  if (concatDim(node) == dim) {
+    int64_t at = 0;
+    for (uint32_t c : node.children) {
+      int64_t len = sh[c][dim], a = std::max(lo, at), b = std::min(hi, at + len);
+      if (a < b) {
+        auto p = sliceInto(t, sh, c, dim, a - at, b - at, out);
+        if (!p) return std::nullopt;
+        parts.push_back(*p);
+      }
+      at += len;
+    }
+    if (parts.size() == 1) return parts[0];
+  } else {
+    for (uint32_t c : node.children) {
+      auto p = sliceInto(t, sh, c, dim, lo, hi, out);
+      if (!p) return std::nullopt;
+      parts.push_back(*p);
+    }
+  }
+  if (parts.empty()) return std::nullopt;
+  out.nodes.push_back(eg::Term::Node{node.op, node.attrs, std::move(parts)});
+  return static_cast<uint32_t>(out.nodes.size() - 1);
+}
+
+// xi_b for every block, or nullopt when t does not cut at every bound.
+std::optional<std::vector<eg::Term>> cutAt(const eg::Term& t, const std::vector<Shape>& sh, int dim,
+                                           const std::vector<int64_t>& bounds) {
+  std::vector<eg::Term> out(bounds.size() - 1);
+  for (size_t b = 0; b + 1 < bounds.size(); ++b)
+    if (!sliceInto(t, sh, t.root(), dim, bounds[b], bounds[b + 1], out[b])) return std::nullopt;
+  return out;
+}
+
+const Shape* concreteShape(const LNode& n, Shape& buf) {
+  const TensorType* t = n.data.tuple ? nullptr : n.data.tensor();
+  if (!t) return nullptr;
+  buf.clear();
+  for (Dim d : t->shape) {
+    if (isSymbolic(d)) return nullptr;
+    buf.push_back(d);
+  }
+  return &buf;
+}
+
+bool isAttention(const InferState& st, const SpecOp& op) {
+  for (const auto& e : st.spec.nodes[op.node].def.nodes)
+    if (e.op == ops::syms().sdpa || e.op == ops::syms().sdpaBackward) return true;
+  return false;
+}
+
+// The blocks of op, or nullopt when it has none worth it.
+std::optional<Blocks> findBlocks(const InferState& st, const SpecOp& op) {
+  if (op.reported != op.node || st.isTarget[op.node] || st.deferredDepth[op.node] || isAttention(st, op)) return {};
+  const LNode& out = st.spec.nodes[op.node];
+  Shape outShape, buf;
+  if (out.def.nodes.empty() || !concreteShape(out, outShape) || outShape.empty()) return {};
+  std::vector<int> reads;
+  for (int r : op.reads) {
+    int s = st.spec.resolve(r);
+    if (st.deferredDepth[s] || !st.outRels[s].empty()) return {};
+    if (std::find(reads.begin(), reads.end(), s) == reads.end()) reads.push_back(s);
+  }
+  // The dim and the bounds: the relation term of a read that cuts the output's dim most often.
+  Blocks bl;
+  for (int s : reads) {
+    const Shape* shape = concreteShape(st.spec.nodes[s], buf);
+    if (!shape || shape->size() != outShape.size()) continue;
+    for (const eg::Term& t : st.rels[s]) {
+      auto sh = shapesOf(st, t);
+      if (!sh) continue;
+      for (int d = 0; d < static_cast<int>(outShape.size()); ++d) {
+        if ((*shape)[d] != outShape[d]) continue;
+        std::set<int64_t> cuts;
+        cutsOf(t, *sh, t.root(), d, 0, cuts);
+        if (cuts.size() > bl.bounds.size() && cuts.size() > st.opts.blockMin) {
+          bl.dim = d;
+          bl.bounds.assign(cuts.begin(), cuts.end());
+        }
+      }
+    }
+  }
+  if (bl.dim < 0 || bl.bounds.front() != 0 || bl.bounds.back() != outShape[bl.dim]) return {};
+  for (int s : reads) {
+    const Shape* shape = concreteShape(st.spec.nodes[s], buf);
+    bool blockable = shape && shape->size() == outShape.size() && (*shape)[bl.dim] == outShape[bl.dim];
+    BlockedRead read{s, {}};
+    for (size_t i = 0; blockable && i < st.rels[s].size(); ++i)
+      if (auto sh = shapesOf(st, st.rels[s][i]))
+        if (auto pieces = cutAt(st.rels[s][i], *sh, bl.dim, bl.bounds)) read.pieces.push_back(std::move(*pieces));
+    if (!read.pieces.empty()) bl.reads.push_back(std::move(read));
+    else if (blockable && (*shape)[bl.dim] > 1) return {};  // a batch-carrying input with no cut relation
+    else bl.others.push_back(s);
+  }
+  if (bl.reads.empty()) return {};
+  return bl;
+}
+
+// The ranks (impl graphs) of the tensors of terms.
+std::vector<char> ranksOf(const InferState& st, const std::vector<const eg::Term*>& terms) {
+  std::vector<char> ranks(st.impl.graphs.size(), 0);
+  std::vector<int> ts;
+  for (const eg::Term* t : terms) collectImplTensors(st, *t, ts);
+  for (int d : ts) ranks[st.impl.nodes[d].graph] = 1;
+  return ranks;
+}
+
+bool onRanks(const InferState& st, const std::vector<int>& tensors, const std::vector<char>& ranks) {
+  return std::all_of(tensors.begin(), tensors.end(), [&](int d) { return ranks[st.impl.nodes[d].graph] != 0; });
+}
+
+// What a block's search was built from and found (or block 0's, renamed onto another block).
+struct BlockSearch {
+  std::vector<eg::Term> clean;
+  std::vector<int> explored, impl;  // impl: every implementation leaf of the e-graph
+  std::vector<char> implDef;        // parallel to impl: explored (its definition added)
+  std::vector<int> related;         // T_rel at the end (reuse's completeness guard)
+  std::vector<std::pair<int, int>> mergedEqual, foundEqual;
+  // The relations each unblocked read was seeded with (a fact w = t each).
+  std::vector<std::pair<int, std::vector<eg::Term>>> seededTerms;
+  std::vector<std::pair<int, std::vector<const RelExpr*>>> seededExprs;
+  size_t enodes = 0;
+};
+
+// An unblocked read's leaf, merged with its relations over the block's ranks (all of them when
+// none is only over those): the others name tensors the block's ranks never read.
+eg::Id addUnblocked(const InferState& st, OperatorSearch& s, int o, const std::vector<char>& ranks,
+                    std::vector<int>& relTensors, BlockSearch& out) {
+  eg::Id leaf = addLeaf(s.g, st.spec, o);
+  std::vector<eg::Term> terms;
+  std::vector<const RelExpr*> exprs;
+  for (bool all : {false, true}) {
+    for (const eg::Term& t : st.rels[o]) {
+      std::vector<int> ts;
+      collectImplTensors(st, t, ts);
+      if (all || onRanks(st, ts, ranks)) terms.push_back(t);
+    }
+    for (const RelExpr* e : st.inputRels[o]) {
+      std::vector<int> ts;
+      collectImplTensors(st, *e, ts);
+      if (all || onRanks(st, ts, ranks)) exprs.push_back(e);
+    }
+    if (!terms.empty() || !exprs.empty()) break;
+  }
+  for (const eg::Term& t : terms) {
+    s.g.merge(leaf, addTerm(st, s.g, t));
+    collectImplTensors(st, t, relTensors);
+  }
+  for (const RelExpr* e : exprs) {
+    s.g.merge(leaf, addRelExpr(s.g, *e, st.spec, st.impl));
+    collectImplTensors(st, *e, relTensors);
+  }
+  if (auto c = st.specConsts.find(o); c != st.specConsts.end())
+    s.g.merge(leaf, declaredConstNode(s.g, st.spec.nodes[o], c->second));
+  out.seededTerms.emplace_back(o, std::move(terms));
+  out.seededExprs.emplace_back(o, std::move(exprs));
+  return leaf;
+}
+
+// Block b of a blocked read: one class, its forms merged (each is the read's slice there).
+eg::Id blockClass(const InferState& st, eg::EGraph& g, const BlockedRead& r, size_t b) {
+  eg::Id c = addTerm(st, g, r.pieces[0][b]);
+  for (size_t k = 1; k < r.pieces.size(); ++k) g.merge(c, addTerm(st, g, r.pieces[k][b]));
+  return c;
+}
+
+// The operator's definition over block b's input terms (blocked reads) and the others' classes.
+std::optional<eg::Id> blockRoot(const InferState& st, eg::EGraph& g, const SpecOp& op, const Blocks& bl, size_t b,
+                                const std::unordered_map<int, eg::Id>& others) {
+  std::unordered_map<int, eg::Id> cls = others;
+  for (const BlockedRead& r : bl.reads) cls[r.spec] = blockClass(st, g, r, b);
+  return addDefinitionOver(g, st.spec, op.node, [&](int operand) {
+    int s = st.spec.resolve(operand);
+    auto it = cls.find(s);
+    return it != cls.end() ? it->second : addLeaf(g, st.spec, s);
+  });
+}
+
+std::optional<BlockSearch> searchBlock(InferState& st, const SpecOp& op, const Blocks& bl, size_t b,
+                                       InferStats& stats) {
+  st.marks.nextOperator();
+  OperatorSearch s(op, st.symbols);
+  BlockSearch out;
+  std::vector<const eg::Term*> pieces;
+  for (const BlockedRead& r : bl.reads)
+    for (const auto& form : r.pieces) pieces.push_back(&form[b]);
+  std::vector<char> ranks = ranksOf(st, pieces);
+  std::vector<int> relTensors;
+  for (const eg::Term* t : pieces) collectImplTensors(st, *t, relTensors);
+  std::unordered_map<int, eg::Id> others;
+  for (int o : bl.others) others[o] = addUnblocked(st, s, o, ranks, relTensors, out);
+  seedImplFacts(st, s, relTensors);
+  auto root = blockRoot(st, s.g, op, bl, b, others);
+  if (!root) return std::nullopt;
+  s.root = *root;
+  for (int d : relTensors) addToRel(st, s, d);
+  s.g.rebuild();
+  saturate(st, s, stats);
+  exploreRelated(st, s, stats);
+  out.enodes = s.g.numNodes();
+  if (s.clean.empty() || !s.g.conflicts().empty() || !s.inlined.empty()) return std::nullopt;
+  out.clean = s.clean;
+  out.explored = s.explored;
+  const eg::Symbol tensor = ops::syms().tensor;
+  for (eg::Id c : s.g.classesWithOp(tensor))
+    for (const eg::ENode& n : s.g.eclass(c).nodes) {
+      if (n.op != tensor) continue;
+      auto leaf = leaves::leafOf(st.spec, st.impl, n.op, n.attrs);
+      if (!leaf) return std::nullopt;
+      if (leaf->first) {
+        if (std::find(bl.others.begin(), bl.others.end(), leaf->second) == bl.others.end()) return std::nullopt;
+        continue;
+      }
+      out.impl.push_back(leaf->second);
+      out.implDef.push_back(st.marks.isExplored(leaf->second) ? 1 : 0);
+    }
+  out.related = s.related;
+  out.mergedEqual = s.mergedEqual;
+  out.foundEqual = implEqualPairs(st, s.g);
+  return out;
+}
+
+// The tensor named as d on rank `rank` (the same program's tensor on another replica), or -1.
+int sameNameOn(const InferState& st, int d, int rank) {
+  const std::string& name = st.impl.nodes[d].name;
+  size_t dot = name.find('.');
+  if (dot == std::string::npos) return -1;
+  auto id = st.impl.find("D" + std::to_string(rank) + name.substr(dot));
+  return id ? st.impl.resolve(*id) : -1;
+}
+
+// Block 0's search renamed onto block b, when the gate accepts the renaming (see the top).
+std::optional<BlockSearch> renameOnto(const InferState& st, const Blocks& bl, const BlockSearch& r0, size_t b,
+                                      const char*& why) {
+  Renaming phi(st.impl);
+  why = "the pieces differ";
+  // Each form of block 0 onto some form of block b: the facts that block 0's forms are one class
+  // must hold renamed (a relation may pick each block's piece from another rank's copy).
+  for (const BlockedRead& r : bl.reads)
+    for (size_t k = 0; k < r.pieces.size(); ++k) {
+      bool paired = false;
+      for (size_t j = 0; !paired && j < r.pieces.size(); ++j) {
+        size_t other = (k + j) % r.pieces.size();  // the same form first
+        Renaming trial = phi;
+        if (sameTermUnder(st, trial, r.pieces[k][0], r.pieces[other][b], true)) {
+          phi = std::move(trial);
+          paired = true;
+        }
+      }
+      if (!paired) return std::nullopt;
+    }
+  // The other leaves that are not explored (the unblocked inputs' relations, implEqual partners):
+  // the same tensor on the image of its rank (another replica's copy), or itself.
+  why = "a tensor has no image";
+  // The ranks the pieces moved, closed into a permutation: a rank that became another's image
+  // gives its own tensors to the start of that chain (replicas swapped, or cycled).
+  std::unordered_map<int, int> sigma;
+  for (int a : r0.impl)
+    if (const int* m = phi.implOf(a)) sigma.emplace(st.impl.nodes[a].graph, st.impl.nodes[*m].graph);
+  std::unordered_map<int, int> closing;
+  for (auto [from, to] : sigma) {
+    bool start = true;
+    for (auto [x, y] : sigma) start &= y != from;
+    if (!start || from == to) continue;
+    int end = to;
+    while (sigma.count(end) && sigma[end] != end) end = sigma[end];
+    closing.emplace(end, from);
+  }
+  auto bindByName = [&](int a) {
+    int graph = st.impl.nodes[a].graph;
+    const int* rank = phi.rank.find(graph);
+    auto closed = closing.find(graph);
+    int to = rank ? sameNameOn(st, a, *rank) : closed != closing.end() ? sameNameOn(st, a, closed->second) : a;
+    return to >= 0 && phi.bindImpl(a, to);
+  };
+  for (size_t i = 0; i < r0.impl.size(); ++i)
+    if (!r0.implDef[i] && !phi.implOf(r0.impl[i]) && !bindByName(r0.impl[i])) return std::nullopt;
+  // Explored nodes map to users of their operands' images with the same definition (operands
+  // first: a related tensor may be explored after its users).
+  why = "an explored node has no image";
+  std::vector<int> pending;
+  for (int u : r0.explored)
+    if (!phi.implOf(u)) pending.push_back(u);
+  while (!pending.empty()) {
+    std::vector<int> left;
+    for (int u : pending)
+      if (!phi.implOf(u) && !matchExplored(st, phi, u, false)) left.push_back(u);
+    if (left.size() == pending.size()) {
+      for (int u : pending)
+        if (!matchExplored(st, phi, u, true)) return std::nullopt;
+      left.clear();
+    }
+    pending = std::move(left);
+  }
+  why = "a tensor has no image";
+  for (int a : r0.impl)
+    if (!phi.implOf(a) && !bindByName(a)) return std::nullopt;
+  why = "a tensor's facts differ";
+  for (size_t i = 0; i < r0.impl.size(); ++i)
+    if (!sameImplFacts(st, phi, r0.impl[i], *phi.implOf(r0.impl[i]), r0.implDef[i])) return std::nullopt;
+  why = "an implEqual fact does not hold";
+  for (auto [a, c] : r0.mergedEqual) {
+    const std::vector<int>* partners = st.implEqual.find(*phi.implOf(a));
+    if (!partners || std::find(partners->begin(), partners->end(), *phi.implOf(c)) == partners->end()) return std::nullopt;
+  }
+  why = "a seeded relation of an unblocked input is not one";
+  eg::Term renamed;
+  for (const auto& [o, terms] : r0.seededTerms)
+    for (const eg::Term& t : terms)
+      if (!renameTerm(st, phi, t, renamed) || std::find(st.rels[o].begin(), st.rels[o].end(), renamed) == st.rels[o].end())
+        return std::nullopt;
+  for (const auto& [o, exprs] : r0.seededExprs)
+    for (const RelExpr* e : exprs) {
+      bool held = std::any_of(st.inputRels[o].begin(), st.inputRels[o].end(),
+                              [&](const RelExpr* x) { return sameRelExprUnder(st, phi, *e, *x, false); });
+      if (!held) return std::nullopt;
+    }
+  BlockSearch out;
+  for (const eg::Term& t : r0.clean) {
+    if (!renameTerm(st, phi, t, renamed)) return std::nullopt;
+    out.clean.push_back(renamed);
+  }
+  auto image = [&](int d) { return *phi.implOf(d); };
+  for (int d : r0.impl) out.impl.push_back(image(d));
+  out.implDef = r0.implDef;
+  for (int d : r0.related)
+    if (phi.implOf(d)) out.related.push_back(image(d));
+  for (auto [a, c] : r0.mergedEqual) out.mergedEqual.emplace_back(image(a), image(c));
+  for (auto [a, c] : r0.foundEqual) out.foundEqual.emplace_back(image(a), image(c));
+  return out;
+}
+
+// The footprint of a block search for reuse (reuse.h): every fact of every block's e-graph (block
+// 0's renamed onto the others) and of the assembly's, so that reuse's gate covers all of them.
+Footprint footprintOf(const InferState& st, const OperatorSearch& assembly, const std::vector<int>& reads,
+                      const std::vector<BlockSearch>& blocks) {
+  Footprint f;
+  f.op = assembly.op;
+  f.spec = reads;
+  std::unordered_map<int, size_t> at;  // impl tensor -> index in f.impl
+  auto addImpl = [&](int d, char def) {
+    auto [it, fresh] = at.emplace(d, f.impl.size());
+    if (fresh) {
+      f.impl.push_back(d);
+      f.implDef.push_back(def);
+    } else {
+      f.implDef[it->second] |= def;
+    }
+  };
+  const eg::Symbol tensor = ops::syms().tensor;
+  for (eg::Id c : assembly.g.classesWithOp(tensor))
+    for (const eg::ENode& n : assembly.g.eclass(c).nodes)
+      if (auto leaf = leaves::leafOf(st.spec, st.impl, n.op, n.attrs); n.op == tensor && leaf && !leaf->first)
+        addImpl(leaf->second, 0);
+  f.related = assembly.related;
+  f.mergedEqual = assembly.mergedEqual;
+  f.foundEqual = implEqualPairs(st, assembly.g);
+  for (const BlockSearch& b : blocks) {
+    for (size_t i = 0; i < b.impl.size(); ++i) addImpl(b.impl[i], b.implDef[i]);
+    f.related.insert(f.related.end(), b.related.begin(), b.related.end());
+    f.mergedEqual.insert(f.mergedEqual.end(), b.mergedEqual.begin(), b.mergedEqual.end());
+    f.foundEqual.insert(f.foundEqual.end(), b.foundEqual.begin(), b.foundEqual.end());
+  }
+  f.result = st.rels[assembly.op.node];
+  return f;
+}
+
+}  // namespace
+
+bool searchByBlocks(InferState& st, const SpecOp& op, InferStats& stats, std::unordered_set<int>& inlined,
+                    OperatorReuse* reuse) {
+  auto bl = findBlocks(st, op);
+  if (!bl) return false;
+  const char* name = st.spec.nodes[op.node].name.c_str();
+  auto first = searchBlock(st, op, *bl, 0, stats);
+  if (!first) {
+    if (tracing()) std::fprintf(stderr, "blocks %s: block 0 of %zu has no clean expression\n", name, bl->count());
+    return false;
+  }
+  std::vector<BlockSearch> results{*first};
+  size_t searched = 1;
+  for (size_t b = 1; b < bl->count(); ++b) {
+    const char* why = "";
+    auto r = renameOnto(st, *bl, *first, b, why);
+    if (!r) {
+      if (tracing()) std::fprintf(stderr, "blocks %s: block %zu searched: %s\n", name, b, why);
+      r = searchBlock(st, op, *bl, b, stats);
+      ++searched;
+    }
+    if (!r) {
+      if (tracing()) std::fprintf(stderr, "blocks %s: block %zu of %zu has no clean expression\n", name, b, bl->count());
+      return false;
+    }
+    applyImplEqualPairs(st, r->foundEqual);
+    results.push_back(std::move(*r));
+  }
+  applyImplEqualPairs(st, first->foundEqual);
+  // The assembly.
+  st.marks.nextOperator();
+  OperatorSearch s(op, st.symbols);
+  std::vector<int> relTensors;
+  std::unordered_map<int, eg::Id> others;
+  // Each blocked read as the concat of its blocks (each block's class holds the read's relations'
+  // forms of it).
+  for (const BlockedRead& r : bl->reads) {
+    eg::ENode whole{ops::syms().concat, eg::internAttrs({eg::Attr::integer(bl->dim)}), {}};
+    for (size_t b = 0; b < bl->count(); ++b) whole.children.push_back(blockClass(st, s.g, r, b));
+    auto c = s.g.tryAdd(std::move(whole));
+    if (!c) return false;
+    s.g.merge(addLeaf(s.g, st.spec, r.spec), *c);
+    for (const auto& form : r.pieces)
+      for (const eg::Term& t : form) collectImplTensors(st, t, relTensors);
+  }
+  for (int o : bl->others) others[o] = addSpecTensor(st, s.g, s.inlined, o, relTensors);
+  seedImplFacts(st, s, relTensors);
+  auto root = addDefinition(s.g, st.spec, op.node);
+  if (!root || !s.g.data(*root).tensor()) return false;
+  for (size_t b = 0; b < bl->count(); ++b) {
+    auto fb = blockRoot(st, s.g, op, *bl, b, others);
+    if (!fb) return false;
+    for (const eg::Term& t : results[b].clean) s.g.merge(*fb, addTerm(st, s.g, t));
+  }
+  s.root = *root;
+  for (int d : relTensors) addToRel(st, s, d);
+  s.g.rebuild();
+  saturate(st, s, stats);
+  if (tracing())
+    std::fprintf(stderr, "blocks %s: %zu blocks along dim %d, %zu forms (%zu searched, block 0 %zu e-nodes), assembly %zu e-nodes, %s\n",
+                 name, bl->count(), bl->dim, bl->reads[0].pieces.size(), searched, first->enodes, s.g.numNodes(),
+                 s.clean.empty() ? "no clean expression: searched whole" : "related");
+  if (s.clean.empty() || !s.g.conflicts().empty()) return false;
+  if (conclude(st, s, stats)) return false;  // not reached: the root has a clean expression
+  if (reuse) {
+    std::vector<int> reads;
+    for (const BlockedRead& r : bl->reads) reads.push_back(r.spec);
+    reads.insert(reads.end(), bl->others.begin(), bl->others.end());
+    reuse->add(st, footprintOf(st, s, reads, results));
+  }
+  inlined.clear();
+  return true;
+}
+
+}  // namespace tangle
