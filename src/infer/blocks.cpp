@@ -29,10 +29,11 @@
 // assembly's, and a verdict other than `refines` after a block search is
 // recomputed without (infer.cpp).
 //
-// Off by default (InferOptions::blockMin): on TrainVerify's 256-rank plan each
-// blocked read has up to ~114 relation forms (each rank's copies), pairing and
-// merging them per block costs more than the whole search saved, and keeping
-// fewer forms starves the next operators' searches (docs/benchmarks.md).
+// Experimental, off by default (InferOptions::blockMin; jobs == 1 only). An
+// input with more than kMaxForms relation forms (each rank's copies: up to
+// ~114 on TrainVerify's 256-rank plan) is not blocked: pairing the forms block
+// by block cost more than the search, and keeping fewer of them starved the
+// next operators' searches (docs/benchmarks.md).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -48,6 +49,10 @@ namespace tangle {
 namespace {
 
 using Shape = std::vector<int64_t>;
+
+// At most this many relation forms per blocked read (each rank's copies, ...): with more, the
+// forms' pairing per block cost more than the whole search on TrainVerify's 256-rank plan.
+constexpr size_t kMaxForms = 8;
 
 bool tracing() {
   static const bool trace = std::getenv("TANGLE_TRACE_BLOCKS") != nullptr;
@@ -221,6 +226,7 @@ std::optional<Blocks> findBlocks(const InferState& st, const SpecOp& op) {
     for (size_t i = 0; blockable && i < st.rels[s].size(); ++i)
       if (auto sh = shapesOf(st, st.rels[s][i]))
         if (auto pieces = cutAt(st.rels[s][i], *sh, bl.dim, bl.bounds)) read.pieces.push_back(std::move(*pieces));
+    if (read.pieces.size() > kMaxForms) return {};  // pairing the forms would cost more than the search
     if (!read.pieces.empty()) bl.reads.push_back(std::move(read));
     else if (blockable && (*shape)[bl.dim] > 1) return {};  // a batch-carrying input with no cut relation
     else bl.others.push_back(s);

@@ -381,8 +381,10 @@ InferResult inferRelations(const Problem& p, const std::vector<eg::Rule>& lemmas
     InferOptions searchOnly = opts;
     searchOnly.reuse = false;
     searchOnly.blockMin = 0;
+    bool reused = res.stats.operatorsReused > 0, blocked = res.stats.operatorsBlocked > 0;
     res = inferOnce(p, lemmas, searchOnly, cpuStart);
-    res.stats.reuseRerun = true;
+    res.stats.reuseRerun = reused;
+    res.stats.blocksRerun = blocked;
   }
   res.stats.seconds = since(start);
   return res;

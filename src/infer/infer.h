@@ -44,10 +44,11 @@ struct InferOptions {
   // repeats up to renaming (repeated layers; src/infer/reuse.cpp) instead of
   // searching. `option reuse = 0` turns it off.
   bool reuse = true;
-  // Block search (src/infer/blocks.cpp), experimental and off by default (0): with
+  // Block search (src/infer/blocks.cpp), experimental, off (0) by default: with
   // `option block_min = N`, an operator whose inputs are related as concats of at least N pieces
-  // along one dim is searched on one block of them, the result renamed onto the others
-  // (data-parallel replicas, microbatches) and assembled. Only with jobs == 1.
+  // along one dim (data-parallel replicas x microbatches) is searched on one block of them, the
+  // result renamed onto the others and assembled. Only with jobs == 1 (so with --jobs 2 the report
+  // is that of a check without it).
   size_t blockMin = 0;
   // Rearrangement folding of the implementation graph (src/lower/fold_rearrange.h);
   // `option fold = 0` turns it off.
@@ -106,6 +107,7 @@ struct InferStats {
   size_t operatorsReused = 0;   // given an earlier operator's relations, renamed (reuse.cpp)
   size_t operatorsBlocked = 0;  // searched block by block (blocks.cpp)
   bool reuseRerun = false;      // the verdict was not `refines` after reuse: recomputed without it
+  bool blocksRerun = false;     // the same after a block search
   std::map<std::string, size_t> firings;
   std::vector<std::string> conflicts;
   // Dims that merges showed equal (EGraph::mergedSizes), with the spec

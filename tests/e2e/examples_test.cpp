@@ -317,9 +317,9 @@ TEST_F(Examples, ScalingByAPowerOfTwoOnTheOtherSideOfTheCastHasNoNote) {
 }
 
 // --- examples/blocks/dp16: 16 data-parallel ranks, one row each -------------------------------
-// With block search on (option block_min), relu and the scaling read concats of 16 rows: each is
-// searched on rank 0's row, renamed onto the other 15 and assembled; the certificate replays. Off
-// (the default), nothing is searched by blocks.
+// With option block_min=16, relu and the scaling read concats of 16 rows: each is searched on rank
+// 0's row, renamed onto the other 15 and assembled, and the certificate replays. Off (the default),
+// nothing is searched by blocks, and the verdict is the same.
 TEST_F(Examples, BlockSearchRefinesAndReplays) {
   RunResult off = check("blocks/dp16");
   EXPECT_EQ(off.exitCode, 0) << describe(off);
