@@ -123,6 +123,7 @@ class ChangedRegion {
     auto& table = byOp_[l];
     if (!table.built) {
       table.built = true;
+      building_ = l;
       for (Id c : layers_[l]) {
         const auto& nodes = g_.eclass(c).nodes;
         for (size_t i = 0; i < nodes.size(); ++i) {
@@ -130,14 +131,22 @@ class ChangedRegion {
           bool seenBefore = false;  // a class lists each operator once
           for (size_t j = 0; j < i && !seenBefore; ++j) seenBefore = nodes[j].op == s;
           if (seenBefore) continue;
-          if (s >= table.byOp.size()) table.byOp.resize(s + 1);
-          table.byOp[s].push_back(c);
+          size_t k = slot(s);  // may grow table.byOp
+          table.byOp[k].push_back(c);
         }
       }
     }
     static const std::vector<Id> kNone;
-    return op < table.byOp.size() ? table.byOp[op] : kNone;
+    if (op >= slotOf().size() || slotOf()[op] == kNoSlot) return kNone;
+    size_t k = slotOf()[op];
+    return k < table.byOp.size() ? table.byOp[k] : kNone;
   }
+
+  ~ChangedRegion() {
+    for (Symbol s : ops_) slotOf()[s] = kNoSlot;
+  }
+  ChangedRegion(const ChangedRegion&) = delete;
+  ChangedRegion& operator=(const ChangedRegion&) = delete;
 
  private:
   void visit(Id c, std::vector<Id>& into) {
@@ -153,9 +162,32 @@ class ChangedRegion {
   }
   struct OpTable {
     bool built = false;
-    std::vector<std::vector<Id>> byOp;  // operator -> the layer's roots holding it, in layer order
+    std::vector<std::vector<Id>> byOp;  // operator slot -> the layer's roots holding it, in layer order
   };
+  // Operators are numbered densely per region (slotOf, ops_): a table indexed by the operator's
+  // symbol itself was as long as the largest symbol (tensor names are symbols too), and sizing
+  // and freeing it for every layer of every partial search was a fiftieth of a check's
+  // instructions. slotOf is this thread's symbol -> slot map, all kNoSlot outside a region's life.
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  static std::vector<uint32_t>& slotOf() {
+    thread_local std::vector<uint32_t> m;
+    return m;
+  }
+  size_t slot(Symbol s) {
+    auto& m = slotOf();
+    if (s >= m.size()) m.resize(static_cast<size_t>(s) + 1, kNoSlot);
+    if (m[s] == kNoSlot) {
+      m[s] = static_cast<uint32_t>(ops_.size());
+      ops_.push_back(s);
+    }
+    size_t k = m[s];
+    auto& byOp = byOp_[building_].byOp;
+    if (k >= byOp.size()) byOp.resize(k + 1);
+    return k;
+  }
   const EGraph& g_;
+  std::vector<Symbol> ops_;  // the symbols given a slot in slotOf, in slot order
+  size_t building_ = 0;      // the layer whose table slot() extends
   std::vector<char> seen_;
   std::vector<char> changed_;
   std::vector<std::vector<Id>> layers_;
