@@ -61,10 +61,18 @@ std::vector<const ENode*> nodesOf(const EGraph& g, Id c, eg::Symbol sym) {
   return out;
 }
 
-std::optional<Id> make(EGraph& g, eg::Symbol sym, AttrList attrs, std::vector<Id> children) {
+std::optional<Id> make(EGraph& g, eg::Symbol sym, const AttrList& attrs, std::vector<Id> children) {
   ENode n;
   n.op = sym;
   n.attrs = eg::internAttrs(attrs);
+  n.children = std::move(children);
+  return g.tryAdd(std::move(n));
+}
+
+std::optional<Id> make(EGraph& g, eg::Symbol sym, std::initializer_list<Attr> attrs, std::vector<Id> children) {
+  ENode n;
+  n.op = sym;
+  n.attrs = eg::internAttrs(attrs.begin(), attrs.size());
   n.children = std::move(children);
   return g.tryAdd(std::move(n));
 }

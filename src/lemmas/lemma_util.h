@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,7 +65,10 @@ bool isZeroTermOperand(const EGraph& g, eg::Symbol sym, Id c, bool onLeft);
 // ---- building (tryAdd: ill-typed => nullopt) -------------------------------
 // const[v]: a 0-d scalar constant.
 Id makeConstant(EGraph& g, double v);
-std::optional<Id> make(EGraph& g, eg::Symbol sym, AttrList attrs, std::vector<Id> children);
+std::optional<Id> make(EGraph& g, eg::Symbol sym, const AttrList& attrs, std::vector<Id> children);
+// The same for a braced attribute list ({Attr::integer(d)}, {}), interned where it stands: a
+// vector of it per call was the check's most frequent allocation.
+std::optional<Id> make(EGraph& g, eg::Symbol sym, std::initializer_list<Attr> attrs, std::vector<Id> children);
 // A splat of v of type t (its dtype and concrete shape): expand[shape](cast[dtype](const v)),
 // see ops::addSplat. nullopt for a symbolic shape.
 std::optional<Id> makeSplat(EGraph& g, const TensorType& t, double v);
