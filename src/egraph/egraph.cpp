@@ -60,10 +60,18 @@ class ClassStore {
  public:
   EClass& operator[](size_t i) { return chunks_[i >> kShift][i & kMask]; }
   const EClass& operator[](size_t i) const { return chunks_[i >> kShift][i & kMask]; }
-  void push_back(EClass&& c) {
+  // Appends a class {id, {node}, {}, data}; a slot left by clear() keeps its vectors' storage.
+  void push_back(Id id, const ENode& node, ClassData&& data) {
     if ((size_ >> kShift) == chunks_.size()) chunks_.push_back(std::make_unique<EClass[]>(kChunk));
-    (*this)[size_++] = std::move(c);
+    EClass& c = (*this)[size_++];
+    c.id = id;
+    c.nodes.clear();
+    c.nodes.push_back(node);
+    c.parents.clear();
+    c.data = std::move(data);
   }
+  // Forgets every class; their slots are reassigned whole by push_back.
+  void clear() { size_ = 0; }
 
  private:
   static constexpr size_t kShift = 6, kChunk = size_t{1} << kShift, kMask = kChunk - 1;
@@ -210,8 +218,14 @@ struct EGraph::Impl {
     NodeId n = static_cast<NodeId>(nodes.size());
     Id c = static_cast<Id>(uf.size());
     uf.push_back(c);
-    state.emplace_back();
-    state.back().members.push_back(n);
+    if (c < state.size()) {  // a slot of a recycled e-graph (reset())
+      state[c].members.clear();
+      state[c].parentNodes.clear();
+      state[c].dirty = false;
+    } else {
+      state.emplace_back();
+    }
+    state[c].members.push_back(n);
     for (size_t i = 0; i < node.children.size(); ++i) {
       Id ch = node.children[i];
       if (std::find(node.children.begin(), node.children.begin() + i, ch) != node.children.begin() + i) continue;
@@ -223,7 +237,7 @@ struct EGraph::Impl {
       opDirty.resize(node.op + 1, 0);
     }
     byOp[node.op].push_back(c);  // ids grow, so the list stays sorted
-    classes.push_back(EClass{c, {node}, {}, std::move(data)});
+    classes.push_back(c, node, std::move(data));
     nodeClass.push_back(c);
     dead.push_back(0);
     nodes.push_back(std::move(node));
@@ -360,6 +374,34 @@ struct EGraph::Impl {
     }
   }
 
+  // Empties the e-graph for reuse, keeping the storage of its vectors (see the pool below). The
+  // per-class state beyond uf.size() is stale and reassigned by addNew before use.
+  void reset() {
+    dataFn = nullptr;
+    identityFn = nullptr;
+    symbols = ownSymbols.get();
+    nodes.clear();
+    nodeClass.clear();
+    dead.clear();
+    memo.clear();
+    uf.clear();
+    classes.clear();
+    liveClasses = 0;
+    pending.clear();
+    analysis.clear();
+    for (Id c : dirty) state[c].dirty = false;
+    dirty.clear();
+    needsRebuild = false;
+    for (auto& v : byOp) v.clear();
+    for (Symbol op : dirtyOps) opDirty[op] = 0;
+    dirtyOps.clear();
+    conflicts.clear();
+    mergedSizes.clear();
+    changes.clear();
+  }
+  // Whether keeping this e-graph's storage for the next one is worth its memory.
+  bool worthRecycling() const { return nodes.capacity() <= 8192; }
+
   void refreshOpIndex() {
     for (Symbol op : dirtyOps) {
       opDirty[op] = 0;
@@ -372,15 +414,56 @@ struct EGraph::Impl {
   }
 };
 
-EGraph::EGraph(DataFn dataFn, const sym::Context* symbols) : impl_(std::make_shared<Impl>()) {
+namespace {
+// E-graphs given back, emptied, for the next one on this thread: a check builds hundreds of small
+// e-graphs (one per operator search), and allocating and freeing each one's vectors, per class
+// and per e-graph, was a large part of its malloc/free. `gone` marks the pool destroyed (thread
+// exit), after which e-graphs are simply deleted.
+struct ImplPool {
+  std::vector<void*> free;            // EGraph::Impl, private to EGraph: typed by its members
+  void (*destroy)(void*) = nullptr;   // deletes one (set by the first EGraph)
+  ~ImplPool();
+  static constexpr size_t kMax = 4;
+};
+thread_local bool poolGone = false;
+ImplPool& implPool() {
+  thread_local ImplPool pool;
+  return pool;
+}
+}  // namespace
+
+ImplPool::~ImplPool() {
+  for (void* p : free) destroy(p);
+  free.clear();
+  poolGone = true;
+}
+
+EGraph::EGraph(DataFn dataFn, const sym::Context* symbols) {
+  Impl* raw = nullptr;
+  if (!poolGone && !implPool().free.empty()) {
+    raw = static_cast<Impl*>(implPool().free.back());
+    implPool().free.pop_back();
+  } else {
+    raw = new Impl();
+    raw->nodes.reserve(1024);
+    raw->memo.reserve(1024);
+  }
+  impl_ = std::shared_ptr<Impl>(raw, [](Impl* p) {
+    if (poolGone || implPool().free.size() >= ImplPool::kMax || !p->worthRecycling()) {
+      delete p;
+      return;
+    }
+    p->reset();
+    ImplPool& pool = implPool();
+    pool.destroy = [](void* q) { delete static_cast<Impl*>(q); };
+    pool.free.push_back(p);
+  });
   impl_->dataFn = std::move(dataFn);
   if (!symbols) {
-    impl_->ownSymbols = std::make_unique<sym::Context>();
+    if (!impl_->ownSymbols) impl_->ownSymbols = std::make_unique<sym::Context>();
     symbols = impl_->ownSymbols.get();
   }
   impl_->symbols = symbols;
-  impl_->nodes.reserve(1024);
-  impl_->memo.reserve(1024);
 }
 
 void EGraph::setIdentityFn(IdentityFn fn) { impl_->identityFn = fn; }
