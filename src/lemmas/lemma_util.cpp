@@ -54,8 +54,8 @@ Dim totalDim(const sym::Context& symbols, const std::vector<Dim>& sizes) {
   return total;
 }
 
-std::vector<const ENode*> nodesOf(const EGraph& g, Id c, eg::Symbol sym) {
-  std::vector<const ENode*> out;
+NodeList nodesOf(const EGraph& g, Id c, eg::Symbol sym) {
+  NodeList out;
   for (const ENode& n : g.eclass(c).nodes)
     if (n.op == sym) out.push_back(&n);
   return out;
