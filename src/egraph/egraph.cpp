@@ -252,15 +252,21 @@ struct EGraph::Impl {
     b = findMut(b);
     if (a == b) return false;
     needsRebuild = true;
-    // Data: `a` is the first argument, its data wins on conflicts.
-    ClassData joined = classes[a].data;
-    bool clash = false;
-    joinData(joined, classes[b].data, clash);
-    if (clash) noteMergedSizes(classes[a].data, classes[b].data);
-    if (clash)
-      conflicts.push_back("merged e-classes with contradictory data: " + describe(a) + " vs " + describe(b) +
-                          " (kept the first)");
-    bool gained = joined != classes[a].data || joined != classes[b].data;
+    // Data: `a` is the first argument, its data wins on conflicts. Equal data (most merges) joins
+    // to itself, gains nothing and cannot clash: no copy to join into then.
+    const bool sameData = classes[a].data == classes[b].data;
+    ClassData joined;
+    bool gained = false;
+    if (!sameData) {
+      joined = classes[a].data;
+      bool clash = false;
+      joinData(joined, classes[b].data, clash);
+      if (clash) noteMergedSizes(classes[a].data, classes[b].data);
+      if (clash)
+        conflicts.push_back("merged e-classes with contradictory data: " + describe(a) + " vs " + describe(b) +
+                            " (kept the first)");
+      gained = joined != classes[a].data || joined != classes[b].data;
+    }
 
     ClassState& sa = state[a];
     ClassState& sb = state[b];
@@ -290,7 +296,7 @@ struct EGraph::Impl {
     co.nodes = {};
     co.parents = {};
     co.data = {};
-    cr.data = std::move(joined);
+    if (!sameData) cr.data = std::move(joined);  // else cr.data already is the join
     if (gained) analysis.push_back(root);
     markDirty(root);
     changes.push_back(root);
@@ -518,6 +524,7 @@ Id EGraph::leaf(AttrsId tensorAttrs, const ClassData& data) {
   uint64_t h = ENodeHash{}(node);
   if (auto n = m.lookupCanonical(node, h); n != detail::NodeIndex::kNone) {
     Id c = m.findMut(m.nodeClass[n]);
+    if (m.classes[c].data == data) return c;  // joins to itself: no gain, no clash (and no copy)
     ClassData before = m.classes[c].data;
     bool clash = false;
     if (m.joinData(m.classes[c].data, data, clash)) {
