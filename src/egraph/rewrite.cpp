@@ -92,21 +92,31 @@ bool applyMatch(EGraph& g, const Rule& rule, Match& m) {
 // and their ancestors, by parent hops (layer k: at most k hops up), each layer sorted.
 class ChangedRegion {
  public:
-  ChangedRegion(const EGraph& g, size_t since, int maxHeight) : g_(g), seen_(g.numIds(), 0) {
-    std::vector<Id> raw;
-    g.changedSince(since, raw);
-    std::vector<Id> frontier;
-    for (Id c : raw) visit(g.find(c), frontier);
+  // Empty until compute(); one region serves every partial search of a run, its vectors keeping
+  // their storage (a region per iteration was a few dozen allocations, ~15k regions in a check).
+  ChangedRegion(const EGraph& g, int maxHeight) : g_(g), maxHeight_(maxHeight) {}
+  void compute(size_t since) {
+    for (Symbol s : ops_) slotOf()[s] = kNoSlot;
+    ops_.clear();
+    for (OpTable& t : byOp_) t.built = false;
+    seen_.assign(g_.numIds(), 0);
+    raw_.clear();
+    g_.changedSince(since, raw_);
+    frontier_.clear();
+    for (Id c : raw_) visit(g_.find(c), frontier_);
     changed_ = seen_;  // so far exactly the changed classes
-    layers_.push_back(sorted(frontier));
-    for (int k = 1; k <= maxHeight && !frontier.empty(); ++k) {
-      std::vector<Id> next;
-      for (Id c : frontier)
-        for (const auto& [node, parent] : g.eclass(c).parents) visit(g.find(parent), next);
-      frontier = std::move(next);
-      std::vector<Id> layer = layers_.back();
-      layer.insert(layer.end(), frontier.begin(), frontier.end());
-      layers_.push_back(sorted(std::move(layer)));
+    numLayers_ = 0;
+    newLayer().assign(frontier_.begin(), frontier_.end());
+    std::sort(layers_[0].begin(), layers_[0].end());
+    for (int k = 1; k <= maxHeight_ && !frontier_.empty(); ++k) {
+      next_.clear();
+      for (Id c : frontier_)
+        for (const auto& [node, parent] : g_.eclass(c).parents) visit(g_.find(parent), next_);
+      std::swap(frontier_, next_);
+      std::vector<Id>& layer = newLayer();
+      layer = layers_[numLayers_ - 2];
+      layer.insert(layer.end(), frontier_.begin(), frontier_.end());
+      std::sort(layer.begin(), layer.end());
     }
   }
   // Marks (by canonical id) the classes changed since `since`: a match touching none of them was
@@ -124,6 +134,7 @@ class ChangedRegion {
     if (!table.built) {
       table.built = true;
       building_ = l;
+      for (auto& v : table.byOp) v.clear();  // lists of an earlier compute()
       for (Id c : layers_[l]) {
         const auto& nodes = g_.eclass(c).nodes;
         for (size_t i = 0; i < nodes.size(); ++i) {
@@ -155,10 +166,10 @@ class ChangedRegion {
       into.push_back(c);
     }
   }
-  size_t layerOf(int height) const { return std::min<size_t>(static_cast<size_t>(height), layers_.size() - 1); }
-  static std::vector<Id> sorted(std::vector<Id> v) {
-    std::sort(v.begin(), v.end());
-    return v;
+  size_t layerOf(int height) const { return std::min<size_t>(static_cast<size_t>(height), numLayers_ - 1); }
+  std::vector<Id>& newLayer() {
+    if (layers_.size() <= numLayers_) layers_.resize(numLayers_ + 1);
+    return layers_[numLayers_++];
   }
   struct OpTable {
     bool built = false;
@@ -186,12 +197,15 @@ class ChangedRegion {
     return k;
   }
   const EGraph& g_;
+  int maxHeight_;
   std::vector<Symbol> ops_;  // the symbols given a slot in slotOf, in slot order
   size_t building_ = 0;      // the layer whose table slot() extends
   std::vector<char> seen_;
   std::vector<char> changed_;
-  std::vector<std::vector<Id>> layers_;
-  std::vector<OpTable> byOp_;  // per layer, built on first use
+  std::vector<Id> raw_, frontier_, next_;  // compute()'s scratch
+  std::vector<std::vector<Id>> layers_;    // the first numLayers_ are this compute()'s
+  size_t numLayers_ = 0;
+  std::vector<OpTable> byOp_;  // per layer, built on first use after each compute()
 };
 
 // One MatchSet per rule, taken from this thread's pool and given back (cleared) at the end of the
@@ -266,6 +280,7 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
   static const bool checkLocal = std::getenv("TANGLE_CHECK_LOCAL") != nullptr;
   std::vector<char> local(rules.size(), 0);
   for (size_t i = 0; i < rules.size(); ++i) local[i] = isLocal(rules[i]);
+  ChangedRegion changedRegion(g, maxHeight);
   bool confirming = false;  // this iteration is the full search that follows an idle partial one
   size_t lastSearchAt = 0;
   while (!stop) {
@@ -275,8 +290,11 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
     }
     if ((stop = clock.exceeded())) break;
 
-    std::optional<ChangedRegion> region;
-    if (!full) region.emplace(g, searchedAt, maxHeight);
+    ChangedRegion* region = nullptr;
+    if (!full) {
+      changedRegion.compute(searchedAt);
+      region = &changedRegion;
+    }
     searchedAt = g.changeCount();
     lastSearchAt = searchedAt;
     // Search everything first so all rules see the same e-graph.
