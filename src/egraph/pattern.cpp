@@ -298,8 +298,10 @@ struct Builder {
     if (pn.literalAttrs) {
       n.attrs = pn.attrsId;
     } else {
-      AttrList list;
-      list.reserve(pn.attrs.size());
+      // One scratch list per thread, interned at once (the children are built above, so no nested
+      // build uses it meanwhile): a list per instantiated node was an allocation each.
+      thread_local AttrList list;
+      list.clear();
       for (const PatAttr& a : pn.attrs) {
         if (a.kind == PatAttr::Kind::Any)
           throw std::logic_error("pattern \"" + p.text + "\": '_' cannot be instantiated");
