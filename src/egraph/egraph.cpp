@@ -10,7 +10,7 @@
 #include "egraph/egraph.h"
 
 #include <algorithm>
-#include <deque>
+#include <memory>
 #include <stdexcept>
 
 #include "egraph/node_index.h"
@@ -52,6 +52,33 @@ bool compatible(const sym::Context& symbols, const TensorType& a, const TensorTy
 
 bool sameConstant(double a, double b) { return a == b || (a != a && b != b); }
 
+// The classes by id, in chunks of 64 that never move (references stay valid while classes are
+// added, as a deque's do). A std::deque of EClass holds five per 512-byte block: indexing it
+// divided by five, on every eclass() of e-matching (a twentieth of a check's instructions), and
+// it allocated a block every five classes.
+class ClassStore {
+ public:
+  EClass& operator[](size_t i) { return chunks_[i >> kShift][i & kMask]; }
+  const EClass& operator[](size_t i) const { return chunks_[i >> kShift][i & kMask]; }
+  // Appends a class {id, {node}, {}, data}; a slot left by clear() keeps its vectors' storage.
+  void push_back(Id id, const ENode& node, ClassData&& data) {
+    if ((size_ >> kShift) == chunks_.size()) chunks_.push_back(std::make_unique<EClass[]>(kChunk));
+    EClass& c = (*this)[size_++];
+    c.id = id;
+    c.nodes.clear();
+    c.nodes.push_back(node);
+    c.parents.clear();
+    c.data = std::move(data);
+  }
+  // Forgets every class; their slots are reassigned whole by push_back.
+  void clear() { size_ = 0; }
+
+ private:
+  static constexpr size_t kShift = 6, kChunk = size_t{1} << kShift, kMask = kChunk - 1;
+  std::vector<std::unique_ptr<EClass[]>> chunks_;
+  size_t size_ = 0;
+};
+
 }  // namespace
 
 struct EGraph::Impl {
@@ -73,7 +100,7 @@ struct EGraph::Impl {
   detail::NodeIndex memo;       // the hashcons
 
   std::vector<Id> uf;           // union-find parents
-  std::deque<EClass> classes;   // by id; only canonical entries are meaningful
+  ClassStore classes;           // by id; only canonical entries are meaningful
   std::vector<ClassState> state;
   size_t liveClasses = 0;
 
@@ -191,8 +218,14 @@ struct EGraph::Impl {
     NodeId n = static_cast<NodeId>(nodes.size());
     Id c = static_cast<Id>(uf.size());
     uf.push_back(c);
-    state.emplace_back();
-    state.back().members.push_back(n);
+    if (c < state.size()) {  // a slot of a recycled e-graph (reset())
+      state[c].members.clear();
+      state[c].parentNodes.clear();
+      state[c].dirty = false;
+    } else {
+      state.emplace_back();
+    }
+    state[c].members.push_back(n);
     for (size_t i = 0; i < node.children.size(); ++i) {
       Id ch = node.children[i];
       if (std::find(node.children.begin(), node.children.begin() + i, ch) != node.children.begin() + i) continue;
@@ -204,7 +237,7 @@ struct EGraph::Impl {
       opDirty.resize(node.op + 1, 0);
     }
     byOp[node.op].push_back(c);  // ids grow, so the list stays sorted
-    classes.push_back(EClass{c, {node}, {}, std::move(data)});
+    classes.push_back(c, node, std::move(data));
     nodeClass.push_back(c);
     dead.push_back(0);
     nodes.push_back(std::move(node));
@@ -219,15 +252,21 @@ struct EGraph::Impl {
     b = findMut(b);
     if (a == b) return false;
     needsRebuild = true;
-    // Data: `a` is the first argument, its data wins on conflicts.
-    ClassData joined = classes[a].data;
-    bool clash = false;
-    joinData(joined, classes[b].data, clash);
-    if (clash) noteMergedSizes(classes[a].data, classes[b].data);
-    if (clash)
-      conflicts.push_back("merged e-classes with contradictory data: " + describe(a) + " vs " + describe(b) +
-                          " (kept the first)");
-    bool gained = joined != classes[a].data || joined != classes[b].data;
+    // Data: `a` is the first argument, its data wins on conflicts. Equal data (most merges) joins
+    // to itself, gains nothing and cannot clash: no copy to join into then.
+    const bool sameData = classes[a].data == classes[b].data;
+    ClassData joined;
+    bool gained = false;
+    if (!sameData) {
+      joined = classes[a].data;
+      bool clash = false;
+      joinData(joined, classes[b].data, clash);
+      if (clash) noteMergedSizes(classes[a].data, classes[b].data);
+      if (clash)
+        conflicts.push_back("merged e-classes with contradictory data: " + describe(a) + " vs " + describe(b) +
+                            " (kept the first)");
+      gained = joined != classes[a].data || joined != classes[b].data;
+    }
 
     ClassState& sa = state[a];
     ClassState& sb = state[b];
@@ -257,7 +296,7 @@ struct EGraph::Impl {
     co.nodes = {};
     co.parents = {};
     co.data = {};
-    cr.data = std::move(joined);
+    if (!sameData) cr.data = std::move(joined);  // else cr.data already is the join
     if (gained) analysis.push_back(root);
     markDirty(root);
     changes.push_back(root);
@@ -341,6 +380,34 @@ struct EGraph::Impl {
     }
   }
 
+  // Empties the e-graph for reuse, keeping the storage of its vectors (see the pool below). The
+  // per-class state beyond uf.size() is stale and reassigned by addNew before use.
+  void reset() {
+    dataFn = nullptr;
+    identityFn = nullptr;
+    symbols = ownSymbols.get();
+    nodes.clear();
+    nodeClass.clear();
+    dead.clear();
+    memo.clear();
+    uf.clear();
+    classes.clear();
+    liveClasses = 0;
+    pending.clear();
+    analysis.clear();
+    for (Id c : dirty) state[c].dirty = false;
+    dirty.clear();
+    needsRebuild = false;
+    for (auto& v : byOp) v.clear();
+    for (Symbol op : dirtyOps) opDirty[op] = 0;
+    dirtyOps.clear();
+    conflicts.clear();
+    mergedSizes.clear();
+    changes.clear();
+  }
+  // Whether keeping this e-graph's storage for the next one is worth its memory.
+  bool worthRecycling() const { return nodes.capacity() <= 8192; }
+
   void refreshOpIndex() {
     for (Symbol op : dirtyOps) {
       opDirty[op] = 0;
@@ -353,15 +420,56 @@ struct EGraph::Impl {
   }
 };
 
-EGraph::EGraph(DataFn dataFn, const sym::Context* symbols) : impl_(std::make_shared<Impl>()) {
+namespace {
+// E-graphs given back, emptied, for the next one on this thread: a check builds hundreds of small
+// e-graphs (one per operator search), and allocating and freeing each one's vectors, per class
+// and per e-graph, was a large part of its malloc/free. `gone` marks the pool destroyed (thread
+// exit), after which e-graphs are simply deleted.
+struct ImplPool {
+  std::vector<void*> free;            // EGraph::Impl, private to EGraph: typed by its members
+  void (*destroy)(void*) = nullptr;   // deletes one (set by the first EGraph)
+  ~ImplPool();
+  static constexpr size_t kMax = 4;
+};
+thread_local bool poolGone = false;
+ImplPool& implPool() {
+  thread_local ImplPool pool;
+  return pool;
+}
+}  // namespace
+
+ImplPool::~ImplPool() {
+  for (void* p : free) destroy(p);
+  free.clear();
+  poolGone = true;
+}
+
+EGraph::EGraph(DataFn dataFn, const sym::Context* symbols) {
+  Impl* raw = nullptr;
+  if (!poolGone && !implPool().free.empty()) {
+    raw = static_cast<Impl*>(implPool().free.back());
+    implPool().free.pop_back();
+  } else {
+    raw = new Impl();
+    raw->nodes.reserve(1024);
+    raw->memo.reserve(1024);
+  }
+  impl_ = std::shared_ptr<Impl>(raw, [](Impl* p) {
+    if (poolGone || implPool().free.size() >= ImplPool::kMax || !p->worthRecycling()) {
+      delete p;
+      return;
+    }
+    p->reset();
+    ImplPool& pool = implPool();
+    pool.destroy = [](void* q) { delete static_cast<Impl*>(q); };
+    pool.free.push_back(p);
+  });
   impl_->dataFn = std::move(dataFn);
   if (!symbols) {
-    impl_->ownSymbols = std::make_unique<sym::Context>();
+    if (!impl_->ownSymbols) impl_->ownSymbols = std::make_unique<sym::Context>();
     symbols = impl_->ownSymbols.get();
   }
   impl_->symbols = symbols;
-  impl_->nodes.reserve(1024);
-  impl_->memo.reserve(1024);
 }
 
 void EGraph::setIdentityFn(IdentityFn fn) { impl_->identityFn = fn; }
@@ -416,6 +524,7 @@ Id EGraph::leaf(AttrsId tensorAttrs, const ClassData& data) {
   uint64_t h = ENodeHash{}(node);
   if (auto n = m.lookupCanonical(node, h); n != detail::NodeIndex::kNone) {
     Id c = m.findMut(m.nodeClass[n]);
+    if (m.classes[c].data == data) return c;  // joins to itself: no gain, no clash (and no copy)
     ClassData before = m.classes[c].data;
     bool clash = false;
     if (m.joinData(m.classes[c].data, data, clash)) {

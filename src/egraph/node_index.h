@@ -5,6 +5,7 @@
 // touching a node.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -67,8 +68,18 @@ class NodeIndex {
     return true;
   }
 
+  // One allocation of the final size (growing step by step from 64 slots was six allocations and
+  // rehashes, most of a small e-graph's construction).
+  // Empties the table, keeping its slots (a recycled e-graph, egraph.cpp).
+  void clear() {
+    std::fill(slots_.begin(), slots_.end(), Slot{});
+    size_ = 0;
+  }
+
   void reserve(size_t n) {
-    while (n * 4 > slots_.size() * 3) grow();
+    size_t want = slots_.empty() ? 64 : slots_.size();
+    while (n * 4 > want * 3) want *= 2;
+    if (want != slots_.size()) rehash(want);
   }
 
  private:
@@ -83,9 +94,11 @@ class NodeIndex {
     slots_[i] = s;
   }
 
-  void grow() {
+  void grow() { rehash(slots_.empty() ? 64 : slots_.size() * 2); }
+
+  void rehash(size_t slots) {
     std::vector<Slot> old = std::move(slots_);
-    slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{});
+    slots_.assign(slots, Slot{});
     mask_ = slots_.size() - 1;
     for (const Slot& s : old)
       if (s.node != kNone) place(s);

@@ -165,7 +165,7 @@ bool innerOpsPresent(const detail::PatternData& p, const EGraph& g) {
 }
 }  // namespace
 
-void MatchSet::clear() {
+void MatchSet::clearAll() {
   roots_.clear();
   classes_.clear();
   attrs_.clear();
@@ -248,7 +248,6 @@ void Pattern::searchRoots(const EGraph& g, const std::vector<Id>& roots, size_t 
   }
 }
 
-int Pattern::height() const { return impl_ ? impl_->height : 0; }
 
 namespace {
 std::vector<Match> toMatches(const MatchSet& set) {
@@ -299,8 +298,10 @@ struct Builder {
     if (pn.literalAttrs) {
       n.attrs = pn.attrsId;
     } else {
-      AttrList list;
-      list.reserve(pn.attrs.size());
+      // One scratch list per thread, interned at once (the children are built above, so no nested
+      // build uses it meanwhile): a list per instantiated node was an allocation each.
+      thread_local AttrList list;
+      list.clear();
       for (const PatAttr& a : pn.attrs) {
         if (a.kind == PatAttr::Kind::Any)
           throw std::logic_error("pattern \"" + p.text + "\": '_' cannot be instantiated");
@@ -323,13 +324,6 @@ std::optional<Id> Pattern::instantiate(EGraph& g, const Subst& s, bool mustExist
 const std::string& Pattern::text() const {
   static const std::string kEmpty;
   return impl_ ? impl_->text : kEmpty;
-}
-
-std::optional<Symbol> Pattern::rootOp() const {
-  if (!impl_) return std::nullopt;
-  const PatNode& root = impl_->nodes[impl_->root];
-  if (root.isVar) return std::nullopt;
-  return root.op;
 }
 
 }  // namespace tangle::eg

@@ -102,7 +102,11 @@ class MatchSet {
  public:
   size_t size() const { return roots_.size(); }
   bool empty() const { return roots_.empty(); }
-  void clear();
+  // Inline and a no-op when empty: the runner clears every rule's set in every iteration, and most
+  // are empty. (No match means every array is empty: emit and truncate keep them in step.)
+  void clear() {
+    if (!roots_.empty()) clearAll();
+  }
   void truncate(size_t n);  // keeps the first n matches
   // Match i into `m`, reusing m's storage (any extra bindings a guard added are dropped).
   void load(size_t i, Match& m) const;
@@ -110,6 +114,7 @@ class MatchSet {
  private:
   friend class Pattern;
   friend class MatchWriter;
+  void clearAll();
   const detail::PatternData* pat_ = nullptr;
   std::vector<Id> roots_;
   std::vector<Id> classes_;          // size() x classVars
@@ -143,7 +148,9 @@ class Pattern {
   void searchRoots(const EGraph& g, const std::vector<Id>& roots, size_t limit, MatchSet& out,
                    const std::vector<char>* changed = nullptr) const;
   // Parent hops from a match's root to the deepest class the match binds (0 for a bare variable).
-  int height() const;
+  // (Kept beside the shared parsed form, like rootOp: the runner asks both of every rule in every
+  // iteration.)
+  int height() const { return height_; }
 
   // Builds the pattern under `s`, adding e-nodes as needed (tryAdd: refuses
   // ill-typed nodes -> nullopt). With `mustExist`, every strict sub-node must
@@ -153,10 +160,16 @@ class Pattern {
 
   const std::string& text() const;
   // Root operator symbol, or nullopt when the pattern is a bare variable.
-  std::optional<Symbol> rootOp() const;
+  std::optional<Symbol> rootOp() const {
+    if (!hasRootOp_) return std::nullopt;
+    return rootOp_;
+  }
 
  private:
   std::shared_ptr<const detail::PatternData> impl_;  // null for a default-constructed Pattern
+  int height_ = 0;
+  bool hasRootOp_ = false;
+  Symbol rootOp_ = 0;
 };
 
 }  // namespace tangle::eg

@@ -308,6 +308,10 @@ class Parser {
 Pattern Pattern::parse(std::string_view text) {
   Pattern p;
   p.impl_ = Parser(text).parse();
+  const PatNode& root = p.impl_->nodes[p.impl_->root];
+  p.height_ = p.impl_->height;
+  p.hasRootOp_ = !root.isVar;
+  p.rootOp_ = root.isVar ? 0 : root.op;
   return p;
 }
 

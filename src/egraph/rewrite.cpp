@@ -92,21 +92,31 @@ bool applyMatch(EGraph& g, const Rule& rule, Match& m) {
 // and their ancestors, by parent hops (layer k: at most k hops up), each layer sorted.
 class ChangedRegion {
  public:
-  ChangedRegion(const EGraph& g, size_t since, int maxHeight) : g_(g), seen_(g.numIds(), 0) {
-    std::vector<Id> raw;
-    g.changedSince(since, raw);
-    std::vector<Id> frontier;
-    for (Id c : raw) visit(g.find(c), frontier);
+  // Empty until compute(); one region serves every partial search of a run, its vectors keeping
+  // their storage (a region per iteration was a few dozen allocations, ~15k regions in a check).
+  ChangedRegion(const EGraph& g, int maxHeight) : g_(g), maxHeight_(maxHeight) {}
+  void compute(size_t since) {
+    for (Symbol s : ops_) slotOf()[s] = kNoSlot;
+    ops_.clear();
+    for (OpTable& t : byOp_) t.built = false;
+    seen_.assign(g_.numIds(), 0);
+    raw_.clear();
+    g_.changedSince(since, raw_);
+    frontier_.clear();
+    for (Id c : raw_) visit(g_.find(c), frontier_);
     changed_ = seen_;  // so far exactly the changed classes
-    layers_.push_back(sorted(frontier));
-    for (int k = 1; k <= maxHeight && !frontier.empty(); ++k) {
-      std::vector<Id> next;
-      for (Id c : frontier)
-        for (const auto& [node, parent] : g.eclass(c).parents) visit(g.find(parent), next);
-      frontier = std::move(next);
-      std::vector<Id> layer = layers_.back();
-      layer.insert(layer.end(), frontier.begin(), frontier.end());
-      layers_.push_back(sorted(std::move(layer)));
+    numLayers_ = 0;
+    newLayer().assign(frontier_.begin(), frontier_.end());
+    std::sort(layers_[0].begin(), layers_[0].end());
+    for (int k = 1; k <= maxHeight_ && !frontier_.empty(); ++k) {
+      next_.clear();
+      for (Id c : frontier_)
+        for (const auto& [node, parent] : g_.eclass(c).parents) visit(g_.find(parent), next_);
+      std::swap(frontier_, next_);
+      std::vector<Id>& layer = newLayer();
+      layer = layers_[numLayers_ - 2];
+      layer.insert(layer.end(), frontier_.begin(), frontier_.end());
+      std::sort(layer.begin(), layer.end());
     }
   }
   // Marks (by canonical id) the classes changed since `since`: a match touching none of them was
@@ -123,6 +133,8 @@ class ChangedRegion {
     auto& table = byOp_[l];
     if (!table.built) {
       table.built = true;
+      building_ = l;
+      for (auto& v : table.byOp) v.clear();  // lists of an earlier compute()
       for (Id c : layers_[l]) {
         const auto& nodes = g_.eclass(c).nodes;
         for (size_t i = 0; i < nodes.size(); ++i) {
@@ -130,14 +142,22 @@ class ChangedRegion {
           bool seenBefore = false;  // a class lists each operator once
           for (size_t j = 0; j < i && !seenBefore; ++j) seenBefore = nodes[j].op == s;
           if (seenBefore) continue;
-          if (s >= table.byOp.size()) table.byOp.resize(s + 1);
-          table.byOp[s].push_back(c);
+          size_t k = slot(s);  // may grow table.byOp
+          table.byOp[k].push_back(c);
         }
       }
     }
     static const std::vector<Id> kNone;
-    return op < table.byOp.size() ? table.byOp[op] : kNone;
+    if (op >= slotOf().size() || slotOf()[op] == kNoSlot) return kNone;
+    size_t k = slotOf()[op];
+    return k < table.byOp.size() ? table.byOp[k] : kNone;
   }
+
+  ~ChangedRegion() {
+    for (Symbol s : ops_) slotOf()[s] = kNoSlot;
+  }
+  ChangedRegion(const ChangedRegion&) = delete;
+  ChangedRegion& operator=(const ChangedRegion&) = delete;
 
  private:
   void visit(Id c, std::vector<Id>& into) {
@@ -146,20 +166,46 @@ class ChangedRegion {
       into.push_back(c);
     }
   }
-  size_t layerOf(int height) const { return std::min<size_t>(static_cast<size_t>(height), layers_.size() - 1); }
-  static std::vector<Id> sorted(std::vector<Id> v) {
-    std::sort(v.begin(), v.end());
-    return v;
+  size_t layerOf(int height) const { return std::min<size_t>(static_cast<size_t>(height), numLayers_ - 1); }
+  std::vector<Id>& newLayer() {
+    if (layers_.size() <= numLayers_) layers_.resize(numLayers_ + 1);
+    return layers_[numLayers_++];
   }
   struct OpTable {
     bool built = false;
-    std::vector<std::vector<Id>> byOp;  // operator -> the layer's roots holding it, in layer order
+    std::vector<std::vector<Id>> byOp;  // operator slot -> the layer's roots holding it, in layer order
   };
+  // Operators are numbered densely per region (slotOf, ops_): a table indexed by the operator's
+  // symbol itself was as long as the largest symbol (tensor names are symbols too), and sizing
+  // and freeing it for every layer of every partial search was a fiftieth of a check's
+  // instructions. slotOf is this thread's symbol -> slot map, all kNoSlot outside a region's life.
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  static std::vector<uint32_t>& slotOf() {
+    thread_local std::vector<uint32_t> m;
+    return m;
+  }
+  size_t slot(Symbol s) {
+    auto& m = slotOf();
+    if (s >= m.size()) m.resize(static_cast<size_t>(s) + 1, kNoSlot);
+    if (m[s] == kNoSlot) {
+      m[s] = static_cast<uint32_t>(ops_.size());
+      ops_.push_back(s);
+    }
+    size_t k = m[s];
+    auto& byOp = byOp_[building_].byOp;
+    if (k >= byOp.size()) byOp.resize(k + 1);
+    return k;
+  }
   const EGraph& g_;
+  int maxHeight_;
+  std::vector<Symbol> ops_;  // the symbols given a slot in slotOf, in slot order
+  size_t building_ = 0;      // the layer whose table slot() extends
   std::vector<char> seen_;
   std::vector<char> changed_;
-  std::vector<std::vector<Id>> layers_;
-  std::vector<OpTable> byOp_;  // per layer, built on first use
+  std::vector<Id> raw_, frontier_, next_;  // compute()'s scratch
+  std::vector<std::vector<Id>> layers_;    // the first numLayers_ are this compute()'s
+  size_t numLayers_ = 0;
+  std::vector<OpTable> byOp_;  // per layer, built on first use after each compute()
 };
 
 // One MatchSet per rule, taken from this thread's pool and given back (cleared) at the end of the
@@ -234,6 +280,7 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
   static const bool checkLocal = std::getenv("TANGLE_CHECK_LOCAL") != nullptr;
   std::vector<char> local(rules.size(), 0);
   for (size_t i = 0; i < rules.size(); ++i) local[i] = isLocal(rules[i]);
+  ChangedRegion changedRegion(g, maxHeight);
   bool confirming = false;  // this iteration is the full search that follows an idle partial one
   size_t lastSearchAt = 0;
   while (!stop) {
@@ -243,8 +290,11 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
     }
     if ((stop = clock.exceeded())) break;
 
-    std::optional<ChangedRegion> region;
-    if (!full) region.emplace(g, searchedAt, maxHeight);
+    ChangedRegion* region = nullptr;
+    if (!full) {
+      changedRegion.compute(searchedAt);
+      region = &changedRegion;
+    }
     searchedAt = g.changeCount();
     lastSearchAt = searchedAt;
     // Search everything first so all rules see the same e-graph.

@@ -54,17 +54,25 @@ Dim totalDim(const sym::Context& symbols, const std::vector<Dim>& sizes) {
   return total;
 }
 
-std::vector<const ENode*> nodesOf(const EGraph& g, Id c, eg::Symbol sym) {
-  std::vector<const ENode*> out;
+NodeList nodesOf(const EGraph& g, Id c, eg::Symbol sym) {
+  NodeList out;
   for (const ENode& n : g.eclass(c).nodes)
     if (n.op == sym) out.push_back(&n);
   return out;
 }
 
-std::optional<Id> make(EGraph& g, eg::Symbol sym, AttrList attrs, std::vector<Id> children) {
+std::optional<Id> make(EGraph& g, eg::Symbol sym, const AttrList& attrs, std::vector<Id> children) {
   ENode n;
   n.op = sym;
   n.attrs = eg::internAttrs(attrs);
+  n.children = std::move(children);
+  return g.tryAdd(std::move(n));
+}
+
+std::optional<Id> make(EGraph& g, eg::Symbol sym, std::initializer_list<Attr> attrs, std::vector<Id> children) {
+  ENode n;
+  n.op = sym;
+  n.attrs = eg::internAttrs(attrs.begin(), attrs.size());
   n.children = std::move(children);
   return g.tryAdd(std::move(n));
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,8 +41,33 @@ std::optional<Dim> dimOf(const EGraph& g, Id c, int64_t dim);
 // Elementwise sym::dimEqual of equally long lists.
 bool sameDims(const sym::Context& symbols, const std::vector<Dim>& a, const std::vector<Dim>& b);
 Dim totalDim(const sym::Context& symbols, const std::vector<Dim>& sizes);
-// Nodes of class c with operator `sym` (canonical children).
-std::vector<const ENode*> nodesOf(const EGraph& g, Id c, eg::Symbol sym);
+// A snapshot list of e-node pointers, its first few held inline: nodesOf's vector was ~70k
+// allocations in a check, and a class rarely has more than a couple of nodes of one operator.
+class NodeList {
+ public:
+  void push_back(const ENode* n) {
+    if (heap_.empty() && size_ < kInline) {
+      inline_[size_++] = n;
+      return;
+    }
+    if (heap_.empty()) heap_.assign(inline_, inline_ + size_);
+    heap_.push_back(n);
+    ++size_;
+  }
+  const ENode* const* begin() const { return heap_.empty() ? inline_ : heap_.data(); }
+  const ENode* const* end() const { return begin() + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const ENode* operator[](size_t i) const { return begin()[i]; }
+
+ private:
+  static constexpr size_t kInline = 4;
+  const ENode* inline_[kInline] = {};
+  size_t size_ = 0;
+  std::vector<const ENode*> heap_;  // all of them, once more than kInline
+};
+// Nodes of class c with operator `sym` (canonical children), as they are now.
+NodeList nodesOf(const EGraph& g, Id c, eg::Symbol sym);
 // Attributes of a node as a list.
 inline const AttrList& attrsOf(const ENode& n) { return eg::attrs(n.attrs); }
 
@@ -64,7 +90,10 @@ bool isZeroTermOperand(const EGraph& g, eg::Symbol sym, Id c, bool onLeft);
 // ---- building (tryAdd: ill-typed => nullopt) -------------------------------
 // const[v]: a 0-d scalar constant.
 Id makeConstant(EGraph& g, double v);
-std::optional<Id> make(EGraph& g, eg::Symbol sym, AttrList attrs, std::vector<Id> children);
+std::optional<Id> make(EGraph& g, eg::Symbol sym, const AttrList& attrs, std::vector<Id> children);
+// The same for a braced attribute list ({Attr::integer(d)}, {}), interned where it stands: a
+// vector of it per call was the check's most frequent allocation.
+std::optional<Id> make(EGraph& g, eg::Symbol sym, std::initializer_list<Attr> attrs, std::vector<Id> children);
 // A splat of v of type t (its dtype and concrete shape): expand[shape](cast[dtype](const v)),
 // see ops::addSplat. nullopt for a symbolic shape.
 std::optional<Id> makeSplat(EGraph& g, const TensorType& t, double v);
