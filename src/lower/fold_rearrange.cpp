@@ -467,7 +467,8 @@ CanonTerm::Ref appendTerm(CanonTerm& dst, const CanonTerm& src, CanonTerm::Ref r
 
 class Lifter {
  public:
-  explicit Lifter(const LGraph& lg) : lg_(lg) {}
+  // `out`: the shape of the tensor lifted, whose rows a leaf's rows must be.
+  Lifter(const LGraph& lg, const interp::Shape& out) : lg_(lg), row_(out.empty() ? out : interp::Shape(out.begin() + 1, out.end())) {}
 
   Lift leaf(int o, const Runs& R, const interp::Shape& sh) {
     Lift l;
@@ -478,15 +479,20 @@ class Lifter {
   }
 
   // Through a tensor: into its definition unless R covers it whole (nothing to gain) or that fails.
-  std::optional<Lift> ofNode(int o, const Runs& R, int depth) {
+  // `below`: a concat of two or more pieces was passed on the way here.
+  std::optional<Lift> ofNode(int o, const Runs& R, int depth, bool below) {
     o = lg_.resolve(o);
     const LNode& n = lg_.node(o);
     auto sh = concreteShape(n);
     if (!sh) return std::nullopt;
+    // Past the concat, the first tensor whose rows the map takes, rows of the result's shape:
+    // what the rows of cast(sum(...)) computes stays a tensor of its own (a gradient, a cast).
+    if (below && !sh->empty() && interp::Shape(sh->begin() + 1, sh->end()) == row_ && rowAligned(R, *sh))
+      return leaf(o, R, *sh);
     // Deeper only while the map stays blocks of rows (the form rowsOf takes)
     // or was not that here: a transpose below would make it one run per element.
     if ((pureRearrangement(n) || !isIdentityOf(R, runs::numel(*sh))) && pushable(n))
-      if (auto x = ofLocal(n.def, static_cast<int>(n.def.nodes.size()) - 1, R, depth + 1))
+      if (auto x = ofLocal(o, n.def, static_cast<int>(n.def.nodes.size()) - 1, R, depth + 1, below))
         if (rowAligned(x->r, x->sh) || !rowAligned(R, *sh)) return x;
     return leaf(o, R, *sh);
   }
@@ -500,13 +506,15 @@ class Lifter {
     return true;
   }
 
-  std::optional<Lift> ofRef(const CanonTerm& def, const CanonTerm::Ref& c, const Runs& R, int depth) {
-    if (c.kind == CanonTerm::Ref::Kind::Operand) return ofNode(c.operand, R, depth);
-    if (c.kind == CanonTerm::Ref::Kind::Local) return ofLocal(def, c.local, R, depth + 1);
+  std::optional<Lift> ofRef(int self, const CanonTerm& def, const CanonTerm::Ref& c, const Runs& R, int depth,
+                            bool below) {
+    if (c.kind == CanonTerm::Ref::Kind::Operand) return ofNode(c.operand, R, depth, below);
+    if (c.kind == CanonTerm::Ref::Kind::Local) return ofLocal(self, def, c.local, R, depth + 1, below);
     return std::nullopt;
   }
 
-  std::optional<Lift> ofLocal(const CanonTerm& def, int l, const Runs& R, int depth) {
+  // Local `l` of `def`, the definition of tensor `self` (-1: the tensor lifted, whose own it is).
+  std::optional<Lift> ofLocal(int self, const CanonTerm& def, int l, const Runs& R, int depth, bool below) {
     if (depth > 200 || ++steps_ > 20000) return std::nullopt;
     const CanonTerm::Node& t = def.nodes[static_cast<size_t>(l)];
     if (ops::isGatherOp(t.op)) {
@@ -514,8 +522,9 @@ class Lifter {
       if (!c || c->empty()) return std::nullopt;
       for (const Run& x : *c)
         if (x.src != c->front().src) return std::nullopt;  // pieces of two children: no one E below
-      auto out = ofRef(def, t.children[static_cast<size_t>(c->front().src)], withSrc(*c, 0), depth);
-      if (out && t.op == ops::syms().concat && t.children.size() >= 2) out->viaConcat = true;
+      bool cat = t.op == ops::syms().concat && t.children.size() >= 2;
+      auto out = ofRef(self, def, t.children[static_cast<size_t>(c->front().src)], withSrc(*c, 0), depth, below || cat);
+      if (out && cat) out->viaConcat = true;
       return out;
     }
     if (!liftableElementwise(t.op)) return std::nullopt;
@@ -531,7 +540,7 @@ class Lifter {
       }
       auto cs = refShape(lg_, def, c);
       if (!cs || *cs != *own) return std::nullopt;
-      kids.push_back(ofRef(def, c, R, depth));
+      kids.push_back(ofRef(self, def, c, R, depth, below));
       if (!kids.back()) return std::nullopt;
       if (first < 0) first = static_cast<int>(kids.size()) - 1;
       else if (kids.back()->r != kids[static_cast<size_t>(first)]->r || kids.back()->sh != kids[static_cast<size_t>(first)]->sh)
@@ -548,7 +557,7 @@ class Lifter {
       }
     }
     Lift out;
-    CanonTerm::Node node{t.op, t.attrs, {}};
+    CanonTerm::Node node{t.op, t.attrs, {}, t.inlinedFrom >= 0 ? t.inlinedFrom : (l == static_cast<int>(def.nodes.size()) - 1 ? self : -1)};
     for (size_t i = 0; i < t.children.size(); ++i) {
       if (!kids[i]) {
         node.children.push_back(t.children[i]);
@@ -567,6 +576,7 @@ class Lifter {
 
  private:
   const LGraph& lg_;
+  interp::Shape row_;
   size_t steps_ = 0;
 };
 
@@ -606,8 +616,8 @@ std::optional<CanonTerm> liftedDefinition(const LGraph& lg, int i) {
   auto shape = concreteShape(n);
   if (!shape || runs::numel(*shape) <= 0 || !pushable(n)) return std::nullopt;
   Runs id = identityRuns(runs::numel(*shape));
-  Lifter lifter(lg);
-  auto l = lifter.ofLocal(n.def, static_cast<int>(n.def.nodes.size()) - 1, id, 0);
+  Lifter lifter(lg, *shape);
+  auto l = lifter.ofLocal(-1, n.def, static_cast<int>(n.def.nodes.size()) - 1, id, 0, false);
   if (!l || !l->viaConcat || !l->viaElementwise) return std::nullopt;
   CanonTerm term;
   CanonTerm::Ref root = appendTerm(term, l->term, l->root);
@@ -678,7 +688,14 @@ int foldRearrangements(LGraph& lg) {
     if (!end[i]) continue;
     auto term = liftedDefinition(lg, static_cast<int>(i));
     if (!term) continue;
-    if (trace) fmt::print(stderr, "fold: {} lifted over elementwise ops ({} term nodes)\n", lg.nodes[i].name, term->nodes.size());
+    if (trace) {
+      std::string reads;
+      for (const auto& tn : term->nodes)
+        for (const auto& r : tn.children)
+          if (r.kind == CanonTerm::Ref::Kind::Operand) reads += " " + lg.node(r.operand).name;
+      fmt::print(stderr, "fold: {} lifted over elementwise ops ({} term nodes) reads{}\n", lg.nodes[i].name,
+                 term->nodes.size(), reads);
+    }
     lifts.emplace_back(static_cast<int>(i), std::move(*term));
   }
   for (auto& [i, term] : lifts) lg.nodes[static_cast<size_t>(i)].def = std::move(term);

@@ -50,7 +50,7 @@ std::optional<DType> refDtype(const LGraph& lg, const CanonTerm& def, const Cano
 // (from, to) when node `id`'s definition is rearrangements of a float cast of a value computed in
 // the definition itself: a rearrangement lifted over the cast below it (fold_rearrange.h), e.g. an
 // FSDP gradient shard as the slice of the cast of the reduced gradient.
-std::optional<Cast> inlineCast(const LGraph& lg, int id) {
+std::optional<Cast> inlineCast(const LGraph& lg, int id, int* from = nullptr) {
   const LNode& n = lg.node(id);
   if (n.aliasOf >= 0 || n.isInput || n.def.nodes.empty() || n.data.tuple) return std::nullopt;
   int at = static_cast<int>(n.def.nodes.size()) - 1;
@@ -59,9 +59,10 @@ std::optional<Cast> inlineCast(const LGraph& lg, int id) {
     if (t.op == ops::syms().cast) {
       if (t.children.size() != 1 || t.children[0].kind != CanonTerm::Ref::Kind::Local) return std::nullopt;
       CanonTerm::Ref self{CanonTerm::Ref::Kind::Local, -1, at, 0};
-      auto from = refDtype(lg, n.def, t.children[0]), to = refDtype(lg, n.def, self);
-      if (!from || !to || !isFloating(*from) || !isFloating(*to) || *from == *to) return std::nullopt;
-      return Cast{*from, *to};
+      auto src = refDtype(lg, n.def, t.children[0]), to = refDtype(lg, n.def, self);
+      if (!src || !to || !isFloating(*src) || !isFloating(*to) || *src == *to) return std::nullopt;
+      if (from) *from = t.inlinedFrom;
+      return Cast{*src, *to};
     }
     if (!ops::isGatherOp(t.op) || t.children.size() != 1 || t.children[0].kind != CanonTerm::Ref::Kind::Local)
       return std::nullopt;
@@ -76,8 +77,14 @@ std::optional<Cast> inlineCast(const LGraph& lg, int id) {
 // rounding them. False when some of its values come from anything else.
 bool castSources(const LGraph& lg, int id, const Cast& c, std::vector<int>& out, int depth = 0) {
   id = lg.resolve(id);
-  if (floatCast(lg, id) == c || inlineCast(lg, id) == c) {
+  if (floatCast(lg, id) == c) {
     out.push_back(id);
+    return true;
+  }
+  int from = -1;
+  if (inlineCast(lg, id, &from) == c) {  // and the cast tensor it was inlined from
+    out.push_back(id);
+    if (from >= 0) out.push_back(from);
     return true;
   }
   const LNode& n = lg.node(id);
@@ -189,7 +196,8 @@ std::string precisionNote(const InferResult& r, const LGraph& spec, const LGraph
       }
     if (!found) specOnly.push_back(describe(spec, rel.node, *c));
   }
-  // Only the casts an output's values depend on: a folded chain's cast computes nothing returned.
+  // Only the casts an output's values depend on: a folded chain's cast computes nothing returned
+  // unless folding inlined it.
   std::vector<bool> live(impl.nodes.size(), false);
   std::vector<int> stack;
   for (size_t i = 0; i < impl.nodes.size(); ++i)
@@ -199,6 +207,9 @@ std::string precisionNote(const InferResult& r, const LGraph& spec, const LGraph
     stack.pop_back();
     if (live[static_cast<size_t>(i)]) continue;
     live[static_cast<size_t>(i)] = true;
+    // the tensors whose definitions folding inlined into this one compute its values
+    for (const CanonTerm::Node& t : impl.nodes[static_cast<size_t>(i)].def.nodes)
+      if (t.inlinedFrom >= 0) live[static_cast<size_t>(t.inlinedFrom)] = true;
     // an empty tensor holds no value of its operands (an empty shard's view of the buffer)
     const LNode& n = impl.nodes[static_cast<size_t>(i)];
     if (const TensorType* t = n.data.tuple ? nullptr : n.data.tensor())

@@ -86,13 +86,14 @@ TEST(FoldRearrangements, ARangeAcrossAShardsRowsIsLeftAlone) {
 // An FSDP-style gradient step on each of two ranks: the gradients g [4, 2] and
 // b [2] packed as chunk_cat packs them (each rank's rows side by side), the
 // buffer pre-divided, reduce-scattered with sum, post-divided and cast, and the
-// rank's shards viewed out of its slice. `packB` is b's piece of the buffer.
-std::vector<Graph> reduceScatterRanks(const std::vector<std::string>& packB) {
+// rank's shards viewed out of its slice. `pack[r]`: the pieces of rank r's buffer, in order.
+std::vector<Graph> reduceScatterRanks(const std::vector<std::string>& pack) {
   std::vector<Graph> g;
   for (int r = 0; r < 2; ++r) {
     std::string body =
-        "pg: \"f32[2, 4]\" = torch.ops.aten.view.default(g, [2, 4])\n" + packB[static_cast<size_t>(r)] +
-        "buf: \"f32[2, 5]\" = torch.ops.aten.cat.default([pg, pb], 1)\n"
+        "pg: \"f32[2, 4]\" = torch.ops.aten.view.default(g, [2, 4])\n"
+        "pb: \"f32[2, 1]\" = torch.ops.aten.view.default(b, [2, 1])\n"
+        "buf: \"f32[2, 5]\" = torch.ops.aten.cat.default([" + pack[static_cast<size_t>(r)] + "], 1)\n"
         "flat: \"f32[10]\" = torch.ops.aten.view.default(buf, [10])\n"
         "pre: \"f32[10]\" = torch.ops.aten.div.Tensor(flat, 2)\n"
         "rs: \"f32[5]\" = torch.ops._c10d_functional.reduce_scatter_tensor.default(pre, 'sum', 2, '0')\n"
@@ -108,10 +109,9 @@ std::vector<Graph> reduceScatterRanks(const std::vector<std::string>& packB) {
   return g;
 }
 
-const std::string kPackB = "pb: \"f32[2, 1]\" = torch.ops.aten.view.default(b, [2, 1])\n";
 
 TEST(FoldRearrangements, AReduceScatteredShardIsTheSliceOfTheReducedGradient) {
-  auto g = reduceScatterRanks({kPackB, kPackB});
+  auto g = reduceScatterRanks({"pg, pb", "pg, pb"});
   sym::Context symbols;
   LGraph lg = lowerImpl(g, {}, symbols);
   // rank 1's shard of g: rows 2-3 of cast(div(sum(div(D0.g, 2), div(D1.g, 2)), 2)), every rank's gradient whole
@@ -133,16 +133,14 @@ TEST(FoldRearrangements, AReduceScatteredShardIsTheSliceOfTheReducedGradient) {
 }
 
 TEST(FoldRearrangements, ShardsOfBuffersPackedDifferentlyAreLeftAlone) {
-  // rank 1 packs b reversed: its slice of the sum adds b[1] to rank 0's b[0], not one element of b
-  auto g = reduceScatterRanks(
-      {kPackB, "bb: \"f32[4]\" = torch.ops.aten.cat.default([b, b])\n"
-               "rb: \"f32[2]\" = torch.ops.aten.slice.Tensor(bb, 0, 1, 3)\n"
-               "pb: \"f32[2, 1]\" = torch.ops.aten.view.default(rb, [2, 1])\n"});
+  // rank 1 packs b first: rank 0's slice of the sum adds rank 1's b[0] and g's first elements to
+  // rank 0's g, and rank 0's b[0] to an element of rank 1's g: no same rows of every rank's tensor
+  auto g = reduceScatterRanks({"pg, pb", "pb, pg"});
   sym::Context symbols;
   LGraph lg = lowerImpl(g, {}, symbols);
+  EXPECT_EQ(defOf(lg, "D0.sg"), "reshape(D0.s4)");
   EXPECT_EQ(defOf(lg, "D0.sb"), "slice(D0.c)");
-  // g's pieces agree on both ranks: its shards are still lifted
-  EXPECT_EQ(defOf(lg, "D0.sg"), "slice(D0.g, D1.g)");
+  EXPECT_EQ(defOf(lg, "D1.sb"), "slice(D1.c)");
 }
 
 // Each run-length map, expanded element by element, is the op's element gather.
