@@ -625,6 +625,8 @@ std::optional<CanonTerm> liftedDefinition(const LGraph& lg, int i) {
   if (!top || term.nodes.empty() || top->kind != CanonTerm::Ref::Kind::Local ||
       top->local != static_cast<int>(term.nodes.size()) - 1)
     return std::nullopt;
+  // The new definition has the tensor's shape, and computes every element as the old one does.
+  if (localShape(lg, term, static_cast<int>(term.nodes.size()) - 1, 0) != *shape) return std::nullopt;
   NormalForm nfOld(lg), nfNew(lg);
   auto before = nfOld.ofLocal(n.def, static_cast<int>(n.def.nodes.size()) - 1, id, 0);
   auto after = nfNew.ofLocal(term, static_cast<int>(term.nodes.size()) - 1, id, 0);
@@ -678,8 +680,8 @@ int foldRearrangements(LGraph& lg) {
   int count = static_cast<int>(rewrites.size());
   // Second: rearrangements that end a chain (no rearrangement reads them),
   // lifted over the elementwise ops below them (Lifter).
-  std::vector<bool> pure(lg.nodes.size()), end(lg.nodes.size());
-  for (size_t i = 0; i < lg.nodes.size(); ++i) pure[i] = end[i] = pureRearrangement(lg.nodes[i]) && !folded[i];
+  std::vector<bool> end(lg.nodes.size());
+  for (size_t i = 0; i < lg.nodes.size(); ++i) end[i] = pureRearrangement(lg.nodes[i]) && !folded[i];
   for (size_t i = 0; i < lg.nodes.size(); ++i)
     if (pureRearrangement(lg.nodes[i]))
       for (int o : lg.nodes[i].operands) end[static_cast<size_t>(lg.resolve(o))] = false;
