@@ -25,6 +25,9 @@ struct CanonTerm {
     eg::Symbol op = 0;
     eg::AttrList attrs;
     std::vector<Ref> children;
+    // The lowered tensor whose definition this node was (an LGraph index), when rearrangement
+    // folding inlined it into another's (src/lower/fold_rearrange.h); -1 otherwise. For reports only.
+    int inlinedFrom = -1;
   };
   std::vector<Node> nodes;        // root last; empty when aliasOf is set
   std::optional<NodeId> aliasOf;  // identity ops: clone, detach, wait_tensor, _to_copy (same dtype), ...

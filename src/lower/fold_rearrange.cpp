@@ -283,6 +283,357 @@ std::vector<bool> liveNodes(const LGraph& lg) {
   return live;
 }
 
+
+// ---- Lifting a rearrangement over elementwise ops
+//
+// FSDP's gradient shard is a view of this rank's slice of a sum over ranks of
+// packed buffers (reduce-scatter), scaled before and after, and cast: R(E(x_1,
+// ..., x_k)) for a rearrangement R and elementwise ops E. When the pieces R
+// reaches through E are, in every x_i, the same elements of same-shaped
+// tensors y_i (the packing is the same on every rank), R(E(x_1..x_k)) =
+// R'(E(y_1..y_k)) with R' the common map: the shard is a slice of the whole
+// reduced gradient, which every rank's shard shares, instead of a slice of a
+// sum of slices of concats of flattened pieces.
+
+// Elementwise ops whose tensor children all have the result's shape (checked
+// where they are used): a gather of the result is the op of the gathered children.
+bool liftableElementwise(eg::Symbol op) {
+  const ops::Syms& s = ops::syms();
+  return op == s.sum || op == s.add || op == s.sub || op == s.mul || op == s.div || op == s.neg || op == s.cast;
+}
+
+bool pushable(const LNode& n) { return !n.isInput && n.aliasOf < 0 && !n.data.tuple && !n.def.nodes.empty(); }
+
+// An identity map of a tensor of `n` elements, src 0.
+Runs identityRuns(int64_t n) {
+  Runs r;
+  if (n > 0) r.push_back(Run{0, 0, n});
+  return r;
+}
+
+Runs withSrc(Runs r, int src) {
+  for (Run& x : r) x.src = src;
+  return r;
+}
+
+// Shapes of a definition's local nodes, for the gather and elementwise ops; nullopt for others.
+std::optional<interp::Shape> refShape(const LGraph& lg, const CanonTerm& def, const CanonTerm::Ref& r, int depth = 0);
+
+std::optional<interp::Shape> localShape(const LGraph& lg, const CanonTerm& def, int l, int depth) {
+  if (depth > 64) return std::nullopt;
+  const CanonTerm::Node& t = def.nodes[static_cast<size_t>(l)];
+  std::vector<interp::Shape> kids;
+  for (const CanonTerm::Ref& c : t.children) {
+    if (c.kind == CanonTerm::Ref::Kind::Scalar) {
+      if (ops::isGatherOp(t.op)) return std::nullopt;
+      continue;
+    }
+    auto s = refShape(lg, def, c, depth + 1);
+    if (!s) return std::nullopt;
+    kids.push_back(*s);
+  }
+  if (ops::isGatherOp(t.op)) {
+    auto m = runs::opMap(t.op, t.attrs, kids, kMaxRuns);
+    if (!m) return std::nullopt;
+    return m->shape;
+  }
+  if (liftableElementwise(t.op)) {
+    if (kids.empty()) return std::nullopt;
+    for (const interp::Shape& k : kids)
+      if (k != kids[0]) return std::nullopt;
+    return kids[0];
+  }
+  return std::nullopt;
+}
+
+std::optional<interp::Shape> refShape(const LGraph& lg, const CanonTerm& def, const CanonTerm::Ref& r, int depth) {
+  if (r.kind == CanonTerm::Ref::Kind::Operand) return concreteShape(lg.node(lg.resolve(r.operand)));
+  if (r.kind == CanonTerm::Ref::Kind::Local) return localShape(lg, def, r.local, depth);
+  return std::nullopt;
+}
+
+// R (src 0) through a gather node's map: runs whose src is the node's child index.
+std::optional<Runs> throughGather(const LGraph& lg, const CanonTerm& def, const CanonTerm::Node& t, const Runs& R) {
+  std::vector<interp::Shape> kids;
+  for (const CanonTerm::Ref& c : t.children) {
+    auto s = refShape(lg, def, c);
+    if (!s) return std::nullopt;
+    kids.push_back(*s);
+  }
+  auto m = runs::opMap(t.op, t.attrs, kids, kMaxRuns);
+  if (!m) return std::nullopt;
+  return runs::compose(R, {&m->runs}, kMaxRuns);
+}
+
+bool isIdentityOf(const Runs& R, int64_t n) { return R == identityRuns(n); }
+
+std::string runsText(const Runs& R) {
+  std::string s = "{";
+  for (const Run& r : R) s += fmt::format("{}:{}+{},", r.src, r.off, r.len);
+  return s + "}";
+}
+
+// The normal form of R(value) with every rearrangement pushed through the
+// liftable elementwise ops to the tensors below them: a text, equal for two
+// values only when they are equal element by element (each step is an exact
+// identity; where the pushing stops depends only on the tensor and the map
+// there). Stops at a tensor R covers whole, or that is neither a gather nor a
+// liftable elementwise op. nullopt past the budget or when a step fails.
+class NormalForm {
+ public:
+  explicit NormalForm(const LGraph& lg) : lg_(lg) {}
+
+  std::optional<std::string> ofNode(int o, const Runs& R, int depth) {
+    o = lg_.resolve(o);
+    const LNode& n = lg_.node(o);
+    auto sh = concreteShape(n);
+    if (!sh) return std::nullopt;
+    if (depth > 0 && (pureRearrangement(n) || !isIdentityOf(R, runs::numel(*sh))) && pushable(n))
+      if (auto x = ofLocal(n.def, static_cast<int>(n.def.nodes.size()) - 1, R, depth)) return x;
+    return "L" + runsText(withSrc(R, o));
+  }
+
+  std::optional<std::string> ofRef(const CanonTerm& def, const CanonTerm::Ref& c, const Runs& R, int depth) {
+    if (c.kind == CanonTerm::Ref::Kind::Operand) return ofNode(c.operand, R, depth + 1);
+    if (c.kind == CanonTerm::Ref::Kind::Local) return ofLocal(def, c.local, R, depth + 1);
+    return std::nullopt;
+  }
+
+  std::optional<std::string> ofLocal(const CanonTerm& def, int l, const Runs& R, int depth) {
+    if (depth > 200 || ++steps_ > 20000) return std::nullopt;
+    const CanonTerm::Node& t = def.nodes[static_cast<size_t>(l)];
+    if (ops::isGatherOp(t.op)) {
+      auto c = throughGather(lg_, def, t, R);
+      if (!c) return std::nullopt;
+      // maximal segments of one child each
+      std::vector<std::string> parts;
+      for (size_t i = 0; i < c->size();) {
+        size_t j = i;
+        Runs seg;
+        while (j < c->size() && (*c)[j].src == (*c)[i].src) seg.push_back((*c)[j++]);
+        auto p = ofRef(def, t.children[static_cast<size_t>((*c)[i].src)], withSrc(seg, 0), depth);
+        if (!p) return std::nullopt;
+        parts.push_back(*p);
+        i = j;
+      }
+      if (parts.size() == 1) return parts[0];
+      std::string s = "cat(";
+      for (const std::string& p : parts) s += p + ",";
+      return s + ")";
+    }
+    if (!liftableElementwise(t.op)) return std::nullopt;
+    auto own = localShape(lg_, def, l, 0);
+    if (!own) return std::nullopt;
+    std::string s = fmt::format("{}[{}](", eg::symbolName(t.op), eg::toString(t.attrs));
+    for (const CanonTerm::Ref& c : t.children) {
+      if (c.kind == CanonTerm::Ref::Kind::Scalar) {
+        s += fmt::format("c{:a},", c.scalar);
+        continue;
+      }
+      auto cs = refShape(lg_, def, c);
+      if (!cs || *cs != *own) return std::nullopt;
+      auto p = ofRef(def, c, R, depth);
+      if (!p) return std::nullopt;
+      s += *p + ",";
+    }
+    return s + ")";
+  }
+
+ private:
+  const LGraph& lg_;
+  size_t steps_ = 0;
+};
+
+// R(value) = R'(E) for a term E over tensors of the result shape `sh`.
+struct Lift {
+  CanonTerm term;
+  CanonTerm::Ref root;
+  Runs r;  // src 0
+  interp::Shape sh;
+  bool viaConcat = false;
+  bool viaElementwise = false;
+};
+
+CanonTerm::Ref appendTerm(CanonTerm& dst, const CanonTerm& src, CanonTerm::Ref root) {
+  int base = static_cast<int>(dst.nodes.size());
+  for (CanonTerm::Node n : src.nodes) {
+    for (CanonTerm::Ref& c : n.children)
+      if (c.kind == CanonTerm::Ref::Kind::Local) c.local += base;
+    dst.nodes.push_back(std::move(n));
+  }
+  if (root.kind == CanonTerm::Ref::Kind::Local) root.local += base;
+  return root;
+}
+
+class Lifter {
+ public:
+  // `out`: the shape of the tensor lifted, whose rows a leaf's rows must be.
+  Lifter(const LGraph& lg, const interp::Shape& out) : lg_(lg), row_(out.empty() ? out : interp::Shape(out.begin() + 1, out.end())) {}
+
+  Lift leaf(int o, const Runs& R, const interp::Shape& sh) {
+    Lift l;
+    l.root = canon::operand(o);
+    l.r = R;
+    l.sh = sh;
+    return l;
+  }
+
+  // Through a tensor: into its definition unless R covers it whole (nothing to gain) or that fails.
+  // `below`: a concat of two or more pieces was passed on the way here.
+  std::optional<Lift> ofNode(int o, const Runs& R, int depth, bool below) {
+    o = lg_.resolve(o);
+    const LNode& n = lg_.node(o);
+    auto sh = concreteShape(n);
+    if (!sh) return std::nullopt;
+    // Past the concat, the first tensor whose rows the map takes, rows of the result's shape:
+    // what the rows of cast(sum(...)) computes stays a tensor of its own (a gradient, a cast).
+    if (below && !sh->empty() && interp::Shape(sh->begin() + 1, sh->end()) == row_ && rowAligned(R, *sh))
+      return leaf(o, R, *sh);
+    // Deeper only while the map stays blocks of rows (the form rowsOf takes)
+    // or was not that here: a transpose below would make it one run per element.
+    if ((pureRearrangement(n) || !isIdentityOf(R, runs::numel(*sh))) && pushable(n))
+      if (auto x = ofLocal(o, n.def, static_cast<int>(n.def.nodes.size()) - 1, R, depth + 1, below))
+        if (rowAligned(x->r, x->sh) || !rowAligned(R, *sh)) return x;
+    return leaf(o, R, *sh);
+  }
+
+  static bool rowAligned(const Runs& R, const interp::Shape& sh) {
+    if (sh.empty()) return false;
+    int64_t row = runs::numel(interp::Shape(sh.begin() + 1, sh.end()));
+    if (row <= 0) return false;
+    for (const Run& r : R)
+      if (r.off % row != 0 || r.len % row != 0) return false;
+    return true;
+  }
+
+  std::optional<Lift> ofRef(int self, const CanonTerm& def, const CanonTerm::Ref& c, const Runs& R, int depth,
+                            bool below) {
+    if (c.kind == CanonTerm::Ref::Kind::Operand) return ofNode(c.operand, R, depth, below);
+    if (c.kind == CanonTerm::Ref::Kind::Local) return ofLocal(self, def, c.local, R, depth + 1, below);
+    return std::nullopt;
+  }
+
+  // Local `l` of `def`, the definition of tensor `self` (-1: the tensor lifted, whose own it is).
+  std::optional<Lift> ofLocal(int self, const CanonTerm& def, int l, const Runs& R, int depth, bool below) {
+    if (depth > 200 || ++steps_ > 20000) return std::nullopt;
+    const CanonTerm::Node& t = def.nodes[static_cast<size_t>(l)];
+    if (ops::isGatherOp(t.op)) {
+      auto c = throughGather(lg_, def, t, R);
+      if (!c || c->empty()) return std::nullopt;
+      for (const Run& x : *c)
+        if (x.src != c->front().src) return std::nullopt;  // pieces of two children: no one E below
+      bool cat = t.op == ops::syms().concat && t.children.size() >= 2;
+      auto out = ofRef(self, def, t.children[static_cast<size_t>(c->front().src)], withSrc(*c, 0), depth, below || cat);
+      if (out && cat) out->viaConcat = true;
+      return out;
+    }
+    if (!liftableElementwise(t.op)) return std::nullopt;
+    auto own = localShape(lg_, def, l, 0);
+    if (!own) return std::nullopt;
+    std::vector<std::optional<Lift>> kids;
+    bool agree = true;
+    int first = -1;
+    for (const CanonTerm::Ref& c : t.children) {
+      if (c.kind == CanonTerm::Ref::Kind::Scalar) {
+        kids.emplace_back();
+        continue;
+      }
+      auto cs = refShape(lg_, def, c);
+      if (!cs || *cs != *own) return std::nullopt;
+      kids.push_back(ofRef(self, def, c, R, depth, below));
+      if (!kids.back()) return std::nullopt;
+      if (first < 0) first = static_cast<int>(kids.size()) - 1;
+      else if (kids.back()->r != kids[static_cast<size_t>(first)]->r || kids.back()->sh != kids[static_cast<size_t>(first)]->sh)
+        agree = false;
+    }
+    if (first < 0) return std::nullopt;
+    if (!agree) {
+      // the children themselves, under R, when they are tensors
+      for (size_t i = 0; i < t.children.size(); ++i) {
+        const CanonTerm::Ref& c = t.children[i];
+        if (c.kind == CanonTerm::Ref::Kind::Scalar) continue;
+        if (c.kind != CanonTerm::Ref::Kind::Operand) return std::nullopt;
+        kids[i] = leaf(lg_.resolve(c.operand), R, *own);
+      }
+    }
+    Lift out;
+    CanonTerm::Node node{t.op, t.attrs, {}, t.inlinedFrom >= 0 ? t.inlinedFrom : (l == static_cast<int>(def.nodes.size()) - 1 ? self : -1)};
+    for (size_t i = 0; i < t.children.size(); ++i) {
+      if (!kids[i]) {
+        node.children.push_back(t.children[i]);
+        continue;
+      }
+      node.children.push_back(appendTerm(out.term, kids[i]->term, kids[i]->root));
+      out.viaConcat = out.viaConcat || kids[i]->viaConcat;
+      out.r = kids[i]->r;
+      out.sh = kids[i]->sh;
+    }
+    out.term.nodes.push_back(std::move(node));
+    out.root = CanonTerm::Ref{CanonTerm::Ref::Kind::Local, -1, static_cast<int>(out.term.nodes.size()) - 1, 0};
+    out.viaElementwise = true;
+    return out;
+  }
+
+ private:
+  const LGraph& lg_;
+  interp::Shape row_;
+  size_t steps_ = 0;
+};
+
+// A rearrangement of `base` (of shape `from`) with element map `rs` (src 0)
+// into shape `out`: the concat along dim 0 of blocks of base's dim-0 rows,
+// each of the shape it has in `out`, or base itself (reshaped) when rs is the
+// identity. nullopt otherwise.
+std::optional<CanonTerm::Ref> rowsOf(CanonTerm& term, CanonTerm::Ref base, const interp::Shape& from, const Runs& rs,
+                                     const interp::Shape& out) {
+  if (isIdentityOf(rs, runs::numel(from)) && runs::numel(from) == runs::numel(out)) {
+    if (from == out) return base;
+    return canon::emit(term, "reshape", {eg::Attr::ints(std::vector<int64_t>(out.begin(), out.end()))}, {base});
+  }
+  if (out.empty() || from.empty() || rs.empty() || rs.size() > kMaxPieces) return std::nullopt;
+  int64_t row = runs::numel(interp::Shape(out.begin() + 1, out.end()));
+  int64_t baseRow = runs::numel(interp::Shape(from.begin() + 1, from.end()));
+  if (row <= 0 || baseRow <= 0) return std::nullopt;
+  std::vector<CanonTerm::Ref> pieces;
+  for (const Run& r : rs) {
+    if (r.len % row != 0 || r.off % baseRow != 0 || r.len % baseRow != 0) return std::nullopt;
+    interp::Shape piece = out, have = from;
+    piece[0] = r.len / row;
+    have[0] = r.len / baseRow;
+    if (have != piece) return std::nullopt;
+    pieces.push_back(canon::emit(term, "slice",
+                                 {eg::Attr::integer(0), eg::Attr::dim(r.off / baseRow),
+                                  eg::Attr::dim((r.off + r.len) / baseRow), eg::Attr::integer(1)},
+                                 {base}));
+  }
+  if (pieces.size() == 1) return pieces[0];
+  return canon::emit(term, "concat", {eg::Attr::integer(0)}, pieces);
+}
+
+// The lifted definition of chain end `i`, checked against its own by their normal forms.
+std::optional<CanonTerm> liftedDefinition(const LGraph& lg, int i) {
+  const LNode& n = lg.node(i);
+  auto shape = concreteShape(n);
+  if (!shape || runs::numel(*shape) <= 0 || !pushable(n)) return std::nullopt;
+  Runs id = identityRuns(runs::numel(*shape));
+  Lifter lifter(lg, *shape);
+  auto l = lifter.ofLocal(-1, n.def, static_cast<int>(n.def.nodes.size()) - 1, id, 0, false);
+  if (!l || !l->viaConcat || !l->viaElementwise) return std::nullopt;
+  CanonTerm term;
+  CanonTerm::Ref root = appendTerm(term, l->term, l->root);
+  auto top = rowsOf(term, root, l->sh, l->r, *shape);
+  if (!top || term.nodes.empty() || top->kind != CanonTerm::Ref::Kind::Local ||
+      top->local != static_cast<int>(term.nodes.size()) - 1)
+    return std::nullopt;
+  // The new definition has the tensor's shape, and computes every element as the old one does.
+  if (localShape(lg, term, static_cast<int>(term.nodes.size()) - 1, 0) != *shape) return std::nullopt;
+  NormalForm nfOld(lg), nfNew(lg);
+  auto before = nfOld.ofLocal(n.def, static_cast<int>(n.def.nodes.size()) - 1, id, 0);
+  auto after = nfNew.ofLocal(term, static_cast<int>(term.nodes.size()) - 1, id, 0);
+  if (!before || !after || *before != *after) return std::nullopt;
+  return term;
+}
+
 }  // namespace
 
 int foldRearrangements(LGraph& lg) {
@@ -319,10 +670,40 @@ int foldRearrangements(LGraph& lg) {
     if (trace) fmt::print(stderr, "fold: {} now reads {} tensors (was {})\n", n.name, next.size(), now.size());
     rewrites.emplace_back(static_cast<int>(i), std::move(*term));
   }
-  if (rewrites.empty()) return 0;
   std::vector<bool> liveBefore = liveNodes(lg);
-  for (auto& [i, term] : rewrites) lg.nodes[static_cast<size_t>(i)].def = std::move(term);
-  reindexOperands(lg);
+  std::vector<bool> folded(lg.nodes.size(), false);
+  for (auto& [i, term] : rewrites) {
+    lg.nodes[static_cast<size_t>(i)].def = std::move(term);
+    folded[static_cast<size_t>(i)] = true;
+  }
+  if (!rewrites.empty()) reindexOperands(lg);
+  int count = static_cast<int>(rewrites.size());
+  // Second: rearrangements that end a chain (no rearrangement reads them),
+  // lifted over the elementwise ops below them (Lifter).
+  std::vector<bool> end(lg.nodes.size());
+  for (size_t i = 0; i < lg.nodes.size(); ++i) end[i] = pureRearrangement(lg.nodes[i]) && !folded[i];
+  for (size_t i = 0; i < lg.nodes.size(); ++i)
+    if (pureRearrangement(lg.nodes[i]))
+      for (int o : lg.nodes[i].operands) end[static_cast<size_t>(lg.resolve(o))] = false;
+  std::vector<std::pair<int, CanonTerm>> lifts;
+  for (size_t i = 0; i < lg.nodes.size(); ++i) {
+    if (!end[i]) continue;
+    auto term = liftedDefinition(lg, static_cast<int>(i));
+    if (!term) continue;
+    if (trace) {
+      std::string reads;
+      for (const auto& tn : term->nodes)
+        for (const auto& r : tn.children)
+          if (r.kind == CanonTerm::Ref::Kind::Operand) reads += " " + lg.node(r.operand).name;
+      fmt::print(stderr, "fold: {} lifted over elementwise ops ({} term nodes) reads{}\n", lg.nodes[i].name,
+                 term->nodes.size(), reads);
+    }
+    lifts.emplace_back(static_cast<int>(i), std::move(*term));
+  }
+  for (auto& [i, term] : lifts) lg.nodes[static_cast<size_t>(i)].def = std::move(term);
+  if (!lifts.empty()) reindexOperands(lg);
+  count += static_cast<int>(lifts.size());
+  if (count == 0) return 0;
   // Tensors only the folded chains read: out of every users list, so the
   // search does not explore them (they compute nothing an output needs).
   std::vector<bool> liveAfter = liveNodes(lg);
@@ -330,7 +711,7 @@ int foldRearrangements(LGraph& lg) {
     us.erase(std::remove_if(us.begin(), us.end(),
                             [&](int u) { return liveBefore[static_cast<size_t>(u)] && !liveAfter[static_cast<size_t>(u)]; }),
              us.end());
-  return static_cast<int>(rewrites.size());
+  return count;
 }
 
 }  // namespace tangle

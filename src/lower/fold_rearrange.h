@@ -11,6 +11,14 @@
 // is a concat along dim 0 of pieces of other tensors, redefines it as that
 // concat. The chain's intermediate tensors, read by nothing live afterwards,
 // leave the users lists, so the search never reaches them.
+//
+// Second, a rearrangement that ends a chain is lifted over the elementwise ops
+// below it (FSDP's gradient shard: a view of this rank's slice of a sum over
+// ranks of packed buffers, scaled and cast): when its map reaches the same rows
+// of same-shaped tensors through every operand, it is redefined as those rows
+// of the elementwise ops over the whole tensors, accepted only when the normal
+// forms of the old and new definitions (rearrangements pushed down to
+// tensors) are equal.
 #pragma once
 
 #include "lower/lower.h"

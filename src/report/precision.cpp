@@ -59,6 +59,52 @@ int exactlyScaled(const LNode& n) {
   return -1;
 }
 
+// The dtype of a local value of a lifted definition (src/lower/fold_rearrange.h): rearrangements
+// and the elementwise ops a rearrangement is lifted over keep their first tensor child's dtype.
+std::optional<DType> refDtype(const LGraph& lg, const CanonTerm& def, const CanonTerm::Ref& r, int depth = 0) {
+  if (r.kind == CanonTerm::Ref::Kind::Operand) {
+    const TensorType* t = lg.node(lg.resolve(r.operand)).data.tensor();
+    return t ? std::optional<DType>(t->dtype) : std::nullopt;
+  }
+  if (r.kind != CanonTerm::Ref::Kind::Local || depth > 64) return std::nullopt;
+  const CanonTerm::Node& t = def.nodes[static_cast<size_t>(r.local)];
+  const ops::Syms& y = ops::syms();
+  if (t.op == y.cast) {
+    if (t.attrs.empty() || t.attrs[0].kind != eg::Attr::Kind::Str) return std::nullopt;
+    return parseDType(eg::symbolName(static_cast<eg::Symbol>(t.attrs[0].i)));
+  }
+  if (!ops::isGatherOp(t.op) && t.op != y.sum && t.op != y.add && t.op != y.sub && t.op != y.mul && t.op != y.div &&
+      t.op != y.neg)
+    return std::nullopt;
+  for (const CanonTerm::Ref& c : t.children)
+    if (c.kind != CanonTerm::Ref::Kind::Scalar) return refDtype(lg, def, c, depth + 1);
+  return std::nullopt;
+}
+
+// (from, to) when node `id`'s definition is rearrangements of a float cast of a value computed in
+// the definition itself: a rearrangement lifted over the cast below it (fold_rearrange.h), e.g. an
+// FSDP gradient shard as the slice of the cast of the reduced gradient.
+std::optional<Cast> inlineCast(const LGraph& lg, int id, int* from = nullptr) {
+  const LNode& n = lg.node(id);
+  if (n.aliasOf >= 0 || n.isInput || n.def.nodes.empty() || n.data.tuple) return std::nullopt;
+  int at = static_cast<int>(n.def.nodes.size()) - 1;
+  for (size_t guard = 0; guard <= n.def.nodes.size(); ++guard) {
+    const CanonTerm::Node& t = n.def.nodes[static_cast<size_t>(at)];
+    if (t.op == ops::syms().cast) {
+      if (t.children.size() != 1 || t.children[0].kind != CanonTerm::Ref::Kind::Local) return std::nullopt;
+      CanonTerm::Ref self{CanonTerm::Ref::Kind::Local, -1, at, 0};
+      auto src = refDtype(lg, n.def, t.children[0]), to = refDtype(lg, n.def, self);
+      if (!src || !to || !isFloating(*src) || !isFloating(*to) || *src == *to) return std::nullopt;
+      if (from) *from = t.inlinedFrom;
+      return Cast{*src, *to};
+    }
+    if (!ops::isGatherOp(t.op) || t.children.size() != 1 || t.children[0].kind != CanonTerm::Ref::Kind::Local)
+      return std::nullopt;
+    at = t.children[0].local;
+  }
+  return std::nullopt;
+}
+
 // The casts that computed the values of `id`, like `c`: followed back through pure
 // rearrangements (views, slices, FSDP's as_strided pieces of a buffer, and the concat of pieces a
 // folded parameter is: src/lower/fold_rearrange.h), identity ops and scalings by a power of two,
@@ -67,6 +113,12 @@ bool castSources(const LGraph& lg, int id, const Cast& c, std::vector<int>& out,
   id = lg.resolve(id);
   if (floatCast(lg, id) == c) {
     out.push_back(id);
+    return true;
+  }
+  int from = -1;
+  if (inlineCast(lg, id, &from) == c) {  // and the cast tensor it was inlined from
+    out.push_back(id);
+    if (from >= 0) out.push_back(from);
     return true;
   }
   const LNode& n = lg.node(id);
@@ -176,9 +228,33 @@ std::string precisionNote(const InferResult& r, const LGraph& spec, const LGraph
       }
     if (!found) specOnly.push_back(describe(spec, rel.node, *c));
   }
-  for (int id = 0; id < static_cast<int>(impl.nodes.size()); ++id)
-    if (auto c = floatCast(impl, id); c && !matched.count(id) && !allZeros(impl, impl.node(id).operands[0]))
+  // Only the casts an output's values depend on: a folded chain's cast computes nothing returned
+  // unless folding inlined it.
+  std::vector<bool> live(impl.nodes.size(), false);
+  std::vector<int> stack;
+  for (size_t i = 0; i < impl.nodes.size(); ++i)
+    if (impl.nodes[i].isOutput) stack.push_back(impl.resolve(static_cast<int>(i)));
+  while (!stack.empty()) {
+    int i = stack.back();
+    stack.pop_back();
+    if (live[static_cast<size_t>(i)]) continue;
+    live[static_cast<size_t>(i)] = true;
+    // the tensors whose definitions folding inlined into this one compute its values
+    for (const CanonTerm::Node& t : impl.nodes[static_cast<size_t>(i)].def.nodes)
+      if (t.inlinedFrom >= 0) live[static_cast<size_t>(t.inlinedFrom)] = true;
+    // an empty tensor holds no value of its operands (an empty shard's view of the buffer)
+    const LNode& n = impl.nodes[static_cast<size_t>(i)];
+    if (const TensorType* t = n.data.tuple ? nullptr : n.data.tensor())
+      if (std::any_of(t->shape.begin(), t->shape.end(), [](Dim d) { return d == 0; })) continue;
+    for (int o : n.operands) stack.push_back(impl.resolve(o));
+  }
+  for (int id = 0; id < static_cast<int>(impl.nodes.size()); ++id) {
+    if (!live[static_cast<size_t>(id)] || matched.count(id)) continue;
+    if (auto c = floatCast(impl, id); c && !allZeros(impl, impl.node(id).operands[0]))
       implOnly.push_back(describe(impl, id, *c));
+    else if (auto ci = inlineCast(impl, id); ci && !allZeros(impl, id))
+      implOnly.push_back(describe(impl, id, *ci));
+  }
   if (specOnly.empty() && implOnly.empty()) return "";
   std::string s = "refines over the reals; precision differs at ";
   if (!specOnly.empty()) s += listed(specOnly) + " (spec casts the implementation does not match)";

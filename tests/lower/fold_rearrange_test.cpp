@@ -83,6 +83,66 @@ TEST(FoldRearrangements, ARangeAcrossAShardsRowsIsLeftAlone) {
   EXPECT_EQ(defOf(lg, "D0.p"), "reshape(D0.s)");
 }
 
+// An FSDP-style gradient step on each of two ranks: the gradients g [4, 2] and
+// b [2] packed as chunk_cat packs them (each rank's rows side by side), the
+// buffer pre-divided, reduce-scattered with sum, post-divided and cast, and the
+// rank's shards viewed out of its slice. `pack[r]`: the pieces of rank r's buffer, in order.
+std::vector<Graph> reduceScatterRanks(const std::vector<std::string>& pack) {
+  std::vector<Graph> g;
+  for (int r = 0; r < 2; ++r) {
+    std::string body =
+        "pg: \"f32[2, 4]\" = torch.ops.aten.view.default(g, [2, 4])\n"
+        "pb: \"f32[2, 1]\" = torch.ops.aten.view.default(b, [2, 1])\n"
+        "buf: \"f32[2, 5]\" = torch.ops.aten.cat.default([" + pack[static_cast<size_t>(r)] + "], 1)\n"
+        "flat: \"f32[10]\" = torch.ops.aten.view.default(buf, [10])\n"
+        "pre: \"f32[10]\" = torch.ops.aten.div.Tensor(flat, 2)\n"
+        "rs: \"f32[5]\" = torch.ops._c10d_functional.reduce_scatter_tensor.default(pre, 'sum', 2, '0')\n"
+        "post: \"f32[5]\" = torch.ops.aten.div.Tensor(rs, 2.0)\n"
+        "c: \"f16[5]\" = torch.ops.aten._to_copy.default(post, dtype = torch.float16)\n"
+        "s4: \"f16[4]\" = torch.ops.aten.slice.Tensor(c, 0, 0, 4)\n"
+        "sg: \"f16[2, 2]\" = torch.ops.aten.view.default(s4, [2, 2])\n"
+        "sb: \"f16[1]\" = torch.ops.aten.slice.Tensor(c, 0, 4, 5)\n"
+        "return (sg, sb)";
+    g.push_back(importFxText(testing::fxModuleText("g: \"f32[4, 2]\", b: \"f32[2]\"", body),
+                             "r" + std::to_string(r) + ".py"));
+  }
+  return g;
+}
+
+
+TEST(FoldRearrangements, AReduceScatteredShardIsTheSliceOfTheReducedGradient) {
+  auto g = reduceScatterRanks({"pg, pb", "pg, pb"});
+  sym::Context symbols;
+  LGraph lg = lowerImpl(g, {}, symbols);
+  // rank 1's shard of g: rows 2-3 of cast(div(sum(div(D0.g, 2), div(D1.g, 2)), 2)), every rank's gradient whole
+  EXPECT_EQ(defOf(lg, "D1.sg"), "slice(D0.g, D1.g)");
+  EXPECT_EQ(defOf(lg, "D0.sb"), "slice(D0.b, D1.b)");
+  const LNode& sg = node(lg, "D1.sg");
+  ASSERT_EQ(sg.def.nodes.size(), 6u);  // div, div, sum, div, cast, slice: g's rows are the shard's rows
+  EXPECT_EQ(eg::toString(sg.def.nodes.back().attrs), "0, 2, 4, 1");
+  // the reduce-scatter chain feeds nothing live any more: the search does not reach it
+  EXPECT_FALSE(reads(lg, "D1.pre", "D1.flat"));
+  EXPECT_FALSE(reads(lg, "D1.rs", "D1.pre"));
+  EXPECT_TRUE(reads(lg, "D1.sg", "D0.g"));
+
+  LowerOptions off;
+  off.fold = false;
+  sym::Context symbols2;
+  LGraph unfolded = lowerImpl(g, off, symbols2);
+  EXPECT_EQ(defOf(unfolded, "D1.sg"), "reshape(D1.s4)");
+}
+
+TEST(FoldRearrangements, ShardsOfBuffersPackedDifferentlyAreLeftAlone) {
+  // rank 1 packs b first: rank 0's slice of the sum adds rank 1's b[0] and g's first elements to
+  // rank 0's g, and rank 0's b[0] to an element of rank 1's g: no same rows of every rank's tensor
+  auto g = reduceScatterRanks({"pg, pb", "pb, pg"});
+  sym::Context symbols;
+  LGraph lg = lowerImpl(g, {}, symbols);
+  EXPECT_EQ(defOf(lg, "D0.sg"), "reshape(D0.s4)");
+  EXPECT_EQ(defOf(lg, "D0.sb"), "slice(D0.c)");
+  EXPECT_EQ(defOf(lg, "D1.sb"), "slice(D1.c)");
+}
+
 // Each run-length map, expanded element by element, is the op's element gather.
 std::vector<std::pair<int, int64_t>> expand(const runs::Runs& rs) {
   std::vector<std::pair<int, int64_t>> out;
