@@ -610,6 +610,39 @@ std::optional<CanonTerm::Ref> rowsOf(CanonTerm& term, CanonTerm::Ref base, const
   return canon::emit(term, "concat", {eg::Attr::integer(0)}, pieces);
 }
 
+// Which of a concat of two or more pieces (1) and a liftable elementwise op (2) the definitions
+// the Lifter could pass through from node i hold: its own, and those of the operands whose
+// definitions are only gather and liftable elementwise ops, transitively. A lift needs both; this
+// structural pass over-approximates the Lifter's walk, so that no element map is computed for the
+// many rearrangements that cannot lift (all of a transformer's views and transposes).
+class LiftReach {
+ public:
+  explicit LiftReach(const LGraph& lg) : lg_(lg), memo_(lg.nodes.size(), kUnknown) {}
+  bool mayLift(int i) { return of(lg_.resolve(i), 0) == (kConcat | kElementwise); }
+
+ private:
+  static constexpr uint8_t kConcat = 1, kElementwise = 2, kVisiting = 4, kUnknown = 8;
+  uint8_t of(int i, int depth) {
+    uint8_t& m = memo_[static_cast<size_t>(i)];
+    if (m == kVisiting || depth > 200) return kConcat | kElementwise;  // give up: assume it may
+    if (m != kUnknown) return m;
+    const LNode& n = lg_.node(i);
+    uint8_t flags = 0;
+    bool through = !n.def.nodes.empty() && !n.isInput && n.aliasOf < 0;
+    for (const CanonTerm::Node& t : n.def.nodes) {
+      if (t.op == ops::syms().concat && t.children.size() >= 2) flags |= kConcat;
+      else if (liftableElementwise(t.op)) flags |= kElementwise;
+      else if (!ops::isGatherOp(t.op)) through = false;
+    }
+    if (!through) return m = 0;
+    m = kVisiting;
+    for (int o : n.operands) flags |= of(lg_.resolve(o), depth + 1);
+    return m = flags;
+  }
+  const LGraph& lg_;
+  std::vector<uint8_t> memo_;
+};
+
 // The lifted definition of chain end `i`, checked against its own by their normal forms.
 std::optional<CanonTerm> liftedDefinition(const LGraph& lg, int i) {
   const LNode& n = lg.node(i);
@@ -686,8 +719,9 @@ int foldRearrangements(LGraph& lg) {
     if (pureRearrangement(lg.nodes[i]))
       for (int o : lg.nodes[i].operands) end[static_cast<size_t>(lg.resolve(o))] = false;
   std::vector<std::pair<int, CanonTerm>> lifts;
+  LiftReach reach(lg);
   for (size_t i = 0; i < lg.nodes.size(); ++i) {
-    if (!end[i]) continue;
+    if (!end[i] || !reach.mayLift(static_cast<int>(i))) continue;
     auto term = liftedDefinition(lg, static_cast<int>(i));
     if (!term) continue;
     if (trace) {
