@@ -703,7 +703,9 @@ int foldRearrangements(LGraph& lg) {
     if (trace) fmt::print(stderr, "fold: {} now reads {} tensors (was {})\n", n.name, next.size(), now.size());
     rewrites.emplace_back(static_cast<int>(i), std::move(*term));
   }
-  std::vector<bool> liveBefore = liveNodes(lg);
+  // Live tensors before any rewrite (a full walk of the graph: only when something is rewritten).
+  std::vector<bool> liveBefore;
+  if (!rewrites.empty()) liveBefore = liveNodes(lg);
   std::vector<bool> folded(lg.nodes.size(), false);
   for (auto& [i, term] : rewrites) {
     lg.nodes[static_cast<size_t>(i)].def = std::move(term);
@@ -713,10 +715,13 @@ int foldRearrangements(LGraph& lg) {
   int count = static_cast<int>(rewrites.size());
   // Second: rearrangements that end a chain (no rearrangement reads them),
   // lifted over the elementwise ops below them (Lifter).
-  std::vector<bool> end(lg.nodes.size());
-  for (size_t i = 0; i < lg.nodes.size(); ++i) end[i] = pureRearrangement(lg.nodes[i]) && !folded[i];
+  std::vector<bool> pure(lg.nodes.size()), end(lg.nodes.size());
+  for (size_t i = 0; i < lg.nodes.size(); ++i) {
+    pure[i] = pureRearrangement(lg.nodes[i]);
+    end[i] = pure[i] && !folded[i];
+  }
   for (size_t i = 0; i < lg.nodes.size(); ++i)
-    if (pureRearrangement(lg.nodes[i]))
+    if (pure[i])
       for (int o : lg.nodes[i].operands) end[static_cast<size_t>(lg.resolve(o))] = false;
   std::vector<std::pair<int, CanonTerm>> lifts;
   LiftReach reach(lg);
@@ -734,6 +739,7 @@ int foldRearrangements(LGraph& lg) {
     }
     lifts.emplace_back(static_cast<int>(i), std::move(*term));
   }
+  if (!lifts.empty() && liveBefore.empty()) liveBefore = liveNodes(lg);  // nothing folded: the graph as it was
   for (auto& [i, term] : lifts) lg.nodes[static_cast<size_t>(i)].def = std::move(term);
   if (!lifts.empty()) reindexOperands(lg);
   count += static_cast<int>(lifts.size());
