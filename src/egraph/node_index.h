@@ -68,14 +68,14 @@ class NodeIndex {
     return true;
   }
 
-  // One allocation of the final size (growing step by step from 64 slots was six allocations and
-  // rehashes, most of a small e-graph's construction).
   // Empties the table, keeping its slots (a recycled e-graph, egraph.cpp).
   void clear() {
     std::fill(slots_.begin(), slots_.end(), Slot{});
     size_ = 0;
   }
 
+  // One allocation of the final size (growing step by step from 64 slots was six allocations and
+  // rehashes, most of a small e-graph's construction).
   void reserve(size_t n) {
     size_t want = slots_.empty() ? 64 : slots_.size();
     while (n * 4 > want * 3) want *= 2;
