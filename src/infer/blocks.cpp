@@ -340,19 +340,16 @@ std::optional<BlockSearch> searchBlock(InferState& st, const SpecOp& op, const B
   if (s.clean.empty() || !s.g.conflicts().empty() || !s.inlined.empty()) return std::nullopt;
   out.clean = s.clean;
   out.explored = s.explored;
-  const eg::Symbol tensor = ops::syms().tensor;
-  for (eg::Id c : s.g.classesWithOp(tensor))
-    for (const eg::ENode& n : s.g.eclass(c).nodes) {
-      if (n.op != tensor) continue;
-      auto leaf = leaves::leafOf(st.spec, st.impl, n.op, n.attrs);
-      if (!leaf) return std::nullopt;
-      if (leaf->first) {
-        if (std::find(bl.others.begin(), bl.others.end(), leaf->second) == bl.others.end()) return std::nullopt;
-        continue;
-      }
-      out.impl.push_back(leaf->second);
-      out.implDef.push_back(st.marks.isExplored(leaf->second) ? 1 : 0);
+  auto tensors = tensorLeaves(st, s.g);
+  if (!tensors) return std::nullopt;
+  for (auto [spec, node] : *tensors) {
+    if (spec) {  // only the unblocked reads have spec leaves here
+      if (std::find(bl.others.begin(), bl.others.end(), node) == bl.others.end()) return std::nullopt;
+      continue;
     }
+    out.impl.push_back(node);
+    out.implDef.push_back(st.marks.isExplored(node) ? 1 : 0);
+  }
   out.related = s.related;
   out.mergedEqual = s.mergedEqual;
   out.foundEqual = implEqualPairs(st, s.g);
@@ -471,8 +468,8 @@ std::optional<BlockSearch> renameOnto(const InferState& st, const Blocks& bl, co
 
 // The footprint of a block search for reuse (reuse.h): every fact of every block's e-graph (block
 // 0's renamed onto the others) and of the assembly's, so that reuse's gate covers all of them.
-Footprint footprintOf(const InferState& st, const OperatorSearch& assembly, const std::vector<int>& reads,
-                      const std::vector<BlockSearch>& blocks) {
+std::optional<Footprint> footprintOf(const InferState& st, const OperatorSearch& assembly,
+                                     const std::vector<int>& reads, const std::vector<BlockSearch>& blocks) {
   Footprint f;
   f.op = assembly.op;
   f.spec = reads;
@@ -486,11 +483,10 @@ Footprint footprintOf(const InferState& st, const OperatorSearch& assembly, cons
       f.implDef[it->second] |= def;
     }
   };
-  const eg::Symbol tensor = ops::syms().tensor;
-  for (eg::Id c : assembly.g.classesWithOp(tensor))
-    for (const eg::ENode& n : assembly.g.eclass(c).nodes)
-      if (auto leaf = leaves::leafOf(st.spec, st.impl, n.op, n.attrs); n.op == tensor && leaf && !leaf->first)
-        addImpl(leaf->second, 0);
+  auto tensors = tensorLeaves(st, assembly.g);
+  if (!tensors) return std::nullopt;
+  for (auto [spec, node] : *tensors)
+    if (!spec) addImpl(node, 0);  // the assembly explores nothing
   f.related = assembly.related;
   f.mergedEqual = assembly.mergedEqual;
   f.foundEqual = implEqualPairs(st, assembly.g);
@@ -573,7 +569,7 @@ bool searchByBlocks(InferState& st, const SpecOp& op, InferStats& stats, std::un
     std::vector<int> reads;
     for (const BlockedRead& r : bl->reads) reads.push_back(r.spec);
     reads.insert(reads.end(), bl->others.begin(), bl->others.end());
-    reuse->add(st, footprintOf(st, s, reads, results));
+    if (auto f = footprintOf(st, s, reads, results)) reuse->add(st, std::move(*f));
   }
   inlined.clear();
   return true;

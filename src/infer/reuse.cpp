@@ -160,23 +160,33 @@ void OperatorReuse::record(const InferState& st, const OperatorSearch& s) {
   if (auto f = footprintOf(st, s)) add(st, std::move(*f));
 }
 
+std::optional<std::vector<std::pair<bool, int>>> tensorLeaves(const InferState& st, const eg::EGraph& g) {
+  std::vector<std::pair<bool, int>> out;
+  const eg::Symbol tensor = ops::syms().tensor;
+  for (eg::Id c : g.classesWithOp(tensor))
+    for (const eg::ENode& n : g.eclass(c).nodes) {
+      if (n.op != tensor) continue;
+      auto leaf = leaves::leafOf(st.spec, st.impl, n.op, n.attrs);
+      if (!leaf) return std::nullopt;  // a leaf of no graph tensor: nothing to rename it to
+      out.push_back(*leaf);
+    }
+  return out;
+}
+
 std::optional<Footprint> OperatorReuse::footprintOf(const InferState& st, const OperatorSearch& s) {
   if (!s.g.conflicts().empty()) return std::nullopt;
   Footprint f;
   f.op = s.op;
-  const eg::Symbol tensor = ops::syms().tensor;
-  for (eg::Id c : s.g.classesWithOp(tensor))
-    for (const eg::ENode& n : s.g.eclass(c).nodes) {
-      if (n.op != tensor) continue;
-      auto leaf = leaves::leafOf(st.spec, st.impl, n.op, n.attrs);
-      if (!leaf) return std::nullopt;  // a leaf of no graph tensor: nothing to rename it to
-      if (leaf->first) {
-        f.spec.push_back(leaf->second);
-      } else {
-        f.impl.push_back(leaf->second);
-        f.implDef.push_back(st.marks.isExplored(leaf->second) ? 1 : 0);
-      }
+  auto tensors = tensorLeaves(st, s.g);
+  if (!tensors) return std::nullopt;
+  for (auto [spec, node] : *tensors) {
+    if (spec) {
+      f.spec.push_back(node);
+    } else {
+      f.impl.push_back(node);
+      f.implDef.push_back(st.marks.isExplored(node) ? 1 : 0);
     }
+  }
   f.inlined.assign(s.inlined.begin(), s.inlined.end());
   std::sort(f.inlined.begin(), f.inlined.end());
   f.related = s.related;

@@ -120,6 +120,8 @@ bool sameImplFacts(const InferState& st, Renaming& phi, int a, int b, bool explo
 // reuse_match.cpp: binds explored node a to a user of an operand's image with the same
 // definition (operands bound too), or with allowSources to a source of a's rank's image.
 bool matchExplored(const InferState& st, Renaming& phi, int a, bool allowSources);
+// Every tensor leaf of g as (is spec, lowered node); nullopt when one names no graph tensor.
+std::optional<std::vector<std::pair<bool, int>>> tensorLeaves(const InferState& st, const eg::EGraph& g);
 // phi applied to a term's tensor leaves; false when a leaf is outside phi.
 bool renameTerm(const InferState& st, const Renaming& phi, const eg::Term& in, eg::Term& out);
 // Same structure, with phi taking a's tensors to b's. With `bind`, unbound
