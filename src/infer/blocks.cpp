@@ -61,9 +61,15 @@ bool tracing() {
 
 struct BlockedRead {
   int spec = -1;
-  // pieces[k][b]: block b of the read's k-th relation that cuts at every bound (xi_b, in as many
-  // forms as the read has such relations: each rank's copies, say)
-  std::vector<std::vector<eg::Term>> pieces;
+  // blocks[b]: the distinct terms that the read's relations cutting at every bound give for block
+  // b (xi_b, in as many forms as differ there: each rank's copies of that block, say; the
+  // relations differ mostly in other blocks, each rank's form naming its own copies)
+  std::vector<std::vector<eg::Term>> blocks;
+  size_t forms() const {
+    size_t n = 0;
+    for (const auto& b : blocks) n = std::max(n, b.size());
+    return n;
+  }
 };
 
 struct Blocks {
@@ -200,12 +206,22 @@ std::optional<Blocks> findBlocks(const InferState& st, const SpecOp& op) {
     if (std::find(reads.begin(), reads.end(), s) == reads.end()) reads.push_back(s);
   }
   // The dim and the bounds: the relation term of a read that cuts the output's dim most often.
+  // Each term's shapes once (an e-graph of its own: the relations of a 256-rank plan's
+  // activations are hundreds of 64-piece concats).
   Blocks bl;
+  std::unordered_map<const eg::Term*, std::optional<std::vector<Shape>>> shapes;
+  auto shapesOfTerm = [&](const eg::Term& t) -> const std::optional<std::vector<Shape>>& {
+    auto it = shapes.find(&t);
+    if (it == shapes.end()) it = shapes.emplace(&t, shapesOf(st, t)).first;
+    return it->second;
+  };
   for (int s : reads) {
     const Shape* shape = concreteShape(st.spec.nodes[s], buf);
     if (!shape || shape->size() != outShape.size()) continue;
-    for (const eg::Term& t : st.rels[s]) {
-      auto sh = shapesOf(st, t);
+    // The first few terms: a read's relations are mostly one rank's choice each, cut alike.
+    for (size_t i = 0; i < std::min(st.rels[s].size(), kMaxForms); ++i) {
+      const eg::Term& t = st.rels[s][i];
+      const auto& sh = shapesOfTerm(t);
       if (!sh) continue;
       for (int d = 0; d < static_cast<int>(outShape.size()); ++d) {
         if ((*shape)[d] != outShape[d]) continue;
@@ -223,11 +239,19 @@ std::optional<Blocks> findBlocks(const InferState& st, const SpecOp& op) {
     const Shape* shape = concreteShape(st.spec.nodes[s], buf);
     bool blockable = shape && shape->size() == outShape.size() && (*shape)[bl.dim] == outShape[bl.dim];
     BlockedRead read{s, {}};
-    for (size_t i = 0; blockable && i < st.rels[s].size(); ++i)
-      if (auto sh = shapesOf(st, st.rels[s][i]))
-        if (auto pieces = cutAt(st.rels[s][i], *sh, bl.dim, bl.bounds)) read.pieces.push_back(std::move(*pieces));
-    if (read.pieces.size() > kMaxForms) return {};  // pairing the forms would cost more than the search
-    if (!read.pieces.empty()) bl.reads.push_back(std::move(read));
+    for (size_t i = 0; blockable && i < st.rels[s].size(); ++i) {
+      const auto& sh = shapesOfTerm(st.rels[s][i]);
+      if (!sh) continue;
+      auto pieces = cutAt(st.rels[s][i], *sh, bl.dim, bl.bounds);
+      if (!pieces) continue;
+      read.blocks.resize(pieces->size());
+      for (size_t b = 0; b < pieces->size(); ++b) {
+        auto& forms = read.blocks[b];
+        if (std::find(forms.begin(), forms.end(), (*pieces)[b]) == forms.end()) forms.push_back(std::move((*pieces)[b]));
+        if (forms.size() > kMaxForms) return {};  // pairing the forms would cost more than the search
+      }
+    }
+    if (!read.blocks.empty()) bl.reads.push_back(std::move(read));
     else if (blockable && (*shape)[bl.dim] > 1) return {};  // a batch-carrying input with no cut relation
     else bl.others.push_back(s);
   }
@@ -298,8 +322,8 @@ eg::Id addUnblocked(const InferState& st, OperatorSearch& s, int o, const std::v
 
 // Block b of a blocked read: one class, its forms merged (each is the read's slice there).
 eg::Id blockClass(const InferState& st, eg::EGraph& g, const BlockedRead& r, size_t b) {
-  eg::Id c = addTerm(st, g, r.pieces[0][b]);
-  for (size_t k = 1; k < r.pieces.size(); ++k) g.merge(c, addTerm(st, g, r.pieces[k][b]));
+  eg::Id c = addTerm(st, g, r.blocks[b][0]);
+  for (size_t k = 1; k < r.blocks[b].size(); ++k) g.merge(c, addTerm(st, g, r.blocks[b][k]));
   return c;
 }
 
@@ -322,7 +346,7 @@ std::optional<BlockSearch> searchBlock(InferState& st, const SpecOp& op, const B
   BlockSearch out;
   std::vector<const eg::Term*> pieces;
   for (const BlockedRead& r : bl.reads)
-    for (const auto& form : r.pieces) pieces.push_back(&form[b]);
+    for (const eg::Term& t : r.blocks[b]) pieces.push_back(&t);
   std::vector<char> ranks = ranksOf(st, pieces);
   std::vector<int> relTensors;
   for (const eg::Term* t : pieces) collectImplTensors(st, *t, relTensors);
@@ -352,7 +376,7 @@ std::optional<BlockSearch> searchBlock(InferState& st, const SpecOp& op, const B
   }
   out.related = s.related;
   out.mergedEqual = s.mergedEqual;
-  out.foundEqual = implEqualPairs(st, s.g);
+  out.foundEqual = newImplEqualPairs(st, s.g);
   return out;
 }
 
@@ -365,6 +389,39 @@ int sameNameOn(const InferState& st, int d, int rank) {
   return id ? st.impl.resolve(*id) : -1;
 }
 
+// Leaf y of a relation, leaf x of a renamed term: the same tensor, or x an implEqual partner of
+// y (a fact proved by an earlier operator's e-graph: a weight's copy on another data-parallel
+// replica); the partners used are appended to `used`.
+bool leafEqualModulo(const InferState& st, const eg::Term::Node& x, const eg::Term::Node& y,
+                     std::vector<std::pair<int, int>>& used) {
+  if (x.attrs == y.attrs) return true;
+  auto lx = leaves::leafOf(st.spec, st.impl, x.op, x.attrs), ly = leaves::leafOf(st.spec, st.impl, y.op, y.attrs);
+  if (!lx || !ly || lx->first || ly->first) return false;
+  const std::vector<int>* partners = st.implEqual.find(ly->second);
+  if (!partners || std::find(partners->begin(), partners->end(), lx->second) == partners->end()) return false;
+  used.emplace_back(ly->second, lx->second);
+  return true;
+}
+
+// Whether S_o = t holds by a relation of o, leaf for leaf modulo implEqual (see above).
+bool holdsModuloImplEqual(const InferState& st, int o, const eg::Term& t, std::vector<std::pair<int, int>>& used) {
+  for (const eg::Term& r : st.rels[o]) {
+    if (r.size() != t.size()) continue;
+    std::vector<std::pair<int, int>> mine;
+    bool same = true;
+    for (size_t i = 0; same && i < t.size(); ++i) {
+      const auto &x = t.nodes[i], &y = r.nodes[i];
+      same = x.op == y.op && x.children == y.children &&
+             (x.op == ops::syms().tensor ? leafEqualModulo(st, x, y, mine) : x.attrs == y.attrs);
+    }
+    if (same) {
+      used.insert(used.end(), mine.begin(), mine.end());
+      return true;
+    }
+  }
+  return false;
+}
+
 // Block 0's search renamed onto block b, when the gate accepts the renaming (see the top).
 std::optional<BlockSearch> renameOnto(const InferState& st, const Blocks& bl, const BlockSearch& r0, size_t b,
                                       const char*& why) {
@@ -373,12 +430,13 @@ std::optional<BlockSearch> renameOnto(const InferState& st, const Blocks& bl, co
   // Each form of block 0 onto some form of block b: the facts that block 0's forms are one class
   // must hold renamed (a relation may pick each block's piece from another rank's copy).
   for (const BlockedRead& r : bl.reads)
-    for (size_t k = 0; k < r.pieces.size(); ++k) {
+    for (size_t k = 0; k < r.blocks[0].size(); ++k) {
       bool paired = false;
-      for (size_t j = 0; !paired && j < r.pieces.size(); ++j) {
-        size_t other = (k + j) % r.pieces.size();  // the same form first
+      const auto& there = r.blocks[b];
+      for (size_t j = 0; !paired && j < there.size(); ++j) {
+        size_t other = (k + j) % there.size();  // the same form first
         Renaming trial = phi;
-        if (sameTermUnder(st, trial, r.pieces[k][0], r.pieces[other][b], true)) {
+        if (sameTermUnder(st, trial, r.blocks[0][k], there[other], true)) {
           phi = std::move(trial);
           paired = true;
         }
@@ -417,10 +475,18 @@ std::optional<BlockSearch> renameOnto(const InferState& st, const Blocks& bl, co
   std::vector<int> pending;
   for (int u : r0.explored)
     if (!phi.implOf(u)) pending.push_back(u);
+  // Nodes whose operands are all bound first; else one bound by a single operand, and again.
   while (!pending.empty()) {
     std::vector<int> left;
     for (int u : pending)
-      if (!phi.implOf(u) && !matchExplored(st, phi, u, false)) left.push_back(u);
+      if (!phi.implOf(u) && !matchExplored(st, phi, u, false, true)) left.push_back(u);
+    if (left.size() == pending.size()) {
+      left.clear();
+      bool one = false;
+      for (int u : pending)
+        if (one || phi.implOf(u) || !matchExplored(st, phi, u, false)) left.push_back(u);
+        else one = true;
+    }
     if (left.size() == pending.size()) {
       for (int u : pending)
         if (!matchExplored(st, phi, u, true)) return std::nullopt;
@@ -433,7 +499,15 @@ std::optional<BlockSearch> renameOnto(const InferState& st, const Blocks& bl, co
     if (!phi.implOf(a) && !bindByName(a)) return std::nullopt;
   why = "a tensor's facts differ";
   for (size_t i = 0; i < r0.impl.size(); ++i)
-    if (!sameImplFacts(st, phi, r0.impl[i], *phi.implOf(r0.impl[i]), r0.implDef[i])) return std::nullopt;
+    if (!sameImplFacts(st, phi, r0.impl[i], *phi.implOf(r0.impl[i]), r0.implDef[i])) {
+      if (tracing()) {
+        static std::string detail;
+        detail = "the facts of " + st.impl.nodes[r0.impl[i]].name + " and of its image " +
+                 st.impl.nodes[*phi.implOf(r0.impl[i])].name + " differ";
+        why = detail.c_str();
+      }
+      return std::nullopt;
+    }
   why = "an implEqual fact does not hold";
   for (auto [a, c] : r0.mergedEqual) {
     const std::vector<int>* partners = st.implEqual.find(*phi.implOf(a));
@@ -441,9 +515,14 @@ std::optional<BlockSearch> renameOnto(const InferState& st, const Blocks& bl, co
   }
   why = "a seeded relation of an unblocked input is not one";
   eg::Term renamed;
+  // Relations keep each rank's copies in mixtures (rank 32's form of a weight names its own shard
+  // beside rank 1's), so a renamed one may hold only through the copies' equalities.
+  std::vector<std::pair<int, int>> usedEqual;
   for (const auto& [o, terms] : r0.seededTerms)
     for (const eg::Term& t : terms)
-      if (!renameTerm(st, phi, t, renamed) || std::find(st.rels[o].begin(), st.rels[o].end(), renamed) == st.rels[o].end())
+      if (!renameTerm(st, phi, t, renamed) ||
+          (std::find(st.rels[o].begin(), st.rels[o].end(), renamed) == st.rels[o].end() &&
+           !holdsModuloImplEqual(st, o, renamed, usedEqual)))
         return std::nullopt;
   for (const auto& [o, exprs] : r0.seededExprs)
     for (const RelExpr* e : exprs) {
@@ -462,14 +541,17 @@ std::optional<BlockSearch> renameOnto(const InferState& st, const Blocks& bl, co
   for (int d : r0.related)
     if (phi.implOf(d)) out.related.push_back(image(d));
   for (auto [a, c] : r0.mergedEqual) out.mergedEqual.emplace_back(image(a), image(c));
+  out.mergedEqual.insert(out.mergedEqual.end(), usedEqual.begin(), usedEqual.end());
   for (auto [a, c] : r0.foundEqual) out.foundEqual.emplace_back(image(a), image(c));
   return out;
 }
 
 // The footprint of a block search for reuse (reuse.h): every fact of every block's e-graph (block
 // 0's renamed onto the others) and of the assembly's, so that reuse's gate covers all of them.
+// assemblyEqual: the implEqual pairs the assembly found (taken before conclude recorded them).
 std::optional<Footprint> footprintOf(const InferState& st, const OperatorSearch& assembly,
-                                     const std::vector<int>& reads, const std::vector<BlockSearch>& blocks) {
+                                     const std::vector<int>& reads, const std::vector<BlockSearch>& blocks,
+                                     std::vector<std::pair<int, int>> assemblyEqual) {
   Footprint f;
   f.op = assembly.op;
   f.spec = reads;
@@ -489,13 +571,20 @@ std::optional<Footprint> footprintOf(const InferState& st, const OperatorSearch&
     if (!spec) addImpl(node, 0);  // the assembly explores nothing
   f.related = assembly.related;
   f.mergedEqual = assembly.mergedEqual;
-  f.foundEqual = implEqualPairs(st, assembly.g);
+  f.foundEqual = std::move(assemblyEqual);
   for (const BlockSearch& b : blocks) {
     for (size_t i = 0; i < b.impl.size(); ++i) addImpl(b.impl[i], b.implDef[i]);
     f.related.insert(f.related.end(), b.related.begin(), b.related.end());
     f.mergedEqual.insert(f.mergedEqual.end(), b.mergedEqual.begin(), b.mergedEqual.end());
     f.foundEqual.insert(f.foundEqual.end(), b.foundEqual.begin(), b.foundEqual.end());
   }
+  // Blocks on one rank share their weights' facts: each once (the gate checks every entry).
+  auto distinct = [](auto& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  };
+  distinct(f.related);
+  distinct(f.mergedEqual);
   f.result = st.rels[assembly.op.node];
   return f;
 }
@@ -503,7 +592,11 @@ std::optional<Footprint> footprintOf(const InferState& st, const OperatorSearch&
 }  // namespace
 
 bool searchByBlocks(InferState& st, const SpecOp& op, InferStats& stats, std::unordered_set<int>& inlined,
-                    OperatorReuse* reuse) {
+                    OperatorReuse* reuse, std::vector<std::pair<int, int>>& applied) {
+  auto apply = [&](const std::vector<std::pair<int, int>>& pairs) {
+    applyImplEqualPairs(st, pairs);
+    applied.insert(applied.end(), pairs.begin(), pairs.end());
+  };
   auto bl = findBlocks(st, op);
   if (!bl) return false;
   const char* name = st.spec.nodes[op.node].name.c_str();
@@ -526,10 +619,10 @@ bool searchByBlocks(InferState& st, const SpecOp& op, InferStats& stats, std::un
       if (tracing()) std::fprintf(stderr, "blocks %s: block %zu of %zu has no clean expression\n", name, b, bl->count());
       return false;
     }
-    applyImplEqualPairs(st, r->foundEqual);
+    apply(r->foundEqual);
     results.push_back(std::move(*r));
   }
-  applyImplEqualPairs(st, first->foundEqual);
+  apply(first->foundEqual);
   // The assembly.
   st.marks.nextOperator();
   OperatorSearch s(op, st.symbols);
@@ -543,8 +636,8 @@ bool searchByBlocks(InferState& st, const SpecOp& op, InferStats& stats, std::un
     auto c = s.g.tryAdd(std::move(whole));
     if (!c) return false;
     s.g.merge(addLeaf(s.g, st.spec, r.spec), *c);
-    for (const auto& form : r.pieces)
-      for (const eg::Term& t : form) collectImplTensors(st, t, relTensors);
+    for (const auto& forms : r.blocks)
+      for (const eg::Term& t : forms) collectImplTensors(st, t, relTensors);
   }
   for (int o : bl->others) others[o] = addSpecTensor(st, s.g, s.inlined, o, relTensors);
   seedImplFacts(st, s, relTensors);
@@ -561,15 +654,19 @@ bool searchByBlocks(InferState& st, const SpecOp& op, InferStats& stats, std::un
   saturate(st, s, stats);
   if (tracing())
     std::fprintf(stderr, "blocks %s: %zu blocks along dim %d, %zu forms (%zu searched, block 0 %zu e-nodes), assembly %zu e-nodes, %s\n",
-                 name, bl->count(), bl->dim, bl->reads[0].pieces.size(), searched, first->enodes, s.g.numNodes(),
+                 name, bl->count(), bl->dim, bl->reads[0].forms(), searched, first->enodes, s.g.numNodes(),
                  s.clean.empty() ? "no clean expression: searched whole" : "related");
   if (s.clean.empty() || !s.g.conflicts().empty()) return false;
+  std::vector<std::pair<int, int>> assemblyEqual;
+  if (reuse) assemblyEqual = newImplEqualPairs(st, s.g);
+  const std::vector<std::pair<int, int>> concluded = implEqualPairs(st, s.g);  // what conclude records
   if (conclude(st, s, stats)) return false;  // not reached: the root has a clean expression
+  applied.insert(applied.end(), concluded.begin(), concluded.end());
   if (reuse) {
     std::vector<int> reads;
     for (const BlockedRead& r : bl->reads) reads.push_back(r.spec);
     reads.insert(reads.end(), bl->others.begin(), bl->others.end());
-    if (auto f = footprintOf(st, s, reads, results)) reuse->add(st, std::move(*f));
+    if (auto f = footprintOf(st, s, reads, results, std::move(assemblyEqual))) reuse->add(st, std::move(*f));
   }
   inlined.clear();
   return true;

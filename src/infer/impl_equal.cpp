@@ -26,6 +26,29 @@ std::vector<std::pair<int, int>> implEqualPairs(const InferState& st, const eg::
   return pairs;
 }
 
+std::vector<std::pair<int, int>> newImplEqualPairs(const InferState& st, const eg::EGraph& g) {
+  std::vector<std::pair<int, int>> pairs;
+  std::vector<int> impl;
+  for (eg::Id c : g.classesWithOp(ops::syms().tensor)) {
+    impl.clear();
+    for (const eg::ENode& n : g.eclass(c).nodes)
+      if (auto leaf = leaves::leafOf(st.spec, st.impl, n.op, n.attrs); leaf && !leaf->first) impl.push_back(leaf->second);
+    if (impl.size() < 2) continue;
+    std::vector<int> sorted = impl;
+    std::sort(sorted.begin(), sorted.end());
+    for (int a : impl) {
+      const std::vector<int>* known = st.implEqual.find(a);
+      size_t held = 0;
+      if (known)
+        for (int x : *known) held += std::binary_search(sorted.begin(), sorted.end(), x) ? 1 : 0;
+      if (held + 1 >= impl.size()) continue;  // a knows the whole class already
+      for (int b : impl)
+        if (a != b && (!known || std::find(known->begin(), known->end(), b) == known->end())) pairs.emplace_back(a, b);
+    }
+  }
+  return pairs;
+}
+
 void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs) {
   applyImplEqualPairs(st, pairs, nullptr);
 }
@@ -33,14 +56,24 @@ void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>&
 void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs,
                          std::vector<std::pair<int, int>>* added) {
   // Pairs come grouped by their first tensor (implEqualPairs): one lookup per
-  // group (references into the map stay valid as it grows).
-  std::vector<int>* eq = nullptr;
-  int last = -1;
-  for (auto [a, b] : pairs) {
-    if (!eq || a != last) eq = &st.implEqual[a], last = a;
-    if (std::find(eq->begin(), eq->end(), b) != eq->end()) continue;
-    eq->push_back(b);
-    if (added) added->emplace_back(a, b);
+  // group. A tensor replicated on every rank of a 256-rank plan has hundreds
+  // of partners, offered again by each renamed footprint: a large group tests
+  // membership in a hash set of the list (a linear find per pair was a
+  // quarter of such a check). The list keeps the pairs' order.
+  std::unordered_set<int> known;
+  for (size_t i = 0; i < pairs.size();) {
+    const int a = pairs[i].first;
+    size_t j = i;
+    while (j < pairs.size() && pairs[j].first == a) ++j;
+    std::vector<int>& eq = st.implEqual[a];
+    const bool hashed = eq.size() > 256 && j - i > 16;
+    if (hashed) known = std::unordered_set<int>(eq.begin(), eq.end());
+    for (; i < j; ++i) {
+      const int b = pairs[i].second;
+      if (hashed ? !known.insert(b).second : std::find(eq.begin(), eq.end(), b) != eq.end()) continue;
+      eq.push_back(b);
+      if (added) added->emplace_back(a, b);
+    }
   }
 }
 

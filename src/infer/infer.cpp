@@ -152,10 +152,14 @@ std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& s
   }
   if (step.verifier && (rollback = step.verifier->drain())) return std::nullopt;
   step.searched = true;
-  if (st.opts.blockMin > 0 && !step.verifier && !step.ahead) {
+  // On the walk's thread (after the queued gates passed, with --jobs > 1): a block search
+  // reads and writes the walk's state as a search does.
+  std::vector<std::pair<int, int>> blockPairs;
+  if (st.opts.blockMin > 0) {
     double cpu0 = tracing() ? threadCpuSeconds() : 0;
-    if (searchByBlocks(st, op, stats, inlined, reuse)) {
+    if (searchByBlocks(st, op, stats, inlined, reuse, blockPairs)) {
       ++stats.operatorsBlocked;
+      step.pairs = std::move(blockPairs);
       if (tracing())
         std::fprintf(stderr, "op %s (%s): by blocks, %.3f CPU s\n", st.spec.nodes[op.node].name.c_str(),
                      specOpName(st, op.node), threadCpuSeconds() - cpu0);
@@ -166,7 +170,8 @@ std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& s
     if (auto r = step.ahead->take(step.position)) {
       if (SearchAhead::confirmed(*r, st)) {
         ++step.ahead->taken;
-        step.pairs = r->implEqualPairs;
+        step.pairs = std::move(blockPairs);
+        step.pairs.insert(step.pairs.end(), r->implEqualPairs.begin(), r->implEqualPairs.end());
         applyAhead(st, op, *r, stats, inlined, reuse);
         return std::nullopt;
       }
@@ -185,7 +190,13 @@ std::optional<Failure> processOp(InferState& st, const SpecOp& op, InferStats& s
     failure = conclude(st, s, stats);
   }
   if (!failure && reuse) reuse->record(st, s);
-  if (!failure && step.ahead && st.deferredDepth[op.node] == 0) step.pairs = implEqualPairs(st, s.g);
+  if (!failure && step.ahead) {
+    step.pairs = std::move(blockPairs);  // a block search that gave up may have applied some
+    if (st.deferredDepth[op.node] == 0) {
+      const auto found = implEqualPairs(st, s.g);
+      step.pairs.insert(step.pairs.end(), found.begin(), found.end());
+    }
+  }
   inlined = std::move(s.inlined);
   if (tracing())
     std::fprintf(stderr, "op %s (%s): %zu e-nodes, %zu explored, %.3f s, %.3f CPU s\n",

@@ -178,6 +178,9 @@ void recordImplEqualities(InferState& st, const eg::EGraph& g);
 // The pairs recordImplEqualities offers, in its order; applying them appends each absent one.
 std::vector<std::pair<int, int>> implEqualPairs(const InferState& st, const eg::EGraph& g);
 void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs);
+// Those of them st does not hold yet (a block's e-graph holds every copy of a weight replicated on
+// 64 ranks, merged from implEqual: 4032 pairs known already, per block).
+std::vector<std::pair<int, int>> newImplEqualPairs(const InferState& st, const eg::EGraph& g);
 // `merged`, if given, receives every pair (a, b) merged: the facts g now holds.
 std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const std::vector<int>& named,
                                      std::vector<std::pair<int, int>>* merged = nullptr);

@@ -99,10 +99,11 @@ void blameChainOrigin(const InferState& st, const SpecOp& op, const DeferredChai
 // blocks.cpp: the operator searched on one block of many alike (data-parallel replicas,
 // microbatches) and assembled; true when that concluded it (its relations are in st.rels), false
 // when it does not apply or gave up (search it whole).
-// With `reuse`, its footprint is recorded there.
+// With `reuse`, its footprint is recorded there. `applied` receives, in order, the implEqual
+// pairs it applied to st (also when it gave up): a search ahead's mirror replays them.
 class OperatorReuse;
 bool searchByBlocks(InferState& st, const SpecOp& op, InferStats& stats, std::unordered_set<int>& inlined,
-                    OperatorReuse* reuse);
+                    OperatorReuse* reuse, std::vector<std::pair<int, int>>& applied);
 
 // conclude.cpp: stats, then R (or R_o) for the operator, or its Failure.
 std::optional<Failure> conclude(InferState& st, OperatorSearch& s, InferStats& stats);

@@ -118,8 +118,10 @@ bool preservesMergedEqualities(const InferState& st, const Footprint& f, const R
 // and, when `explored`, a's definition with operands mapped by phi.
 bool sameImplFacts(const InferState& st, Renaming& phi, int a, int b, bool explored);
 // reuse_match.cpp: binds explored node a to a user of an operand's image with the same
-// definition (operands bound too), or with allowSources to a source of a's rank's image.
-bool matchExplored(const InferState& st, Renaming& phi, int a, bool allowSources);
+// definition (operands bound too), or with allowSources to a source of a's rank's image. With
+// operandsMapped, only when all of a's operands are bound already (then the image is the user of
+// all of theirs, not the first user of one: a gate and an up projection read one activation).
+bool matchExplored(const InferState& st, Renaming& phi, int a, bool allowSources, bool operandsMapped = false);
 // Every tensor leaf of g as (is spec, lowered node); nullopt when one names no graph tensor.
 std::optional<std::vector<std::pair<bool, int>>> tensorLeaves(const InferState& st, const eg::EGraph& g);
 // phi applied to a term's tensor leaves; false when a leaf is outside phi.

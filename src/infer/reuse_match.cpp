@@ -63,8 +63,11 @@ bool mayMapTo(const InferState& st, const Renaming& phi, int a, int b) {
 
 // Maps explored node a to a user of an operand's image (or, for a source, to
 // a source of the same rank), binding its operands. False if none fits.
-bool matchExplored(const InferState& st, Renaming& phi, int a, bool allowSources) {
+bool matchExplored(const InferState& st, Renaming& phi, int a, bool allowSources, bool operandsMapped) {
   const LNode& x = st.impl.nodes[a];
+  if (operandsMapped)
+    for (int o : x.operands)
+      if (!phi.implOf(st.impl.resolve(o))) return false;
   for (int o : x.operands) {
     const int* m = phi.implOf(st.impl.resolve(o));
     if (!m) continue;
