@@ -29,11 +29,11 @@
 // assembly's, and a verdict other than `refines` after a block search is
 // recomputed without (infer.cpp).
 //
-// Experimental, off by default (InferOptions::blockMin; jobs == 1 only). An
-// input with more than kMaxForms relation forms (each rank's copies: up to
-// ~114 on TrainVerify's 256-rank plan) is not blocked: pairing the forms block
-// by block cost more than the search, and keeping fewer of them starved the
-// next operators' searches (docs/benchmarks.md).
+// On from 8 pieces (InferOptions::blockMin), on the walk's thread with any
+// --jobs. A relation names each rank's own copies of its replica's pieces, so
+// a block's forms are the distinct slices of the relations there (at most the
+// copies of that block); an input with more than kMaxForms of them is not
+// blocked: pairing them block by block cost more than the search (docs/benchmarks.md).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

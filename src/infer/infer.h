@@ -44,12 +44,11 @@ struct InferOptions {
   // repeats up to renaming (repeated layers; src/infer/reuse.cpp) instead of
   // searching. `option reuse = 0` turns it off.
   bool reuse = true;
-  // Block search (src/infer/blocks.cpp), experimental, off (0) by default: with
-  // `option block_min = N`, an operator whose inputs are related as concats of at least N pieces
-  // along one dim (data-parallel replicas x microbatches) is searched on one block of them, the
-  // result renamed onto the others and assembled. Only with jobs == 1 (so with --jobs 2 the report
-  // is that of a check without it).
-  size_t blockMin = 0;
+  // Block search (src/infer/blocks.cpp): an operator whose inputs are related as concats of at
+  // least blockMin pieces along one dim (data-parallel replicas x microbatches) is searched on one
+  // block of them, the result renamed onto the others and assembled. `option block_min = 0`
+  // turns it off.
+  size_t blockMin = 8;
   // Rearrangement folding of the implementation graph (src/lower/fold_rearrange.h);
   // `option fold = 0` turns it off.
   bool fold = true;

@@ -317,17 +317,22 @@ TEST_F(Examples, ScalingByAPowerOfTwoOnTheOtherSideOfTheCastHasNoNote) {
 }
 
 // --- examples/blocks/dp16: 16 data-parallel ranks, one row each -------------------------------
-// With option block_min=16, relu and the scaling read concats of 16 rows: each is searched on rank
-// 0's row, renamed onto the other 15 and assembled, and the certificate replays. Off (the default),
-// nothing is searched by blocks, and the verdict is the same.
+// relu and the scaling read concats of 16 rows: by default (and with block_min=16) each is
+// searched on rank 0's row, renamed onto the other 15 and assembled, and the certificate replays.
+// Off (block_min=0), nothing is searched by blocks, and the verdict is the same.
 TEST_F(Examples, BlockSearchRefinesAndReplays) {
-  RunResult off = check("blocks/dp16");
+  RunResult off = runTangle({"check", examplePath("blocks/dp16/check.rel"), "--option", "block_min=0"});
   EXPECT_EQ(off.exitCode, 0) << describe(off);
   EXPECT_FALSE(contains(off.out, "blocks:")) << describe(off);
-  RunResult on = runTangle({"check", examplePath("blocks/dp16/check.rel"), "--option", "block_min=16", "--replay"});
-  EXPECT_EQ(on.exitCode, 0) << describe(on);
-  EXPECT_TRUE(contains(on.out, "blocks: 2 operators searched on one block")) << describe(on);
-  EXPECT_TRUE(contains(on.out, "replay: 1 outputs match")) << describe(on);
+  for (const char* opt : {"block_min=8", "block_min=16"}) {
+    RunResult on = runTangle({"check", examplePath("blocks/dp16/check.rel"), "--option", opt, "--replay"});
+    EXPECT_EQ(on.exitCode, 0) << opt << "\n" << describe(on);
+    EXPECT_TRUE(contains(on.out, "blocks: 2 operators searched on one block")) << opt << "\n" << describe(on);
+    EXPECT_TRUE(contains(on.out, "replay: 1 outputs match")) << opt << "\n" << describe(on);
+  }
+  RunResult byDefault = check("blocks/dp16");
+  EXPECT_EQ(byDefault.exitCode, 0) << describe(byDefault);
+  EXPECT_TRUE(contains(byDefault.out, "blocks: 2 operators searched on one block")) << describe(byDefault);
 }
 
 // Its twin where rank 5 scales by 3: block 5's renaming is refused (its scaling differs), its own
