@@ -29,7 +29,7 @@
 // assembly's, and a verdict other than `refines` after a block search is
 // recomputed without (infer.cpp).
 //
-// On from 8 pieces (InferOptions::blockMin), on the walk's thread with any
+// On from 4 pieces (InferOptions::blockMin), on the walk's thread with any
 // --jobs. A relation names each rank's own copies of its replica's pieces, so
 // a block's forms are the distinct slices of the relations there (at most the
 // copies of that block); an input with more than kMaxForms of them is not

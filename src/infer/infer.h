@@ -48,7 +48,7 @@ struct InferOptions {
   // least blockMin pieces along one dim (data-parallel replicas x microbatches) is searched on one
   // block of them, the result renamed onto the others and assembled. `option block_min = 0`
   // turns it off.
-  size_t blockMin = 8;
+  size_t blockMin = 4;
   // Rearrangement folding of the implementation graph (src/lower/fold_rearrange.h);
   // `option fold = 0` turns it off.
   bool fold = true;

@@ -324,7 +324,7 @@ TEST_F(Examples, BlockSearchRefinesAndReplays) {
   RunResult off = runTangle({"check", examplePath("blocks/dp16/check.rel"), "--option", "block_min=0"});
   EXPECT_EQ(off.exitCode, 0) << describe(off);
   EXPECT_FALSE(contains(off.out, "blocks:")) << describe(off);
-  for (const char* opt : {"block_min=8", "block_min=16"}) {
+  for (const char* opt : {"block_min=4", "block_min=16"}) {
     RunResult on = runTangle({"check", examplePath("blocks/dp16/check.rel"), "--option", opt, "--replay"});
     EXPECT_EQ(on.exitCode, 0) << opt << "\n" << describe(on);
     EXPECT_TRUE(contains(on.out, "blocks: 2 operators searched on one block")) << opt << "\n" << describe(on);
