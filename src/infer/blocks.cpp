@@ -443,6 +443,22 @@ std::optional<BlockSearch> renameOnto(const InferState& st, const Blocks& bl, co
       }
       if (!paired) return std::nullopt;
     }
+  // A piece whose definition the search added (explored) has its operands' images among its
+  // image's: the operands of the definitions, in order (a microbatch's view of its own logits,
+  // not the same-named tensor of block 0's microbatch on that rank).
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t i = 0; i < r0.impl.size(); ++i) {
+      const int* m = r0.implDef[i] ? phi.implOf(r0.impl[i]) : nullptr;
+      if (!m) continue;
+      const LNode &x = st.impl.nodes[r0.impl[i]], &y = st.impl.nodes[*m];
+      if (x.operands.size() != y.operands.size()) continue;
+      for (size_t k = 0; k < x.operands.size(); ++k) {
+        int from = st.impl.resolve(x.operands[k]), to = st.impl.resolve(y.operands[k]);
+        if (!phi.implOf(from) && phi.bindImpl(from, to)) progress = true;
+      }
+    }
+  }
   // The other leaves that are not explored (the unblocked inputs' relations, implEqual partners):
   // the same tensor on the image of its rank (another replica's copy), or itself.
   why = "a tensor has no image";
