@@ -61,6 +61,7 @@ bool tracing() {
 
 struct BlockedRead {
   int spec = -1;
+  int dim = -1;  // the read's dim cut at the bounds
   // blocks[b]: the distinct terms that the read's relations cutting at every bound give for block
   // b (xi_b, in as many forms as differ there: each rank's copies of that block, say; the
   // relations differ mostly in other blocks, each rank's form naming its own copies)
@@ -73,8 +74,10 @@ struct BlockedRead {
 };
 
 struct Blocks {
+  // The output's dim the blocks cut, or -1: they cut a dim the operator contracts or reduces
+  // (a weight gradient summed over the batch), each read along its own dim.
   int dim = -1;
-  std::vector<int64_t> bounds;  // block b is [bounds[b], bounds[b+1]) along dim
+  std::vector<int64_t> bounds;  // block b is [bounds[b], bounds[b+1]) along each read's dim
   std::vector<BlockedRead> reads;
   std::vector<int> others;  // reads not blocked (resolved spec tensors)
   size_t count() const { return bounds.size() - 1; }
@@ -205,58 +208,81 @@ std::optional<Blocks> findBlocks(const InferState& st, const SpecOp& op) {
     if (st.deferredDepth[s] || !st.outRels[s].empty()) return {};
     if (std::find(reads.begin(), reads.end(), s) == reads.end()) reads.push_back(s);
   }
-  // The dim and the bounds: the relation term of a read that cuts the output's dim most often.
   // Each term's shapes once (an e-graph of its own: the relations of a 256-rank plan's
   // activations are hundreds of 64-piece concats).
-  Blocks bl;
   std::unordered_map<const eg::Term*, std::optional<std::vector<Shape>>> shapes;
   auto shapesOfTerm = [&](const eg::Term& t) -> const std::optional<std::vector<Shape>>& {
     auto it = shapes.find(&t);
     if (it == shapes.end()) it = shapes.emplace(&t, shapesOf(st, t)).first;
     return it->second;
   };
-  for (int s : reads) {
-    const Shape* shape = concreteShape(st.spec.nodes[s], buf);
-    if (!shape || shape->size() != outShape.size()) continue;
-    // The first few terms: a read's relations are mostly one rank's choice each, cut alike.
-    for (size_t i = 0; i < std::min(st.rels[s].size(), kMaxForms); ++i) {
-      const eg::Term& t = st.rels[s][i];
-      const auto& sh = shapesOfTerm(t);
-      if (!sh) continue;
-      for (int d = 0; d < static_cast<int>(outShape.size()); ++d) {
-        if ((*shape)[d] != outShape[d]) continue;
-        std::set<int64_t> cuts;
-        cutsOf(t, *sh, t.root(), d, 0, cuts);
-        if (cuts.size() > bl.bounds.size() && cuts.size() > st.opts.blockMin) {
-          bl.dim = d;
-          bl.bounds.assign(cuts.begin(), cuts.end());
+  // The dims of read s that may carry the blocks: the output's dim (same rank, same size), or
+  // with anyDim every dim of the blocks' extent.
+  auto candidateDims = [&](const Shape& shape, bool anyDim, int outDim, int64_t extent) {
+    std::vector<int> dims;
+    for (int d = 0; d < static_cast<int>(shape.size()); ++d)
+      if (anyDim ? shape[d] == extent
+                 : d == outDim && shape.size() == outShape.size() && shape[d] == outShape[d])
+        dims.push_back(d);
+    return dims;
+  };
+  auto attempt = [&](bool anyDim) -> std::optional<Blocks> {
+    // The bounds: the relation term of a read that cuts a candidate dim most often (first the
+    // output's dims; else any dim, the output keeping none of them).
+    Blocks bl;
+    int from = -1;  // the read's dim the bounds came from
+    for (int s : reads) {
+      const Shape* shape = concreteShape(st.spec.nodes[s], buf);
+      if (!shape || (!anyDim && shape->size() != outShape.size())) continue;
+      // The first few terms: a read's relations are mostly one rank's choice each, cut alike.
+      for (size_t i = 0; i < std::min(st.rels[s].size(), kMaxForms); ++i) {
+        const eg::Term& t = st.rels[s][i];
+        const auto& sh = shapesOfTerm(t);
+        if (!sh) continue;
+        for (int d = 0; d < static_cast<int>(shape->size()); ++d) {
+          if (!anyDim && (*shape)[d] != outShape[d]) continue;
+          std::set<int64_t> cuts;
+          cutsOf(t, *sh, t.root(), d, 0, cuts);
+          if (cuts.size() > bl.bounds.size() && cuts.size() > st.opts.blockMin && *cuts.begin() == 0 &&
+              *cuts.rbegin() == (*shape)[d]) {
+            from = d;
+            bl.bounds.assign(cuts.begin(), cuts.end());
+          }
         }
       }
     }
-  }
-  if (bl.dim < 0 || bl.bounds.front() != 0 || bl.bounds.back() != outShape[bl.dim]) return {};
-  for (int s : reads) {
-    const Shape* shape = concreteShape(st.spec.nodes[s], buf);
-    bool blockable = shape && shape->size() == outShape.size() && (*shape)[bl.dim] == outShape[bl.dim];
-    BlockedRead read{s, {}};
-    for (size_t i = 0; blockable && i < st.rels[s].size(); ++i) {
-      const auto& sh = shapesOfTerm(st.rels[s][i]);
-      if (!sh) continue;
-      auto pieces = cutAt(st.rels[s][i], *sh, bl.dim, bl.bounds);
-      if (!pieces) continue;
-      read.blocks.resize(pieces->size());
-      for (size_t b = 0; b < pieces->size(); ++b) {
-        auto& forms = read.blocks[b];
-        if (std::find(forms.begin(), forms.end(), (*pieces)[b]) == forms.end()) forms.push_back(std::move((*pieces)[b]));
-        if (forms.size() > kMaxForms) return {};  // pairing the forms would cost more than the search
+    if (from < 0) return std::nullopt;
+    bl.dim = anyDim ? -1 : from;
+    const int64_t extent = bl.bounds.back();
+    for (int s : reads) {
+      const Shape* shape = concreteShape(st.spec.nodes[s], buf);
+      std::vector<int> dims = shape ? candidateDims(*shape, anyDim, bl.dim, extent) : std::vector<int>{};
+      BlockedRead read{s, -1, {}};
+      for (int d : dims) {
+        for (size_t i = 0; i < st.rels[s].size(); ++i) {
+          const auto& sh = shapesOfTerm(st.rels[s][i]);
+          if (!sh) continue;
+          auto pieces = cutAt(st.rels[s][i], *sh, d, bl.bounds);
+          if (!pieces) continue;
+          read.dim = d;
+          read.blocks.resize(pieces->size());
+          for (size_t b = 0; b < pieces->size(); ++b) {
+            auto& forms = read.blocks[b];
+            if (std::find(forms.begin(), forms.end(), (*pieces)[b]) == forms.end()) forms.push_back(std::move((*pieces)[b]));
+            if (forms.size() > kMaxForms) return std::nullopt;  // pairing the forms would cost more than the search
+          }
+        }
+        if (read.dim >= 0) break;
       }
+      if (read.dim >= 0) bl.reads.push_back(std::move(read));
+      else if (!dims.empty() && extent > 1) return std::nullopt;  // a batch-carrying input with no cut relation
+      else bl.others.push_back(s);
     }
-    if (!read.blocks.empty()) bl.reads.push_back(std::move(read));
-    else if (blockable && (*shape)[bl.dim] > 1) return {};  // a batch-carrying input with no cut relation
-    else bl.others.push_back(s);
-  }
-  if (bl.reads.empty()) return {};
-  return bl;
+    if (bl.reads.empty()) return std::nullopt;
+    return bl;
+  };
+  if (auto bl = attempt(false)) return bl;
+  return attempt(true);
 }
 
 // The ranks (impl graphs) of the tensors of terms.
@@ -352,9 +378,11 @@ std::optional<BlockSearch> searchBlock(InferState& st, const SpecOp& op, const B
   for (const eg::Term* t : pieces) collectImplTensors(st, *t, relTensors);
   std::unordered_map<int, eg::Id> others;
   for (int o : bl.others) others[o] = addUnblocked(st, s, o, ranks, relTensors, out);
-  seedImplFacts(st, s, relTensors);
+  // The definition over the block first: over a piece it may not type (a view to the whole
+  // batch's shape), and then nothing else is worth building.
   auto root = blockRoot(st, s.g, op, bl, b, others);
   if (!root) return std::nullopt;
+  seedImplFacts(st, s, relTensors);
   s.root = *root;
   for (int d : relTensors) addToRel(st, s, d);
   s.g.rebuild();
@@ -647,7 +675,7 @@ bool searchByBlocks(InferState& st, const SpecOp& op, InferStats& stats, std::un
   // Each blocked read as the concat of its blocks (each block's class holds the read's relations'
   // forms of it).
   for (const BlockedRead& r : bl->reads) {
-    eg::ENode whole{ops::syms().concat, eg::internAttrs({eg::Attr::integer(bl->dim)}), {}};
+    eg::ENode whole{ops::syms().concat, eg::internAttrs({eg::Attr::integer(r.dim)}), {}};
     for (size_t b = 0; b < bl->count(); ++b) whole.children.push_back(blockClass(st, s.g, r, b));
     auto c = s.g.tryAdd(std::move(whole));
     if (!c) return false;
@@ -669,7 +697,7 @@ bool searchByBlocks(InferState& st, const SpecOp& op, InferStats& stats, std::un
   s.g.rebuild();
   saturate(st, s, stats);
   if (tracing())
-    std::fprintf(stderr, "blocks %s: %zu blocks along dim %d, %zu forms (%zu searched, block 0 %zu e-nodes), assembly %zu e-nodes, %s\n",
+    std::fprintf(stderr, "blocks %s: %zu blocks along output dim %d (-1: contracted), %zu forms (%zu searched, block 0 %zu e-nodes), assembly %zu e-nodes, %s\n",
                  name, bl->count(), bl->dim, bl->reads[0].forms(), searched, first->enodes, s.g.numNodes(),
                  s.clean.empty() ? "no clean expression: searched whole" : "related");
   if (s.clean.empty() || !s.g.conflicts().empty()) return false;
