@@ -226,9 +226,9 @@ std::string textReport(const InferResult& r, const LGraph& spec, const LGraph& i
                        s.opsProcessed);
   if (s.operatorsBlocked > 0)
     out << fmt::format("blocks: {} operators searched on one block and renamed onto the others\n", s.operatorsBlocked);
-  if (s.reuseRerun) out << "reuse: the verdict was recomputed without reuse (reuse can only confirm `refines`)\n";
+  if (s.reuseRerun) out << "reuse: the verdict was recomputed without reuse (a verdict other than a refinement is the search's own)\n";
   if (s.blocksRerun)
-    out << "blocks: the verdict was recomputed without block search (it can only confirm `refines`)\n";
+    out << "blocks: the verdict was recomputed without block search (a verdict other than a refinement is the search's own)\n";
   auto top = topFirings(s, 8);
   if (!top.empty()) {
     out << "lemmas fired:";
