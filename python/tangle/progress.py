@@ -92,8 +92,10 @@ def run_checker(cmd, log) -> subprocess.CompletedProcess:
         if not chunk:
             break
         err += chunk
-        lines = _CHECKER_LINE.findall(chunk.decode(errors="replace"))
-        if lines and lines[-1]:
+        # The last line drawn, not the erase after it: a check that ends within one read (a busy
+        # machine reads its whole stderr at once) still shows where it was.
+        lines = [line for line in _CHECKER_LINE.findall(chunk.decode(errors="replace")) if line]
+        if lines:
             log.status(lines[-1])
     reader.join()
     proc.stdout.close()
