@@ -545,7 +545,7 @@ std::optional<BlockSearch> renameOnto(const InferState& st, const Blocks& bl, co
   for (size_t i = 0; i < r0.impl.size(); ++i)
     if (!sameImplFacts(st, phi, r0.impl[i], *phi.implOf(r0.impl[i]), r0.implDef[i])) {
       if (tracing()) {
-        static std::string detail;
+        thread_local std::string detail;  // why points into it
         detail = "the facts of " + st.impl.nodes[r0.impl[i]].name + " and of its image " +
                  st.impl.nodes[*phi.implOf(r0.impl[i])].name + " differ";
         why = detail.c_str();

@@ -56,10 +56,10 @@ void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>&
 void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs,
                          std::vector<std::pair<int, int>>* added) {
   // Pairs come grouped by their first tensor (implEqualPairs): one lookup per
-  // group. A tensor replicated on every rank of a 256-rank plan has hundreds
-  // of partners, offered again by each renamed footprint: a large group tests
-  // membership in a hash set of the list (a linear find per pair was a
-  // quarter of such a check). The list keeps the pairs' order.
+  // group. A tensor replicated on every rank of a large plan has hundreds of
+  // partners, offered again by each renamed footprint: a large group against
+  // a long list tests membership in a hash set of it (a linear find per pair
+  // is quadratic there). The list keeps the pairs' order.
   std::unordered_set<int> known;
   for (size_t i = 0; i < pairs.size();) {
     const int a = pairs[i].first;
