@@ -318,7 +318,8 @@ nlohmann::json jsonReport(const InferResult& r, const LGraph& spec, const LGraph
                 {"enodes", s.enodesTotal},      {"impl_nodes_explored", s.exploredImplNodes},
                 {"lemma_firings", totalFirings(s)}, {"firings", s.firings},
                 {"conflicts", s.conflicts},
-                {"operators_reused", s.operatorsReused}, {"reuse_rerun", s.reuseRerun}};
+                {"operators_reused", s.operatorsReused}, {"reuse_rerun", s.reuseRerun},
+                {"operators_blocked", s.operatorsBlocked}, {"blocks_rerun", s.blocksRerun}};
   return j;
 }
 

@@ -65,6 +65,10 @@ def test_ffn_only_tp_plan_refines(tmp_path_factory):
     # tensors its source's search proved, which each rank's gradient expectation needs.
     assert r.stats["operators_reused"] > 0, r.stats
     assert r.stats["reuse_rerun"] is False, r.stats
+    # The 2 replicas x 2 microbatches are 4 pieces of every activation: operators are searched on
+    # one and renamed onto the others (block search), and that pass is `refines` too.
+    assert r.stats["operators_blocked"] > 0, r.stats
+    assert r.stats["blocks_rerun"] is False, r.stats
 
 
 def test_missing_ffn_allreduce_on_the_last_stage_is_a_violation_at_its_residual_add(tmp_path_factory):
