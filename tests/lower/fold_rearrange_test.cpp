@@ -39,6 +39,14 @@ std::vector<Graph> flatBufferRanks(const std::string& use) {
 using testing::defOf;
 using testing::node;
 
+// The same graphs lowered with `option fold = 0`: the definitions as captured.
+LGraph lowerUnfolded(const std::vector<Graph>& g) {
+  LowerOptions off;
+  off.fold = false;
+  sym::Context symbols;
+  return lowerImpl(g, off, symbols);
+}
+
 bool reads(const LGraph& lg, const std::string& user, const std::string& operand) {
   for (int u : lg.users[static_cast<size_t>(*lg.find(operand))])
     if (lg.node(u).name == user) return true;
@@ -63,10 +71,7 @@ TEST(FoldRearrangements, AGatheredParameterIsTheConcatOfTheRanksShards) {
   EXPECT_TRUE(reads(lg, "D0.px", "D0.x"));
   EXPECT_TRUE(reads(lg, "D1.px", "D0.x"));
 
-  LowerOptions off;
-  off.fold = false;
-  sym::Context symbols2;
-  LGraph unfolded = lowerImpl(g, off, symbols2);
+  LGraph unfolded = lowerUnfolded(g);
   EXPECT_EQ(defOf(unfolded, "D0.px"), "reshape(D0.sx)");
   EXPECT_TRUE(reads(unfolded, "D0.fx", "D0.x"));
 }
@@ -125,10 +130,7 @@ TEST(FoldRearrangements, AReduceScatteredShardIsTheSliceOfTheReducedGradient) {
   EXPECT_FALSE(reads(lg, "D1.rs", "D1.pre"));
   EXPECT_TRUE(reads(lg, "D1.sg", "D0.g"));
 
-  LowerOptions off;
-  off.fold = false;
-  sym::Context symbols2;
-  LGraph unfolded = lowerImpl(g, off, symbols2);
+  LGraph unfolded = lowerUnfolded(g);
   EXPECT_EQ(defOf(unfolded, "D1.sg"), "reshape(D1.s4)");
 }
 
