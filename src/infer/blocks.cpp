@@ -83,9 +83,9 @@ struct Blocks {
   size_t count() const { return bounds.size() - 1; }
 };
 
-// The concrete shape of every node of t (children first), or nullopt.
-std::optional<std::vector<Shape>> shapesOf(const InferState& st, const eg::Term& t) {
-  eg::EGraph g(ops::inferData, st.symbols);
+// The concrete shape of every node of t (children first), or nullopt. g: an e-graph that only
+// gains nodes (type inference reads the operands' data alone), shared by the terms of one operator.
+std::optional<std::vector<Shape>> shapesOf(const InferState& st, eg::EGraph& g, const eg::Term& t) {
   std::vector<eg::Id> ids(t.size());
   std::vector<Shape> out(t.size());
   for (size_t i = 0; i < t.size(); ++i) {
@@ -211,9 +211,13 @@ std::optional<Blocks> findBlocks(const InferState& st, const SpecOp& op) {
   // Each term's shapes once (an e-graph of its own: the relations of a 256-rank plan's
   // activations are hundreds of 64-piece concats).
   std::unordered_map<const eg::Term*, std::optional<std::vector<Shape>>> shapes;
+  std::optional<eg::EGraph> typing;  // one for all the terms (an e-graph per term was a 30th of a check)
   auto shapesOfTerm = [&](const eg::Term& t) -> const std::optional<std::vector<Shape>>& {
     auto it = shapes.find(&t);
-    if (it == shapes.end()) it = shapes.emplace(&t, shapesOf(st, t)).first;
+    if (it == shapes.end()) {
+      if (!typing) typing.emplace(ops::inferData, st.symbols);
+      it = shapes.emplace(&t, shapesOf(st, *typing, t)).first;
+    }
     return it->second;
   };
   // The dims of read s that may carry the blocks: the output's dim (same rank, same size), or
