@@ -233,13 +233,40 @@ struct PooledMatchSets {
 
 }  // namespace
 
-RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits, std::optional<size_t> resumeFrom) {
-  RunReport report;
-  Limits clock(g, limits);
-  for (const Rule& r : rules) {
+RuleIndex::RuleIndex(const std::vector<Rule>& rules) : local_(rules.size(), 0) {
+  std::vector<std::pair<Symbol, uint32_t>> rooted;
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const Rule& r = rules[i];
     if (r.rhs.has_value() == static_cast<bool>(r.apply))
       throw std::invalid_argument("rule " + r.name + ": exactly one of rhs / apply must be set");
+    local_[i] = isLocal(r);
+    maxHeight_ = std::max(maxHeight_, r.lhs.height());
+    if (auto op = r.lhs.rootOp()) rooted.emplace_back(*op, static_cast<uint32_t>(i));
+    else anyRoot_.push_back(static_cast<uint32_t>(i));
   }
+  std::stable_sort(rooted.begin(), rooted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto [op, i] : rooted) {
+    if (byRootOp_.empty() || byRootOp_.back().first != op) byRootOp_.push_back({op, {}});
+    byRootOp_.back().second.push_back(i);
+  }
+}
+
+void RuleIndex::mayMatch(const EGraph& g, std::vector<uint32_t>& out, std::vector<uint32_t>& absent) const {
+  out.assign(anyRoot_.begin(), anyRoot_.end());
+  absent.clear();
+  for (const auto& [op, ids] : byRootOp_) {
+    std::vector<uint32_t>& to = g.classesWithOp(op).empty() ? absent : out;
+    to.insert(to.end(), ids.begin(), ids.end());
+  }
+  std::sort(out.begin(), out.end());
+}
+
+RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits, std::optional<size_t> resumeFrom,
+              const RuleIndex* index) {
+  RunReport report;
+  Limits clock(g, limits);
+  std::optional<RuleIndex> own;
+  if (!index || index->size() != rules.size()) index = &own.emplace(rules);
   g.rebuild();
 
   // Counted by rule index: a lookup by name per rule and iteration was a tenth of a check's CPU.
@@ -269,8 +296,7 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
   // applied again by a partial search (above), and the others cannot change anything. With
   // TANGLE_CHECK_LOCAL=1 they are searched and applied anyway, and any change they make is
   // reported on stderr (a rule wrongly declared local).
-  int maxHeight = 0;
-  for (const Rule& r : rules) maxHeight = std::max(maxHeight, r.lhs.height());
+  const int maxHeight = index->maxHeight();
   // A resumed run starts with a partial search: the earlier run's last search found nothing to
   // apply, so a match new since then touches a class logged since then.
   bool full = !resumeFrom || *resumeFrom > g.changeCount();
@@ -278,9 +304,8 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
   std::vector<char> needsFull(rules.size(), 0);  // a rule cut short by its cap: search it all again
   std::optional<StopReason> stop;
   static const bool checkLocal = std::getenv("TANGLE_CHECK_LOCAL") != nullptr;
-  std::vector<char> local(rules.size(), 0);
-  for (size_t i = 0; i < rules.size(); ++i) local[i] = isLocal(rules[i]);
   ChangedRegion changedRegion(g, maxHeight);
+  std::vector<uint32_t> active, absent;  // this iteration's rules that may match, and the others
   bool confirming = false;  // this iteration is the full search that follows an idle partial one
   size_t lastSearchAt = 0;
   while (!stop) {
@@ -297,13 +322,19 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
     }
     searchedAt = g.changeCount();
     lastSearchAt = searchedAt;
+    // Only the rules that may match are searched and applied, in rule order: one rooted at an
+    // operator no class holds finds nothing (looping over a few hundred rules twice per iteration
+    // of a small e-graph was a thirtieth of a check's instructions).
+    index->mayMatch(g, active, absent);
+    for (uint32_t i : absent) needsFull[i] = 0;  // as if searched: nothing found
     // Search everything first so all rules see the same e-graph.
     bool truncated = false, canGrow = false;
-    for (size_t i = 0; i < rules.size() && !stop; ++i) {
+    for (size_t k = 0; k < active.size() && !stop; ++k) {
+      const size_t i = active[k];
       // One extra match tells whether the limit cut the search short.
       size_t cap = caps[i];
       size_t limit = cap == SIZE_MAX ? cap : cap + 1;
-      if (confirming && local[i] && !needsFull[i] && !checkLocal) {
+      if (confirming && index->local(i) && !needsFull[i] && !checkLocal) {
         matches[i].clear();
       } else if (region && !needsFull[i]) {
         const Pattern& lhs = rules[i].lhs;
@@ -324,13 +355,14 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
       }
       // Every 8th rule: most searches of a small e-graph take less than reading the clock (a
       // twentieth of a check's CPU when read after each), and 8 searches overshoot the limit little.
-      if ((i % 8 == 7 || i + 1 == rules.size()) && clock.timeUp()) stop = StopReason::TimeLimit;
+      if ((k % 8 == 7 || k + 1 == active.size()) && clock.timeUp()) stop = StopReason::TimeLimit;
     }
 
     size_t nodesBefore = g.numNodes(), classesBefore = g.numClasses();
     bool merged = false;
     size_t applied = 0;
-    for (size_t i = 0; i < rules.size() && !stop; ++i) {
+    for (size_t k = 0; k < active.size() && !stop; ++k) {
+      const size_t i = active[k];
       for (size_t k = 0; k < matches[i].size(); ++k) {
         matches[i].load(k, m);
         size_t nodes = checkLocal ? g.numNodes() : 0, classes = checkLocal ? g.numClasses() : 0;
@@ -339,7 +371,7 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
           ++fired[i];
           merged = true;
         }
-        if (checkLocal && confirming && local[i] && (fires || nodes != g.numNodes() || classes != g.numClasses()))
+        if (checkLocal && confirming && index->local(i) && (fires || nodes != g.numNodes() || classes != g.numClasses()))
           std::fprintf(stderr, "runner: local rule %s changed the e-graph in a confirming search\n",
                        rules[i].name.c_str());
         // A runaway rule must not run far past the limits.

@@ -81,6 +81,27 @@ struct RunReport {
   std::optional<size_t> saturatedAt;
 };
 
+// What the runner derives from a rule set before its first iteration: the rules grouped by their
+// LHS's root operator, the local flags and the tallest LHS. Build it once for rules that many runs
+// share (a check's lemmas): per run it was a few loops over a few hundred rules. Throws
+// std::invalid_argument for a rule with neither or both of rhs / apply.
+class RuleIndex {
+ public:
+  explicit RuleIndex(const std::vector<Rule>& rules);
+  // The rules that may match in g (rooted at a variable or at an operator some class holds),
+  // ascending, into `out`; the others (rooted at an operator no class holds) into `absent`.
+  void mayMatch(const EGraph& g, std::vector<uint32_t>& out, std::vector<uint32_t>& absent) const;
+  size_t size() const { return local_.size(); }
+  bool local(size_t i) const { return local_[i] != 0; }
+  int maxHeight() const { return maxHeight_; }
+
+ private:
+  std::vector<std::pair<Symbol, std::vector<uint32_t>>> byRootOp_;  // by operator, ascending
+  std::vector<uint32_t> anyRoot_;
+  std::vector<char> local_;
+  int maxHeight_ = 0;
+};
+
 // Applies all rules, iteration by iteration (search all, then apply all, then
 // rebuild), until nothing changes (and no rule's matches were cut short) or a
 // limit is hit. Leaves the e-graph clean.
@@ -92,7 +113,9 @@ struct RunReport {
 // that happened to it since is in its change log (adds, merges, new data: not a change of the
 // symbolic-size context). The first search then looks only where that log says matches may be
 // new, like the runner's partial searches, instead of searching everything again.
+//
+// `index`: RuleIndex(rules), when the caller keeps one (else it is built for this run).
 RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits,
-              std::optional<size_t> resumeFrom = std::nullopt);
+              std::optional<size_t> resumeFrom = std::nullopt, const RuleIndex* index = nullptr);
 
 }  // namespace tangle::eg

@@ -68,7 +68,7 @@ std::vector<char> checkTogether(const InferState& st, std::unordered_set<int>& i
   limits.maxIterations = st.opts.maxIterations;
   limits.maxNodes = st.opts.maxNodes;
   limits.maxSeconds = st.opts.operatorSeconds;
-  stop = eg::run(g, st.lemmas, limits).stop;
+  stop = eg::run(g, st.lemmas, limits, std::nullopt, &st.lemmaIndex).stop;
   std::vector<char> holds(es.size(), 0);
   for (size_t i = 0; i < es.size(); ++i) holds[i] = g.find(lhs) == g.find(rhs[i]);
   return holds;

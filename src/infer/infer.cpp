@@ -36,7 +36,7 @@ bool isTableStep(const LNode& n, const std::vector<int>& deps, const std::vector
 }  // namespace
 
 InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules, const InferOptions& o)
-    : spec(*p.spec), impl(*p.impl), rel(*p.relation), symbols(p.symbols), lemmas(lemmaRules), opts(o) {
+    : spec(*p.spec), impl(*p.impl), rel(*p.relation), symbols(p.symbols), lemmas(lemmaRules), lemmaIndex(lemmaRules), opts(o) {
   rels.resize(spec.nodes.size());
   byEvaluation.assign(spec.nodes.size(), 0);
   inputRels.resize(spec.nodes.size());

@@ -80,6 +80,7 @@ struct InferState {
   const RelationFile& rel;
   const sym::Context* symbols;  // every e-graph's (null: an empty one each)
   const std::vector<eg::Rule>& lemmas;
+  const eg::RuleIndex lemmaIndex;  // the runner's view of lemmas, built once for every saturation
   InferOptions opts;
 
   // The clean input relation (the user's), indexed by spec node.

@@ -16,7 +16,7 @@ void saturate(const InferState& st, OperatorSearch& s, InferStats& stats) {
   limits.maxSeconds = std::max(0.01, st.opts.operatorSeconds - s.cpuSpent());
   // Between two saturations of one search the e-graph only gains nodes and merges (all logged),
   // under the same lemmas and size facts: the run resumes where the last one found nothing to do.
-  eg::RunReport rep = eg::run(s.g, st.lemmas, limits, s.saturatedAt);
+  eg::RunReport rep = eg::run(s.g, st.lemmas, limits, s.saturatedAt, &st.lemmaIndex);
   s.saturatedAt = rep.saturatedAt;
   // Only the lemmas that fired (inferOnce lists every lemma once): adding every lemma's zero was a
   // name lookup per lemma and search.
