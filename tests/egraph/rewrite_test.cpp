@@ -297,6 +297,48 @@ TEST(Runner, RejectsMalformedRules) {
   EXPECT_THROW(run(g, {r}, RunLimits{}), std::invalid_argument);
 }
 
+TEST(Runner, RuleIndexKeepsOnlyRulesWhoseRootOperatorIsPresent) {
+  std::vector<Rule> rules = {rewrite("mul-comm", "(mul ?x ?y)", "(mul ?y ?x)"),
+                             rewrite("add-comm", "(add ?x ?y)", "(add ?y ?x)"),
+                             rewrite("any-neg", "?x", "(neg (neg ?x))"),
+                             rewrite("add-zero", "(add ?x ?x)", "(mul ?x ?x)")};
+  RuleIndex index(rules);
+  EXPECT_EQ(index.size(), 4u);
+  EGraph g;
+  Id a = g.leaf("a", {}), b = g.leaf("b", {});
+  g.add(node("add", {a, b}));
+  g.rebuild();
+  std::vector<uint32_t> may, absent;
+  index.mayMatch(g, may, absent);
+  EXPECT_EQ(may, (std::vector<uint32_t>{1, 2, 3})) << "rule order, the variable-rooted rule included";
+  EXPECT_EQ(absent, (std::vector<uint32_t>{0}));
+  // A rule whose operator only appears mid-run joins the next iteration: add-zero builds the mul
+  // that mul-tag rewrites; given the index or not, the run saturates to the same e-graph.
+  std::vector<Rule> chain = {rewrite("mul-tag", "(mul ?x ?y)", "(tag ?x)"), rules[3]};
+  RuleIndex chainIndex(chain);
+  EGraph with, without;
+  for (EGraph* e : {&with, &without}) {
+    Id x = e->leaf("a", {});
+    e->add(node("add", {x, x}));
+  }
+  RunReport r1 = run(with, chain, RunLimits{}, std::nullopt, &chainIndex);
+  RunReport r2 = run(without, chain, RunLimits{});
+  EXPECT_EQ(r1.stop, StopReason::Saturated);
+  EXPECT_EQ(r2.stop, StopReason::Saturated);
+  EXPECT_EQ(r1.firings, r2.firings);
+  EXPECT_EQ(r1.firings, (std::vector<size_t>{1, 1}));
+  EXPECT_EQ(with.numNodes(), without.numNodes());
+  Id x = with.leaf("a", {});
+  EXPECT_TRUE(with.lookup(node("tag", {x})).has_value());
+}
+
+TEST(Runner, RuleIndexRejectsMalformedRules) {
+  Rule r;
+  r.name = "empty";
+  r.lhs = Pattern::parse("?x");
+  EXPECT_THROW(RuleIndex{std::vector<Rule>{r}}, std::invalid_argument);
+}
+
 TEST(Runner, StopReasonNames) {
   EXPECT_STREQ(toString(StopReason::Saturated), "saturated");
   EXPECT_STREQ(toString(StopReason::NodeLimit), "node limit");
