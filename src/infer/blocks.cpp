@@ -566,18 +566,33 @@ std::optional<BlockSearch> renameOnto(const InferState& st, const Blocks& bl, co
   // Relations keep each rank's copies in mixtures (rank 32's form of a weight names its own shard
   // beside rank 1's), so a renamed one may hold only through the copies' equalities.
   std::vector<std::pair<int, int>> usedEqual;
-  for (const auto& [o, terms] : r0.seededTerms)
+  // Each is looked for from where the last one was found: the seeded relations are one per rank of
+  // block 0, in the order of the read's list, and their images are mostly the next entries there
+  // (a scan from the front for each was quadratic in the ranks: a 64-rank weight's 64 relations).
+  auto findFrom = [](const auto& list, size_t& hint, auto&& same) {
+    for (size_t k = 0; k < list.size(); ++k) {
+      size_t i = (hint + k) % list.size();
+      if (same(list[i])) {
+        hint = i + 1;
+        return true;
+      }
+    }
+    return false;
+  };
+  for (const auto& [o, terms] : r0.seededTerms) {
+    size_t hint = 0;
     for (const eg::Term& t : terms)
       if (!renameTerm(st, phi, t, renamed) ||
-          (std::find(st.rels[o].begin(), st.rels[o].end(), renamed) == st.rels[o].end() &&
+          (!findFrom(st.rels[o], hint, [&](const eg::Term& x) { return x == renamed; }) &&
            !holdsModuloImplEqual(st, o, renamed, usedEqual)))
         return std::nullopt;
-  for (const auto& [o, exprs] : r0.seededExprs)
-    for (const RelExpr* e : exprs) {
-      bool held = std::any_of(st.inputRels[o].begin(), st.inputRels[o].end(),
-                              [&](const RelExpr* x) { return sameRelExprUnder(st, phi, *e, *x, false); });
-      if (!held) return std::nullopt;
-    }
+  }
+  for (const auto& [o, exprs] : r0.seededExprs) {
+    size_t hint = 0;
+    for (const RelExpr* e : exprs)
+      if (!findFrom(st.inputRels[o], hint, [&](const RelExpr* x) { return sameRelExprUnder(st, phi, *e, *x, false); }))
+        return std::nullopt;
+  }
   BlockSearch out;
   for (const eg::Term& t : r0.clean) {
     if (!renameTerm(st, phi, t, renamed)) return std::nullopt;
