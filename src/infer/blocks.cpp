@@ -557,10 +557,7 @@ std::optional<BlockSearch> renameOnto(const InferState& st, const Blocks& bl, co
       return std::nullopt;
     }
   why = "an implEqual fact does not hold";
-  for (auto [a, c] : r0.mergedEqual) {
-    const std::vector<int>* partners = st.implEqual.find(*phi.implOf(a));
-    if (!partners || std::find(partners->begin(), partners->end(), *phi.implOf(c)) == partners->end()) return std::nullopt;
-  }
+  if (!holdRenamed(st, r0.mergedEqual, [&](int d) { return phi.implOf(d); })) return std::nullopt;
   why = "a seeded relation of an unblocked input is not one";
   eg::Term renamed;
   // Relations keep each rank's copies in mixtures (rank 32's form of a weight names its own shard

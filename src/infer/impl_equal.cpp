@@ -12,6 +12,12 @@
 
 namespace tangle {
 
+NodeMarks& nodeMarks(size_t nodes) {
+  thread_local NodeMarks m;
+  if (m.at.size() < nodes) m.at.resize(nodes, 0);
+  return m;
+}
+
 std::vector<std::pair<int, int>> implEqualPairs(const InferState& st, const eg::EGraph& g) {
   std::vector<std::pair<int, int>> pairs;
   for (eg::Id c : g.classesWithOp(ops::syms().tensor)) {
@@ -55,22 +61,33 @@ void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>&
 
 void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>& pairs,
                          std::vector<std::pair<int, int>>* added) {
-  // Pairs come grouped by their first tensor (implEqualPairs): one lookup per
-  // group. A tensor replicated on every rank of a large plan has hundreds of
-  // partners, offered again by each renamed footprint: a large group against
-  // a long list tests membership in a hash set of it (a linear find per pair
-  // is quadratic there). The list keeps the pairs' order.
-  std::unordered_set<int> known;
+  // Pairs come grouped by their first tensor (implEqualPairs): per group, the
+  // tensor's list is stamped into a mark per node, and each pair's membership
+  // is one load. (A tensor replicated on every rank of a large plan has
+  // dozens to hundreds of partners, offered again by each renamed footprint:
+  // a linear find per pair was quadratic there.) The list keeps the pairs' order.
+  NodeMarks& mark = nodeMarks(st.impl.nodes.size());
   for (size_t i = 0; i < pairs.size();) {
     const int a = pairs[i].first;
     size_t j = i;
     while (j < pairs.size() && pairs[j].first == a) ++j;
+    if (j - i == 1) {  // one pair: a find is cheaper than stamping the list
+      const std::vector<int>* eq = st.implEqual.find(a);
+      const int b = pairs[i].second;
+      if (!eq || std::find(eq->begin(), eq->end(), b) == eq->end()) {
+        st.implEqual[a].push_back(b);
+        if (added) added->emplace_back(a, b);
+      }
+      i = j;
+      continue;
+    }
     std::vector<int>& eq = st.implEqual[a];
-    const bool hashed = eq.size() > 256 && j - i > 16;
-    if (hashed) known = std::unordered_set<int>(eq.begin(), eq.end());
+    const uint32_t stamp = mark.next();
+    for (int x : eq) mark.at[static_cast<size_t>(x)] = stamp;
     for (; i < j; ++i) {
       const int b = pairs[i].second;
-      if (hashed ? !known.insert(b).second : std::find(eq.begin(), eq.end(), b) != eq.end()) continue;
+      if (mark.at[static_cast<size_t>(b)] == stamp) continue;
+      mark.at[static_cast<size_t>(b)] = stamp;
       eq.push_back(b);
       if (added) added->emplace_back(a, b);
     }

@@ -7,6 +7,7 @@
 // in operator_search.h.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <unordered_map>
@@ -71,6 +72,22 @@ class ImplEqual {
  private:
   std::vector<std::vector<int>> lists_;
 };
+
+// A mark per implementation node, this thread's: stamp a set of nodes with
+// next(), then test membership with one load (at[d] == stamp). No clearing.
+struct NodeMarks {
+  std::vector<uint32_t> at;
+  uint32_t stamp = 0;
+  uint32_t next() {
+    if (++stamp == 0) {  // wrapped: old stamps could collide
+      std::fill(at.begin(), at.end(), 0);
+      stamp = 1;
+    }
+    return stamp;
+  }
+};
+// This thread's marks, with room for `nodes` nodes.
+NodeMarks& nodeMarks(size_t nodes);
 
 struct InferState {
   InferState(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& o);

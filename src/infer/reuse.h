@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -114,6 +115,9 @@ bool preservesFootprint(const InferState& st, const Footprint& f, const SpecOp& 
 // now. Part of the gate, but always run on the walk's thread: implEqual grows
 // during the walk (a queued gate must not read it).
 bool preservesMergedEqualities(const InferState& st, const Footprint& f, const Renaming& phi);
+// Every pair (a, b) has image(b) among image(a)'s implEqual partners (an image null: false).
+bool holdRenamed(const InferState& st, const std::vector<std::pair<int, int>>& pairs,
+                 const std::function<const int*(int)>& image);
 // (c) of the gate for one implementation tensor: b has a's type, constant, zero regions (renamed)
 // and, when `explored`, a's definition with operands mapped by phi.
 bool sameImplFacts(const InferState& st, Renaming& phi, int a, int b, bool explored);

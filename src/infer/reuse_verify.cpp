@@ -4,6 +4,7 @@
 // onto a fact of the new operator's tensors. Nothing here trusts how phi was
 // built (reuse_match.cpp).
 #include <algorithm>
+#include <functional>
 #include <bit>
 #include <cstring>
 
@@ -219,16 +220,34 @@ bool sameRelExprUnder(const InferState& st, Renaming& phi, const RelExpr& a, con
 }
 
 bool preservesMergedEqualities(const InferState& st, const Footprint& f, const Renaming& phi) {
-  const std::vector<int>* partners = nullptr;  // of `last` (pairs come grouped by their first tensor)
-  int last = -1;
-  for (auto [a, b] : f.mergedEqual) {
-    const int *x = phi.implOf(a), *y = phi.implOf(b);
-    if (!x || !y) return false;
-    if (!partners || *x != last) {
-      partners = st.implEqual.find(*x), last = *x;
-      if (!partners) return false;
+  return holdRenamed(st, f.mergedEqual, [&](int d) { return phi.implOf(d); });
+}
+
+bool holdRenamed(const InferState& st, const std::vector<std::pair<int, int>>& pairs,
+                 const std::function<const int*(int)>& image) {
+  // Pairs come grouped by their first tensor: a long group stamps the image's partners into this
+  // thread's node marks and tests each pair with one load (a find per pair was quadratic in the
+  // copies of a weight replicated on 64 ranks).
+  NodeMarks* mark = nullptr;
+  for (size_t i = 0; i < pairs.size();) {
+    size_t j = i;
+    while (j < pairs.size() && pairs[j].first == pairs[i].first) ++j;
+    const int* x = image(pairs[i].first);
+    const std::vector<int>* partners = x ? st.implEqual.find(*x) : nullptr;
+    if (!partners) return false;
+    uint32_t stamp = 0;
+    if (j - i > 4) {
+      if (!mark) mark = &nodeMarks(st.impl.nodes.size());
+      stamp = mark->next();
+      for (int p : *partners) mark->at[static_cast<size_t>(p)] = stamp;
     }
-    if (std::find(partners->begin(), partners->end(), *y) == partners->end()) return false;
+    for (; i < j; ++i) {
+      const int* y = image(pairs[i].second);
+      if (!y) return false;
+      if (stamp ? mark->at[static_cast<size_t>(*y)] != stamp
+                : std::find(partners->begin(), partners->end(), *y) == partners->end())
+        return false;
+    }
   }
   return true;
 }

@@ -275,6 +275,38 @@ TEST(OperatorReuse, ASeededImplEqualityMustHoldRenamed) {
   EXPECT_FALSE(preservesMergedEqualities(st, f, partial));
 }
 
+// implEqual's bulk paths: pairs grouped by their first tensor are applied once each (a pair
+// repeated in a group too), and a long group's membership test (node marks) agrees with a short
+// group's (a find) and with what was applied.
+TEST(OperatorReuse, ImplEqualPairsApplyOnceAndHoldRenamedByGroup) {
+  auto c = blocks(3);
+  InferState st(c->problem(), lemmas::allLemmas(), reuse(true));
+  ASSERT_GE(c->implL->nodes.size(), 10u);
+  std::vector<std::pair<int, int>> pairs = {{0, 1}, {0, 2}, {0, 1}, {0, 3}, {0, 4}, {0, 5}, {0, 6}, {8, 9}};
+  std::vector<std::pair<int, int>> added;
+  applyImplEqualPairs(st, pairs, &added);
+  EXPECT_EQ(added, (std::vector<std::pair<int, int>>{{0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}, {0, 6}, {8, 9}}));
+  ASSERT_NE(st.implEqual.find(0), nullptr);
+  EXPECT_EQ(*st.implEqual.find(0), (std::vector<int>{1, 2, 3, 4, 5, 6}));
+  added.clear();
+  applyImplEqualPairs(st, pairs, &added);
+  EXPECT_TRUE(added.empty()) << "every pair is known";
+  auto same = [](int d) -> const int* {
+    static std::vector<int> ids(64);
+    ids[static_cast<size_t>(d)] = d;
+    return &ids[static_cast<size_t>(d)];
+  };
+  std::vector<std::pair<int, int>> longGroup = {{0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}, {0, 6}};
+  EXPECT_TRUE(holdRenamed(st, longGroup, same));
+  longGroup.emplace_back(0, 7);
+  EXPECT_FALSE(holdRenamed(st, longGroup, same)) << "0 = 7 was never proved";
+  EXPECT_TRUE(holdRenamed(st, {{0, 6}, {8, 9}}, same));
+  EXPECT_FALSE(holdRenamed(st, {{9, 8}}, same)) << "pairs are directed";
+  EXPECT_FALSE(holdRenamed(st, {{0, 1}}, [](int) -> const int* { return nullptr; })) << "a tensor without image";
+  removeImplEqualPairs(st, {{0, 3}});
+  EXPECT_FALSE(holdRenamed(st, {{0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}}, same)) << "removed on a rollback";
+}
+
 // A tensor an earlier e-graph held only as the partner of a seeded implEqual
 // fact (rank 1's copy of a replicated activation, e.g. the input of a weight
 // gradient on the other TP rank) maps to the partner of its mate's image.
