@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <queue>
 #include <stdexcept>
 #include <unordered_map>
@@ -94,47 +95,91 @@ std::optional<Term> Extractor::best(Id eclass) const {
 
 namespace {
 
+// Which classes a TermBuilder has put in its term, and where: per class id, the
+// builder's stamp and the node index. This thread's, reused by every builder
+// (a hash map per term built was most of building the terms of a 256-rank
+// plan's relations, hundreds per operator).
+struct BuiltMarks {
+  std::vector<uint32_t> stamp, index;
+  uint32_t current = 0;
+  bool inUse = false;
+  uint32_t next(size_t ids) {
+    if (stamp.size() < ids) {
+      stamp.resize(ids, 0);
+      index.resize(ids, 0);
+    }
+    if (++current == 0) {  // wrapped: old stamps could collide
+      std::fill(stamp.begin(), stamp.end(), 0);
+      current = 1;
+    }
+    return current;
+  }
+};
+
 // Appends the best term of classes to a Term, sharing the subterm of a class
 // that occurs more than once.
 struct TermBuilder {
+  TermBuilder(const EGraph& graph, const std::vector<int>& best, const std::unordered_map<Id, int>* p)
+      : g(graph), bestNode(best), picks(p) {
+    thread_local BuiltMarks shared;
+    // A builder inside another (none today) gets marks of its own.
+    if (shared.inUse) own = std::make_unique<BuiltMarks>();
+    marks = own ? own.get() : &shared;
+    marks->inUse = true;
+    stamp = marks->next(g.numIds());
+  }
+  ~TermBuilder() { marks->inUse = false; }
+  TermBuilder(const TermBuilder&) = delete;
+  TermBuilder& operator=(const TermBuilder&) = delete;
+
   const EGraph& g;
   const std::vector<int>& bestNode;
   const std::unordered_map<Id, int>* picks;  // overrides of bestNode, or null
   Term term;
-  std::unordered_map<Id, uint32_t> done;
+  std::unique_ptr<BuiltMarks> own;
+  BuiltMarks* marks = nullptr;
+  uint32_t stamp = 0;
+  std::vector<std::pair<Id, bool>> stack;
 
   int best(Id cls) const {
     if (picks)
       if (auto it = picks->find(cls); it != picks->end()) return it->second;
     return bestNode[cls];
   }
+  bool done(Id cls) const { return marks->stamp[cls] == stamp; }
 
   uint32_t add(Id c) {
     c = g.find(c);
-    if (auto it = done.find(c); it != done.end()) return it->second;
+    if (done(c)) return marks->index[c];
     // Iterative post-order: best-node choices form a DAG (each best node's
     // children were final before its class), so this terminates.
-    std::vector<std::pair<Id, bool>> stack{{c, false}};
+    stack.assign(1, {c, false});
     while (!stack.empty()) {
       auto [cls, expanded] = stack.back();
       stack.pop_back();
-      if (done.count(cls)) continue;
+      if (done(cls)) continue;
       const ENode& n = g.eclass(cls).nodes[best(cls)];
       if (!expanded) {
         stack.push_back({cls, true});
         for (auto it = n.children.rbegin(); it != n.children.rend(); ++it)
-          if (!done.count(g.find(*it))) stack.push_back({g.find(*it), false});
+          if (!done(g.find(*it))) stack.push_back({g.find(*it), false});
         continue;
       }
-      done[cls] = push(n);
+      uint32_t at = push(n);
+      marks->stamp[cls] = stamp;
+      marks->index[cls] = at;
     }
-    return done.at(c);
+    return marks->index[c];
   }
 
   uint32_t push(const ENode& n) {
     Term::Node t{n.op, n.attrs, {}};
     t.children.reserve(n.children.size());
-    for (Id ch : n.children) t.children.push_back(done.at(g.find(ch)));
+    for (Id ch : n.children) {
+      Id k = g.find(ch);
+      if (!done(k)) throw std::logic_error("extract: a child built after its parent");
+      t.children.push_back(marks->index[k]);
+    }
     term.nodes.push_back(std::move(t));
     return static_cast<uint32_t>(term.nodes.size() - 1);
   }
@@ -143,13 +188,13 @@ struct TermBuilder {
 }  // namespace
 
 Term Extractor::build(Id eclass) const {
-  TermBuilder b{g_, bestNode_, nullptr, {}, {}};
+  TermBuilder b(g_, bestNode_, nullptr);
   b.add(eclass);
   return std::move(b.term);
 }
 
 Term Extractor::buildFrom(const ENode& root, const std::unordered_map<Id, int>* picks) const {
-  TermBuilder b{g_, bestNode_, picks, {}, {}};
+  TermBuilder b(g_, bestNode_, picks);
   for (Id ch : root.children) b.add(ch);
   b.push(root);
   return std::move(b.term);
