@@ -233,7 +233,8 @@ struct PooledMatchSets {
 
 }  // namespace
 
-RuleIndex::RuleIndex(const std::vector<Rule>& rules) : local_(rules.size(), 0) {
+RuleIndex::RuleIndex(const std::vector<Rule>& rules)
+    : local_(rules.size(), 0), anyRoot_((rules.size() + 63) / 64, 0), words_((rules.size() + 63) / 64) {
   std::vector<std::pair<Symbol, uint32_t>> rooted;
   for (size_t i = 0; i < rules.size(); ++i) {
     const Rule& r = rules[i];
@@ -242,23 +243,26 @@ RuleIndex::RuleIndex(const std::vector<Rule>& rules) : local_(rules.size(), 0) {
     local_[i] = isLocal(r);
     maxHeight_ = std::max(maxHeight_, r.lhs.height());
     if (auto op = r.lhs.rootOp()) rooted.emplace_back(*op, static_cast<uint32_t>(i));
-    else anyRoot_.push_back(static_cast<uint32_t>(i));
+    else anyRoot_[i / 64] |= uint64_t{1} << (i % 64);
   }
-  std::stable_sort(rooted.begin(), rooted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(rooted.begin(), rooted.end());
   for (auto [op, i] : rooted) {
-    if (byRootOp_.empty() || byRootOp_.back().first != op) byRootOp_.push_back({op, {}});
-    byRootOp_.back().second.push_back(i);
+    if (rootOps_.empty() || rootOps_.back() != op) {
+      rootOps_.push_back(op);
+      masks_.resize(masks_.size() + words_, 0);
+    }
+    masks_[masks_.size() - words_ + i / 64] |= uint64_t{1} << (i % 64);
   }
 }
 
-void RuleIndex::mayMatch(const EGraph& g, std::vector<uint32_t>& out, std::vector<uint32_t>& absent) const {
-  out.assign(anyRoot_.begin(), anyRoot_.end());
-  absent.clear();
-  for (const auto& [op, ids] : byRootOp_) {
-    std::vector<uint32_t>& to = g.classesWithOp(op).empty() ? absent : out;
-    to.insert(to.end(), ids.begin(), ids.end());
-  }
-  std::sort(out.begin(), out.end());
+void RuleIndex::mayMatch(const EGraph& g, std::vector<uint64_t>& mask, std::vector<uint32_t>& out) const {
+  mask.assign(anyRoot_.begin(), anyRoot_.end());
+  for (size_t k = 0; k < rootOps_.size(); ++k)
+    if (!g.classesWithOp(rootOps_[k]).empty())
+      for (size_t w = 0; w < words_; ++w) mask[w] |= masks_[k * words_ + w];
+  out.clear();
+  for (size_t w = 0; w < words_; ++w)
+    for (uint64_t x = mask[w]; x; x &= x - 1) out.push_back(static_cast<uint32_t>(w * 64 + __builtin_ctzll(x)));
 }
 
 RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits, std::optional<size_t> resumeFrom,
@@ -305,7 +309,8 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
   std::optional<StopReason> stop;
   static const bool checkLocal = std::getenv("TANGLE_CHECK_LOCAL") != nullptr;
   ChangedRegion changedRegion(g, maxHeight);
-  std::vector<uint32_t> active, absent;  // this iteration's rules that may match, and the others
+  std::vector<uint32_t> active;  // this iteration's rules that may match
+  std::vector<uint64_t> activeMask;
   bool confirming = false;  // this iteration is the full search that follows an idle partial one
   size_t lastSearchAt = 0;
   while (!stop) {
@@ -325,8 +330,7 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
     // Only the rules that may match are searched and applied, in rule order: one rooted at an
     // operator no class holds finds nothing (looping over a few hundred rules twice per iteration
     // of a small e-graph was a thirtieth of a check's instructions).
-    index->mayMatch(g, active, absent);
-    for (uint32_t i : absent) needsFull[i] = 0;  // as if searched: nothing found
+    index->mayMatch(g, activeMask, active);
     // Search everything first so all rules see the same e-graph.
     bool truncated = false, canGrow = false;
     for (size_t k = 0; k < active.size() && !stop; ++k) {

@@ -89,15 +89,19 @@ class RuleIndex {
  public:
   explicit RuleIndex(const std::vector<Rule>& rules);
   // The rules that may match in g (rooted at a variable or at an operator some class holds),
-  // ascending, into `out`; the others (rooted at an operator no class holds) into `absent`.
-  void mayMatch(const EGraph& g, std::vector<uint32_t>& out, std::vector<uint32_t>& absent) const;
+  // ascending, into `out` (`mask`: scratch). A rule rooted at an operator no class holds finds
+  // nothing, and cannot have been cut short by its cap in this e-graph: operators never leave it.
+  void mayMatch(const EGraph& g, std::vector<uint64_t>& mask, std::vector<uint32_t>& out) const;
   size_t size() const { return local_.size(); }
   bool local(size_t i) const { return local_[i] != 0; }
   int maxHeight() const { return maxHeight_; }
 
  private:
-  std::vector<std::pair<Symbol, std::vector<uint32_t>>> byRootOp_;  // by operator, ascending
-  std::vector<uint32_t> anyRoot_;
+  // Per root operator (ascending), its rules as a bit mask over rule indices (words_ words each);
+  // anyRoot_: the rules rooted at a variable.
+  std::vector<Symbol> rootOps_;
+  std::vector<uint64_t> masks_, anyRoot_;
+  size_t words_ = 0;
   std::vector<char> local_;
   int maxHeight_ = 0;
 };

@@ -308,10 +308,25 @@ TEST(Runner, RuleIndexKeepsOnlyRulesWhoseRootOperatorIsPresent) {
   Id a = g.leaf("a", {}), b = g.leaf("b", {});
   g.add(node("add", {a, b}));
   g.rebuild();
-  std::vector<uint32_t> may, absent;
-  index.mayMatch(g, may, absent);
+  std::vector<uint32_t> may;
+  std::vector<uint64_t> scratch;
+  index.mayMatch(g, scratch, may);
   EXPECT_EQ(may, (std::vector<uint32_t>{1, 2, 3})) << "rule order, the variable-rooted rule included";
-  EXPECT_EQ(absent, (std::vector<uint32_t>{0}));
+  g.add(node("mul", {a, b}));
+  g.rebuild();
+  index.mayMatch(g, scratch, may);
+  EXPECT_EQ(may, (std::vector<uint32_t>{0, 1, 2, 3}));
+  // More rules than one mask word: indices past 64 keep their order.
+  std::vector<Rule> many;
+  for (int i = 0; i < 70; ++i) many.push_back(rewrite("r" + std::to_string(i), i % 2 ? "(add ?x ?y)" : "(sub ?x ?y)", "(add ?y ?x)"));
+  RuleIndex manyIndex(many);
+  EGraph h;
+  Id c = h.leaf("c", {});
+  h.add(node("add", {c, c}));
+  h.rebuild();
+  manyIndex.mayMatch(h, scratch, may);
+  ASSERT_EQ(may.size(), 35u);
+  for (size_t k = 0; k < may.size(); ++k) EXPECT_EQ(may[k], 2 * k + 1);
   // A rule whose operator only appears mid-run joins the next iteration: add-zero builds the mul
   // that mul-tag rewrites; given the index or not, the run saturates to the same e-graph.
   std::vector<Rule> chain = {rewrite("mul-tag", "(mul ?x ?y)", "(tag ?x)"), rules[3]};
