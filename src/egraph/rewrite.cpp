@@ -365,8 +365,8 @@ RunReport run(EGraph& g, const std::vector<Rule>& rules, const RunLimits& limits
     size_t nodesBefore = g.numNodes(), classesBefore = g.numClasses();
     bool merged = false;
     size_t applied = 0;
-    for (size_t k = 0; k < active.size() && !stop; ++k) {
-      const size_t i = active[k];
+    for (size_t r = 0; r < active.size() && !stop; ++r) {
+      const size_t i = active[r];
       for (size_t k = 0; k < matches[i].size(); ++k) {
         matches[i].load(k, m);
         size_t nodes = checkLocal ? g.numNodes() : 0, classes = checkLocal ? g.numClasses() : 0;

@@ -75,6 +75,7 @@ class ImplEqual {
 
 // A mark per implementation node, this thread's: stamp a set of nodes with
 // next(), then test membership with one load (at[d] == stamp). No clearing.
+// Not reentrant: a user must finish its tests before another takes a stamp.
 struct NodeMarks {
   std::vector<uint32_t> at;
   uint32_t stamp = 0;
