@@ -234,7 +234,7 @@ struct PooledMatchSets {
 }  // namespace
 
 RuleIndex::RuleIndex(const std::vector<Rule>& rules)
-    : local_(rules.size(), 0), anyRoot_((rules.size() + 63) / 64, 0), words_((rules.size() + 63) / 64) {
+    : anyRoot_((rules.size() + 63) / 64, 0), words_((rules.size() + 63) / 64), local_(rules.size(), 0) {
   std::vector<std::pair<Symbol, uint32_t>> rooted;
   for (size_t i = 0; i < rules.size(); ++i) {
     const Rule& r = rules[i];
