@@ -213,7 +213,9 @@ TEST(Runner, ConfirmingSearchLeavesOutOnlyRulesThatReadOnlyTheirMatch) {
     auto ghx = g.lookup(node("g", {*hx}));
     // Applied by the full search that confirms saturation, unless declared local.
     EXPECT_EQ(ghx.has_value(), !declaredLocal);
-    if (ghx) EXPECT_EQ(*ghx, g.find(fx));
+    if (ghx) {
+      EXPECT_EQ(*ghx, g.find(fx));
+    }
   }
 }
 
