@@ -83,30 +83,78 @@ struct Blocks {
   size_t count() const { return bounds.size() - 1; }
 };
 
-// The concrete shape of every node of t (children first), or nullopt. g: an e-graph that only
-// gains nodes (type inference reads the operands' data alone), shared by the terms of one operator.
+// The concrete shape of every node of t (children first), or nullopt. Leaves take their tensor's
+// type and concats add up their pieces as ops' concat inference does (most relation terms are
+// concats of leaves: typing each through an e-graph was a 25th of a 256-rank check); any other
+// operator is typed by g, an e-graph that only gains nodes (type inference reads the operands' data
+// alone), shared by the terms of one operator, its operands added on demand.
 std::optional<std::vector<Shape>> shapesOf(const InferState& st, eg::EGraph& g, const eg::Term& t) {
-  std::vector<eg::Id> ids(t.size());
+  constexpr eg::Id kNoId = UINT32_MAX;
+  std::vector<eg::Id> ids(t.size(), kNoId);
   std::vector<Shape> out(t.size());
+  std::vector<DType> dtypes(t.size(), DType::Unknown);
+  std::vector<std::pair<bool, int>> leafOf(t.size(), {false, -1});
+  // Node i of t in g (its subterm added when a concat or leaf was typed without it).
+  auto idOf = [&](auto& self, uint32_t i) -> std::optional<eg::Id> {
+    if (ids[i] != kNoId) return ids[i];
+    const auto& n = t.nodes[i];
+    if (n.op == ops::syms().tensor) {
+      ids[i] = addLeaf(g, leafOf[i].first ? st.spec : st.impl, leafOf[i].second);
+      return ids[i];
+    }
+    eg::ENode en{n.op, n.attrs, {}};
+    for (uint32_t c : n.children) {
+      auto id = self(self, c);
+      if (!id) return std::nullopt;
+      en.children.push_back(*id);
+    }
+    auto id = g.tryAdd(std::move(en));
+    if (id) ids[i] = *id;
+    return id;
+  };
   for (size_t i = 0; i < t.size(); ++i) {
     const auto& n = t.nodes[i];
+    const TensorType* tt = nullptr;
     if (n.op == ops::syms().tensor) {
       auto leaf = leaves::leafOf(st.spec, st.impl, n.op, n.attrs);
       if (!leaf) return std::nullopt;
-      ids[i] = addLeaf(g, leaf->first ? st.spec : st.impl, leaf->second);
+      leafOf[i] = *leaf;
+      const LGraph& lg = leaf->first ? st.spec : st.impl;
+      const LNode& ln = lg.node(lg.resolve(leaf->second));
+      tt = ln.data.tuple ? nullptr : ln.data.tensor();
+    } else if (n.op == ops::syms().concat) {
+      // ops' inferConcat: equal ranks, equal sizes off the dim, dtypes equal where known.
+      const auto& a = eg::attrs(n.attrs);
+      if (n.children.empty() || a.size() != 1 || a[0].kind != eg::Attr::Kind::Int) return std::nullopt;
+      const int64_t dim = a[0].i;
+      const Shape& first = out[n.children[0]];
+      if (dim < 0 || dim >= static_cast<int64_t>(first.size())) return std::nullopt;
+      Shape shape = first;
+      DType dt = dtypes[n.children[0]];
+      for (size_t k = 1; k < n.children.size(); ++k) {
+        const Shape& x = out[n.children[k]];
+        const DType xt = dtypes[n.children[k]];
+        if (x.size() != first.size()) return std::nullopt;
+        if (xt != dt && xt != DType::Unknown && dt != DType::Unknown) return std::nullopt;
+        if (dt == DType::Unknown) dt = xt;
+        for (size_t d = 0; d < x.size(); ++d)
+          if (static_cast<int64_t>(d) != dim && x[d] != shape[d]) return std::nullopt;
+        shape[dim] += x[dim];
+      }
+      out[i] = std::move(shape);
+      dtypes[i] = dt;
+      continue;
     } else {
-      eg::ENode en{n.op, n.attrs, {}};
-      for (uint32_t c : n.children) en.children.push_back(ids[c]);
-      auto id = g.tryAdd(std::move(en));
+      auto id = idOf(idOf, static_cast<uint32_t>(i));
       if (!id) return std::nullopt;
-      ids[i] = *id;
+      tt = g.data(g.find(*id)).tensor();
     }
-    const TensorType* tt = g.data(g.find(ids[i])).tensor();
     if (!tt) return std::nullopt;
     for (Dim d : tt->shape) {
       if (isSymbolic(d)) return std::nullopt;
       out[i].push_back(d);
     }
+    dtypes[i] = tt->dtype;
   }
   return out;
 }
