@@ -93,13 +93,13 @@ std::optional<std::vector<Shape>> shapesOf(const InferState& st, eg::EGraph& g, 
   std::vector<eg::Id> ids(t.size(), kNoId);
   std::vector<Shape> out(t.size());
   std::vector<DType> dtypes(t.size(), DType::Unknown);
-  std::vector<std::pair<bool, int>> leafOf(t.size(), {false, -1});
+  std::vector<std::pair<bool, int>> leafNode(t.size(), {false, -1});  // (is spec, node) of a leaf
   // Node i of t in g (its subterm added when a concat or leaf was typed without it).
   auto idOf = [&](auto& self, uint32_t i) -> std::optional<eg::Id> {
     if (ids[i] != kNoId) return ids[i];
     const auto& n = t.nodes[i];
     if (n.op == ops::syms().tensor) {
-      ids[i] = addLeaf(g, leafOf[i].first ? st.spec : st.impl, leafOf[i].second);
+      ids[i] = addLeaf(g, leafNode[i].first ? st.spec : st.impl, leafNode[i].second);
       return ids[i];
     }
     eg::ENode en{n.op, n.attrs, {}};
@@ -118,7 +118,7 @@ std::optional<std::vector<Shape>> shapesOf(const InferState& st, eg::EGraph& g, 
     if (n.op == ops::syms().tensor) {
       auto leaf = leaves::leafOf(st.spec, st.impl, n.op, n.attrs);
       if (!leaf) return std::nullopt;
-      leafOf[i] = *leaf;
+      leafNode[i] = *leaf;
       const LGraph& lg = leaf->first ? st.spec : st.impl;
       const LNode& ln = lg.node(lg.resolve(leaf->second));
       tt = ln.data.tuple ? nullptr : ln.data.tensor();
