@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "support/stamp_marks.h"
+
 namespace tangle::eg {
 
 namespace {
@@ -95,25 +97,13 @@ std::optional<Term> Extractor::best(Id eclass) const {
 
 namespace {
 
-// Which classes a TermBuilder has put in its term, and where: per class id, the
-// builder's stamp and the node index. This thread's, reused by every builder
-// (a hash map per term built was most of building the terms of a 256-rank
-// plan's relations, hundreds per operator).
+// Which classes a TermBuilder has put in its term (seen: stamped), and where (index). This
+// thread's, reused by every builder (a hash map per term built was most of building the terms of
+// a 256-rank plan's relations, hundreds per operator).
 struct BuiltMarks {
-  std::vector<uint32_t> stamp, index;
-  uint32_t current = 0;
+  StampMarks seen;
+  std::vector<uint32_t> index;
   bool inUse = false;
-  uint32_t next(size_t ids) {
-    if (stamp.size() < ids) {
-      stamp.resize(ids, 0);
-      index.resize(ids, 0);
-    }
-    if (++current == 0) {  // wrapped: old stamps could collide
-      std::fill(stamp.begin(), stamp.end(), 0);
-      current = 1;
-    }
-    return current;
-  }
 };
 
 // Appends the best term of classes to a Term, sharing the subterm of a class
@@ -126,7 +116,8 @@ struct TermBuilder {
     if (shared.inUse) own = std::make_unique<BuiltMarks>();
     marks = own ? own.get() : &shared;
     marks->inUse = true;
-    stamp = marks->next(g.numIds());
+    stamp = marks->seen.next(g.numIds());
+    if (marks->index.size() < g.numIds()) marks->index.resize(g.numIds(), 0);
   }
   ~TermBuilder() { marks->inUse = false; }
   TermBuilder(const TermBuilder&) = delete;
@@ -146,7 +137,7 @@ struct TermBuilder {
       if (auto it = picks->find(cls); it != picks->end()) return it->second;
     return bestNode[cls];
   }
-  bool done(Id cls) const { return marks->stamp[cls] == stamp; }
+  bool done(Id cls) const { return marks->seen.at[cls] == stamp; }
 
   uint32_t add(Id c) {
     c = g.find(c);
@@ -166,7 +157,7 @@ struct TermBuilder {
         continue;
       }
       uint32_t at = push(n);
-      marks->stamp[cls] = stamp;
+      marks->seen.at[cls] = stamp;
       marks->index[cls] = at;
     }
     return marks->index[c];

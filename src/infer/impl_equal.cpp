@@ -12,9 +12,8 @@
 
 namespace tangle {
 
-NodeMarks& nodeMarks(size_t nodes) {
-  thread_local NodeMarks m;
-  if (m.at.size() < nodes) m.at.resize(nodes, 0);
+StampMarks& nodeMarks() {
+  thread_local StampMarks m;
   return m;
 }
 
@@ -66,7 +65,7 @@ void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>&
   // is one load. (A tensor replicated on every rank of a large plan has
   // dozens to hundreds of partners, offered again by each renamed footprint:
   // a linear find per pair was quadratic there.) The list keeps the pairs' order.
-  NodeMarks& mark = nodeMarks(st.impl.nodes.size());
+  StampMarks& mark = nodeMarks();
   for (size_t i = 0; i < pairs.size();) {
     const int a = pairs[i].first;
     size_t j = i;
@@ -82,7 +81,7 @@ void applyImplEqualPairs(InferState& st, const std::vector<std::pair<int, int>>&
       continue;
     }
     std::vector<int>& eq = st.implEqual[a];
-    const uint32_t stamp = mark.next();
+    const uint32_t stamp = mark.next(st.impl.nodes.size());
     for (int x : eq) mark.at[static_cast<size_t>(x)] = stamp;
     for (; i < j; ++i) {
       const int b = pairs[i].second;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "infer/infer.h"
+#include "support/stamp_marks.h"
 
 namespace tangle {
 
@@ -73,22 +74,8 @@ class ImplEqual {
   std::vector<std::vector<int>> lists_;
 };
 
-// A mark per implementation node, this thread's: stamp a set of nodes with
-// next(), then test membership with one load (at[d] == stamp). No clearing.
-// Not reentrant: a user must finish its tests before another takes a stamp.
-struct NodeMarks {
-  std::vector<uint32_t> at;
-  uint32_t stamp = 0;
-  uint32_t next() {
-    if (++stamp == 0) {  // wrapped: old stamps could collide
-      std::fill(at.begin(), at.end(), 0);
-      stamp = 1;
-    }
-    return stamp;
-  }
-};
-// This thread's marks, with room for `nodes` nodes.
-NodeMarks& nodeMarks(size_t nodes);
+// This thread's marks over implementation nodes (support/stamp_marks.h).
+StampMarks& nodeMarks();
 
 struct InferState {
   InferState(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& o);

@@ -228,7 +228,7 @@ bool holdRenamed(const InferState& st, const std::vector<std::pair<int, int>>& p
   // Pairs come grouped by their first tensor: a long group stamps the image's partners into this
   // thread's node marks and tests each pair with one load (a find per pair was quadratic in the
   // copies of a weight replicated on 64 ranks).
-  NodeMarks* mark = nullptr;
+  StampMarks* mark = nullptr;
   for (size_t i = 0; i < pairs.size();) {
     size_t j = i;
     while (j < pairs.size() && pairs[j].first == pairs[i].first) ++j;
@@ -237,8 +237,8 @@ bool holdRenamed(const InferState& st, const std::vector<std::pair<int, int>>& p
     if (!partners) return false;
     uint32_t stamp = 0;
     if (j - i > 4) {
-      if (!mark) mark = &nodeMarks(st.impl.nodes.size());
-      stamp = mark->next();
+      if (!mark) mark = &nodeMarks();
+      stamp = mark->next(st.impl.nodes.size());
       for (int p : *partners) mark->at[static_cast<size_t>(p)] = stamp;
     }
     for (; i < j; ++i) {
