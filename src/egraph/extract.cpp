@@ -13,6 +13,7 @@
 #include <queue>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "support/stamp_marks.h"
 
@@ -228,6 +229,25 @@ std::vector<Term> Extractor::alternativesOf(Id eclass, size_t limit, const Filte
     if (out.size() >= limit) break;
     Term t = buildFrom(nodes[i], picks);
     if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<Id> Extractor::cone(Id eclass, const Filter& rootAllowed) const {
+  const Id c = g_.find(eclass);
+  std::vector<Id> out{c};
+  std::unordered_set<Id> seen{c};
+  std::vector<Id> stack;
+  for (const ENode& n : g_.eclass(c).nodes) {
+    if (rootAllowed && !rootAllowed(g_, n)) continue;
+    for (Id ch : n.children) stack.push_back(g_.find(ch));
+  }
+  while (!stack.empty()) {
+    const Id x = stack.back();
+    stack.pop_back();
+    if (cost_[x] == kNone || !seen.insert(x).second) continue;
+    out.push_back(x);
+    for (Id ch : g_.eclass(x).nodes[static_cast<size_t>(bestNode_[x])].children) stack.push_back(g_.find(ch));
   }
   return out;
 }

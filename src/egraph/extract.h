@@ -56,6 +56,10 @@ class Extractor {
   // (canonical) builds from node `picks.at(c)` where listed.
   std::vector<Term> alternatives(Id eclass, size_t limit, const Filter& rootAllowed,
                                  const std::unordered_map<Id, int>& picks) const;
+  // The canonical classes those terms can visit: the class and, below each
+  // of its allowed nodes, the classes the best nodes reach (a pick swaps
+  // only a class's leaf for another of equal cost, which reaches none).
+  std::vector<Id> cone(Id eclass, const Filter& rootAllowed) const;
 
  private:
   const EGraph& g_;

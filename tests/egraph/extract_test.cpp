@@ -1,5 +1,7 @@
 #include "egraph/extract.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "egraph/pattern.h"
@@ -85,6 +87,30 @@ TEST(Extract, AlternativesAreSortedAndLimited) {
   EXPECT_EQ(alts[1].toSExpr(), "(tensor[\"D1.w\", -1])");
   EXPECT_EQ(alts[2].toSExpr(), "(transpose[0, 1] (transpose[0, 1] (tensor[\"D0.w\", -1])))");
   EXPECT_EQ(ex.alternatives(s, 1).size(), 1u);
+}
+
+// The cone: the classes the terms of a class's allowed nodes visit, through
+// each class's best node (a pick swaps a leaf for a leaf and reaches no more).
+TEST(Extract, ConeFollowsTheAllowedRootNodesAndTheBestNodesBelow) {
+  EGraph g;
+  Id a = g.leaf("D0.a", {}), b = g.leaf("D0.b", {}), c = g.leaf("D0.c", {});
+  Id negA = g.add(node("neg", {a}));
+  Id negNegB = g.add(node("neg", {g.add(node("neg", {b}))}));
+  g.merge(negNegB, c);  // its best node is the leaf D0.c: neg(b) is not in the cone
+  Id root = g.add(node("add", {negA, negNegB}));
+  Id other = g.add(node("exp", {g.leaf("D0.d", {})}));
+  g.merge(root, other);
+  g.rebuild();
+  Extractor ex(g);
+  auto sorted = [&](std::vector<Id> v) {
+    for (Id& x : v) x = g.find(x);
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  Extractor::Filter onlyAdd = [](const EGraph&, const ENode& n) { return symbolName(n.op) == "add"; };
+  EXPECT_EQ(sorted(ex.cone(root, onlyAdd)), sorted({root, negA, a, c}));
+  Extractor::Filter any = [](const EGraph&, const ENode&) { return true; };
+  EXPECT_EQ(sorted(ex.cone(root, any)), sorted({root, negA, a, c, g.leaf("D0.d", {})}));
 }
 
 TEST(Extract, SharedSubtermsAndTreeCost) {
