@@ -6,6 +6,7 @@
 // nodes it was compared with.
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <unordered_map>
 #include <unordered_set>
@@ -48,6 +49,74 @@ static std::vector<eg::Term> preferringRank(const eg::EGraph& g, const eg::Extra
 }
 
 namespace {
+
+// Classes of a relation's terms holding several ranks' copies of one value
+// (a tensor replicated over a tensor-parallel group, under a concat over the
+// data-parallel replicas and microbatches) give one term per rank in
+// preferringRank: each differs from the default in its own rank's piece,
+// 57 relations of 64 pieces per activation at 256 ranks. Taking in every
+// such class the copy of the same POSITION (its j-th rank, ascending)
+// gives one term per position that uses each of its ranks' own copies
+// everywhere, as preferringRank does for each: concat(D1.x, D33.x, ...).
+// A rank whose positions differ between classes keeps its own term.
+class RankPositions {
+ public:
+  RankPositions(const eg::EGraph& g, const eg::Extractor& clean, eg::Id root, size_t ranks)
+      : position_(ranks, kNone) {
+    const eg::Symbol tensor = ops::syms().tensor;
+    auto allowed = [](const eg::EGraph&, const eg::ENode& n) { return ops::isCleanNode(n); };
+    for (eg::Id c : clean.cone(root, allowed)) {
+      std::vector<std::pair<int32_t, int>> copies;  // (rank, node index), first clean leaf per rank
+      const auto& nodes = g.eclass(c).nodes;
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        const eg::ENode& n = nodes[i];
+        if (n.op != tensor || !n.children.empty() || !ops::isCleanNode(n)) continue;
+        auto owner = ops::tensorOwner(n);
+        if (!owner || owner->isSpec() || owner->rank < 0 || owner->rank >= static_cast<int32_t>(ranks)) continue;
+        if (std::none_of(copies.begin(), copies.end(), [&](const auto& p) { return p.first == owner->rank; }))
+          copies.emplace_back(owner->rank, static_cast<int>(i));
+      }
+      if (copies.size() < 2) continue;
+      std::sort(copies.begin(), copies.end());
+      for (size_t j = 0; j < copies.size(); ++j) {
+        size_t& p = position_[static_cast<size_t>(copies[j].first)];
+        p = p == kNone || p == j ? j : kMixed;
+      }
+      classes_.emplace_back(c, std::move(copies));
+    }
+  }
+  // Rank r's position in every class of the cone holding its copy; nullopt
+  // when it differs between them or r has a copy in none.
+  std::optional<size_t> of(int32_t r) const {
+    size_t p = position_[static_cast<size_t>(r)];
+    if (p == kNone || p == kMixed) return std::nullopt;
+    return p;
+  }
+  // Rank r holds a copy in no class of the cone: the default terms are its.
+  bool absent(int32_t r) const { return position_[static_cast<size_t>(r)] == kNone; }
+  // The terms taking, in every class of the cone, the copy of its j-th rank.
+  std::vector<eg::Term> terms(const eg::EGraph& g, const eg::Extractor& clean, eg::Id root, size_t j,
+                              size_t limit) const {
+    std::unordered_map<eg::Id, int> picks;
+    std::optional<int32_t> rootRank;
+    const eg::Id rc = g.find(root);
+    for (const auto& [c, copies] : classes_) {
+      if (j >= copies.size()) continue;
+      picks.emplace(c, copies[j].second);
+      if (c == rc) rootRank = copies[j].first;
+    }
+    auto rootAllowed = [&](const eg::EGraph&, const eg::ENode& n) {
+      if (!ops::isCleanNode(n)) return false;
+      return n.op != ops::syms().tensor || !rootRank || leaves::isRankLeaf(n, *rootRank);
+    };
+    return clean.alternatives(root, limit, rootAllowed, picks);
+  }
+
+ private:
+  static constexpr size_t kNone = SIZE_MAX, kMixed = SIZE_MAX - 1;
+  std::vector<size_t> position_;  // per rank
+  std::vector<std::pair<eg::Id, std::vector<std::pair<int32_t, int>>>> classes_;
+};
 
 // A term built only of layout operators (slice, concat, transpose, permute,
 // reshape) over implementation tensors: its value is some arrangement of
@@ -148,6 +217,8 @@ std::vector<eg::Term> cleanRelations(const InferState& st, const eg::EGraph& g, 
   DistinctTerms keep(out);
   std::optional<std::vector<eg::Term>> anyRank;  // the clean extractor's, shared by unshared ranks
   std::optional<std::vector<eg::Term>> noTensor;  // a rank without tensors here: its terms have none, alike for all
+  std::optional<RankPositions> positions;
+  std::vector<char> byPosition;  // positions whose terms are kept
   for (size_t k = 0; k < st.impl.graphs.size(); ++k) {
     const auto r = static_cast<int32_t>(k);
     if (!byRank.present(r) && noTensor) continue;  // the same terms again
@@ -163,8 +234,20 @@ std::vector<eg::Term> cleanRelations(const InferState& st, const eg::EGraph& g, 
       terms = mine.alternatives(root, st.opts.maxRelationsPerRank);
     }
     if (!byRank.present(r)) noTensor = terms;
-    else if (terms.empty() && !byRank.shared(r).empty())
-      terms = preferringRank(g, ex, byRank, root, r, st.opts.maxRelationsPerRank);
+    else if (terms.empty() && !byRank.shared(r).empty()) {
+      if (!positions) positions.emplace(g, ex, root, st.impl.graphs.size());
+      if (positions->absent(r)) {
+        if (!anyRank) anyRank = ex.alternatives(root, st.opts.maxRelationsPerRank);
+        terms = *anyRank;
+      } else if (auto j = positions->of(r)) {
+        if (*j < byPosition.size() && byPosition[*j]) continue;  // kept for an earlier rank of position j
+        if (*j >= byPosition.size()) byPosition.resize(*j + 1);
+        byPosition[*j] = true;
+        terms = positions->terms(g, ex, root, *j, st.opts.maxRelationsPerRank);
+      } else {
+        terms = preferringRank(g, ex, byRank, root, r, st.opts.maxRelationsPerRank);
+      }
+    }
     else if (terms.empty()) {
       // No class holds rank r's tensor beside another rank's: the clean terms are rank r's choice.
       if (!anyRank) anyRank = ex.alternatives(root, st.opts.maxRelationsPerRank);

@@ -71,6 +71,26 @@ TEST(InferRelations, ReplicatedValueKeepsARelationOnEveryRank) {
   EXPECT_TRUE(contains(found, "D1.neg")) << ::testing::PrintToString(found);
 }
 
+// Data parallelism over two replicas times tensor parallelism over two
+// ranks: a value replicated within each tensor-parallel group keeps one
+// relation per position in the groups (each rank's own copies throughout),
+// not one per rank that mixes a rank's copy with another position's.
+TEST(InferRelations, ReplicasKeepOneRelationPerPositionInTheirGroups) {
+  const char* body = "neg: \"f32[%d, 6]\" = torch.ops.aten.neg.default(x)\nreturn (neg,)";
+  char spec[128], impl[128];
+  std::snprintf(spec, sizeof spec, body, 4);
+  std::snprintf(impl, sizeof impl, body, 2);
+  auto c = makeCheck(fx("x: \"f32[4, 6]\"", spec), fx("x: \"f32[2, 6]\"", impl), 4,
+                     "S.x = concat(D0.x, D2.x, dim=0)\nS.x = concat(D1.x, D3.x, dim=0)\n");
+  const InferResult& res = c->infer();
+  EXPECT_EQ(res.verdict, Verdict::Refines);
+  auto found = relationsFound(res, "S.neg");
+  EXPECT_TRUE(contains(found, "concat(D0.neg, D2.neg, dim=0)")) << ::testing::PrintToString(found);
+  EXPECT_TRUE(contains(found, "concat(D1.neg, D3.neg, dim=0)")) << ::testing::PrintToString(found);
+  EXPECT_FALSE(contains(found, "concat(D1.neg, D2.neg, dim=0)")) << ::testing::PrintToString(found);
+  EXPECT_FALSE(contains(found, "concat(D0.neg, D3.neg, dim=0)")) << ::testing::PrintToString(found);
+}
+
 // R_o: without `output` statements a graph output must be rebuilt from the
 // implementation's outputs, not from tensors it computed and dropped.
 TEST(InferRelations, GraphOutputsMustBeRebuiltFromImplementationOutputs) {
