@@ -277,6 +277,15 @@ bool preservesFootprint(const InferState& st, const Footprint& f, const SpecOp& 
   if (!maps(a.node, op.node) || !maps(a.reported, op.reported)) return false;
   for (size_t i = 0; i < a.reads.size(); ++i)
     if (!maps(st.spec.resolve(a.reads[i]), st.spec.resolve(op.reads[i]))) return false;
+  // Completeness guard, not soundness: the related tensors have users of the
+  // same operators as before, so the search would not have had other
+  // implementation nodes to explore (e.g. a view where there was an add).
+  // First: it is what refuses a renaming (an operator whose neighbourhood is
+  // not a copy), and all checks must pass.
+  for (int d : f.related) {
+    const int* t = phi.implOf(d);
+    if (!t || !sameUserOperators(st, d, *t)) return false;
+  }
   // (b) the operator's definition (and its tuple producer's), and the inlined ones.
   if (!sameSpecDef(st, phi, a.node, op.node)) return false;
   if (a.reported != a.node && !sameSpecDef(st, phi, a.reported, op.reported)) return false;
@@ -299,13 +308,6 @@ bool preservesFootprint(const InferState& st, const Footprint& f, const SpecOp& 
     if (!t || !sameImplFacts(st, phi, f.impl[i], *t, f.implDef[i])) return false;
   }
   if (!rankBijection(st, f, phi)) return false;
-  // Completeness guard, not soundness: the related tensors have users of the
-  // same operators as before, so the search would not have had other
-  // implementation nodes to explore (e.g. a view where there was an add).
-  for (int d : f.related) {
-    const int* t = phi.implOf(d);
-    if (!t || !sameUserOperators(st, d, *t)) return false;
-  }
   return true;
 }
 
