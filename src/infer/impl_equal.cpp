@@ -118,8 +118,14 @@ std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const 
     if (!partners) continue;
     eg::Id leaf = addLeaf(g, st.impl, d);
     for (int e : *partners) {
-      g.merge(leaf, addLeaf(g, st.impl, e));
-      if (merged) merged->emplace_back(d, e);
+      // Only the merges that join two classes are facts the e-graph is built
+      // from: a spanning set of each group of copies, not every pair of it
+      // (64 copies of a weight were 4032 facts for reuse's gate to rename).
+      eg::Id other = addLeaf(g, st.impl, e);
+      if (g.find(leaf) != g.find(other)) {
+        g.merge(leaf, other);
+        if (merged) merged->emplace_back(d, e);
+      }
       if (listed.insert(e).second) added.push_back(e);
     }
   }

@@ -307,6 +307,33 @@ TEST(OperatorReuse, ImplEqualPairsApplyOnceAndHoldRenamedByGroup) {
   EXPECT_FALSE(holdRenamed(st, {{0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}}, same)) << "removed on a rollback";
 }
 
+// Seeding a group of copies (each the others' implEqual partner) merges them
+// once: the facts recorded for reuse's gate are the merges that joined two
+// classes, a spanning set (k - 1 for k copies, not k (k - 1)), and the
+// e-graph holds them all in one class.
+TEST(OperatorReuse, SeededCopiesAreRecordedAsTheMergesThatJoinedClasses) {
+  auto c = blocks(3);
+  InferState st(c->problem(), lemmas::allLemmas(), reuse(true));
+  ASSERT_GE(c->implL->nodes.size(), 4u);
+  const std::vector<int> group = {0, 1, 2, 3};
+  std::vector<std::pair<int, int>> all;
+  for (int a : group)
+    for (int b : group)
+      if (a != b) all.emplace_back(a, b);
+  applyImplEqualPairs(st, all);
+  eg::EGraph g(ops::inferData, st.symbols);
+  std::vector<std::pair<int, int>> merged;
+  std::vector<int> added = mergeImplEqualities(st, g, group, &merged);
+  EXPECT_EQ(merged.size(), group.size() - 1) << ::testing::PrintToString(merged);
+  EXPECT_EQ(added.size(), group.size());  // every partner is listed, merged or not
+  for (int d : group) EXPECT_EQ(g.find(addLeaf(g, st.impl, d)), g.find(addLeaf(g, st.impl, group[0])));
+  EXPECT_TRUE(holdRenamed(st, merged, [](int d) -> const int* {
+    static std::vector<int> ids(64);
+    ids[static_cast<size_t>(d)] = d;
+    return &ids[static_cast<size_t>(d)];
+  }));
+}
+
 // A tensor an earlier e-graph held only as the partner of a seeded implEqual
 // fact (rank 1's copy of a replicated activation, e.g. the input of a weight
 // gradient on the other TP rank) maps to the partner of its mate's image.
