@@ -4,7 +4,6 @@
 // share). An expectation naming one replica's tensors, while the walk's
 // relations name the other's, needs them: they are merged into its e-graph.
 #include <algorithm>
-#include <unordered_set>
 
 #include "infer/infer_state.h"
 #include "infer/leaf_names.h"
@@ -107,26 +106,45 @@ void recordImplEqualities(InferState& st, const eg::EGraph& g) { applyImplEqualP
 // Each named tensor once: a weight replicated on R ranks is named by each
 // rank's relation, and merging every copy with every other again was
 // quadratic in R per operator. The partners it adds are listed once each.
+// Membership and each tensor's leaf class here are per-thread arrays over the
+// implementation's nodes: the R copies' R partners each are R^2 loads, not
+// R^2 hash lookups and leaf interning.
 std::vector<int> mergeImplEqualities(const InferState& st, eg::EGraph& g, const std::vector<int>& named,
                                      std::vector<std::pair<int, int>>* merged) {
+  thread_local StampMarks seen, listed, cached;
+  thread_local std::vector<eg::Id> leafIds;
+  const size_t n = st.impl.nodes.size();
+  const uint32_t seenStamp = seen.next(n), listedStamp = listed.next(n), cachedStamp = cached.next(n);
+  if (leafIds.size() < n) leafIds.resize(n);
+  auto leafOf = [&](int x) {
+    const auto i = static_cast<size_t>(x);
+    if (cached.at[i] != cachedStamp) {
+      cached.at[i] = cachedStamp;
+      leafIds[i] = addLeaf(g, st.impl, x);
+    }
+    return leafIds[i];
+  };
   std::vector<int> added;
-  std::unordered_set<int> seen, listed;
   for (int d : named) {
-    if (!seen.insert(d).second) continue;
+    if (seen.at[static_cast<size_t>(d)] == seenStamp) continue;
+    seen.at[static_cast<size_t>(d)] = seenStamp;
     if (st.reads) st.reads->implEqual.push_back(d);
     const std::vector<int>* partners = st.implEqual.find(d);
     if (!partners) continue;
-    eg::Id leaf = addLeaf(g, st.impl, d);
+    const eg::Id leaf = leafOf(d);
     for (int e : *partners) {
       // Only the merges that join two classes are facts the e-graph is built
       // from: a spanning set of each group of copies, not every pair of it
       // (64 copies of a weight were 4032 facts for reuse's gate to rename).
-      eg::Id other = addLeaf(g, st.impl, e);
+      const eg::Id other = leafOf(e);
       if (g.find(leaf) != g.find(other)) {
         g.merge(leaf, other);
         if (merged) merged->emplace_back(d, e);
       }
-      if (listed.insert(e).second) added.push_back(e);
+      if (listed.at[static_cast<size_t>(e)] != listedStamp) {
+        listed.at[static_cast<size_t>(e)] = listedStamp;
+        added.push_back(e);
+      }
     }
   }
   return added;
