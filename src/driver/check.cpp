@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <ctime>
 
+#include <sys/resource.h>
+
 #include "import/import.h"
 #include "infer/merged_sizes.h"
 #include "infer/symbol_facts.h"
@@ -33,6 +35,13 @@ double cpuSeconds(clockid_t clock) {
   clock_gettime(clock, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
+// The process's peak resident memory so far (first touches of fresh pages
+// cost the kernel's zeroing: a tenth of a 256-rank check).
+long peakRssMb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024;
+}
 struct PhaseTimer {
   const char* name;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
@@ -40,9 +49,9 @@ struct PhaseTimer {
   ~PhaseTimer() {
     static const bool on = std::getenv("TANGLE_TRACE_PHASES") != nullptr;
     if (on)
-      std::fprintf(stderr, "phase %s: %.3f s wall, %.3f s CPU (%.3f s on the calling thread)\n", name,
+      std::fprintf(stderr, "phase %s: %.3f s wall, %.3f s CPU (%.3f s on the calling thread), peak RSS %ld MB\n", name,
                    secondsSince(start), cpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0,
-                   cpuSeconds(CLOCK_THREAD_CPUTIME_ID) - thread0);
+                   cpuSeconds(CLOCK_THREAD_CPUTIME_ID) - thread0, peakRssMb());
   }
 };
 
