@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing tangle needs; does nothing when it is all there.
 set -euo pipefail
-pkgs=(g++ cmake make nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libz3-dev)
+pkgs=(g++ cmake make nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libz3-dev libmimalloc-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
