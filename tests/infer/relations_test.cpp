@@ -91,6 +91,24 @@ TEST(InferRelations, ReplicasKeepOneRelationPerPositionInTheirGroups) {
   EXPECT_FALSE(contains(found, "concat(D0.neg, D3.neg, dim=0)")) << ::testing::PrintToString(found);
 }
 
+// A rank whose copies sit at different positions in their groups (rank 1 is
+// the second copy of the first piece and the first of the second) keeps a
+// term of its own; the others take their positions' terms.
+TEST(InferRelations, ARankAtMixedPositionsKeepsItsOwnRelation) {
+  const char* specBody = "neg: \"f32[4, 6]\" = torch.ops.aten.neg.default(x)\nreturn (neg,)";
+  const char* implBody =
+      "nx: \"f32[2, 6]\" = torch.ops.aten.neg.default(x)\n"
+      "ny: \"f32[2, 6]\" = torch.ops.aten.neg.default(y)\nreturn (nx, ny)";
+  auto c = makeCheck(fx("x: \"f32[4, 6]\"", specBody), fx("x: \"f32[2, 6]\", y: \"f32[2, 6]\"", implBody), 3,
+                     "S.x = concat(D0.x, D1.y, dim=0)\nS.x = concat(D1.x, D2.y, dim=0)\n");
+  const InferResult& res = c->infer();
+  EXPECT_EQ(res.verdict, Verdict::Refines);
+  auto found = relationsFound(res, "S.neg");
+  EXPECT_TRUE(contains(found, "concat(D0.nx, D1.ny, dim=0)")) << ::testing::PrintToString(found);
+  EXPECT_TRUE(contains(found, "concat(D1.nx, D2.ny, dim=0)")) << ::testing::PrintToString(found);
+  EXPECT_TRUE(contains(found, "concat(D1.nx, D1.ny, dim=0)")) << ::testing::PrintToString(found);
+}
+
 // R_o: without `output` statements a graph output must be rebuilt from the
 // implementation's outputs, not from tensors it computed and dropped.
 TEST(InferRelations, GraphOutputsMustBeRebuiltFromImplementationOutputs) {
