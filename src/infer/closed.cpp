@@ -101,12 +101,15 @@ bool representable(double v, DType t) {
 }
 
 ClosedTensors::ClosedTensors(const LGraph& g, const std::unordered_map<int, double>& consts, int64_t maxElements)
-    : g_(g), consts_(consts), maxElements_(maxElements), closed_(g.nodes.size(), 0), slots_(g.nodes.size()) {
+    : g_(g), consts_(consts), maxElements_(maxElements), closed_(g.nodes.size(), 0) {
   // Iterative post-order (an implementation's cross-rank references are not
   // in node order); a cycle (malformed input) is simply not closed.
   std::vector<char> state(g.nodes.size(), 0);  // 0 new, 1 on stack, 2 done
+  std::vector<std::pair<int, size_t>> stack;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    std::vector<std::pair<int, size_t>> stack{{g.resolve(static_cast<int>(i)), 0}};
+    const int root = g.resolve(static_cast<int>(i));
+    if (state[root] == 2) continue;
+    stack.assign(1, {root, 0});
     while (!stack.empty()) {
       auto& [d, k] = stack.back();
       if (state[d] == 2) {
@@ -143,7 +146,8 @@ DType ClosedTensors::dtype(int node) const {
 std::string ClosedTensors::refusal(int node) const {
   node = g_.resolve(node);
   if (!closed_[node]) return g_.nodes[node].name + " reads a graph input";
-  return slots_[node].refusal;
+  auto it = slots_.find(node);
+  return it == slots_.end() ? std::string() : it->second.refusal;
 }
 
 const interp::Tensor* ClosedTensors::value(int node) {
