@@ -506,6 +506,7 @@ bool holdsModuloImplEqual(const InferState& st, int o, const eg::Term& t, std::v
 std::optional<BlockSearch> renameOnto(const InferState& st, const Blocks& bl, const BlockSearch& r0, size_t b,
                                       const char*& why) {
   Renaming phi(st.impl);
+  phi.reserve(0, r0.impl.size());
   why = "the pieces differ";
   // Each form of block 0 onto some form of block b: the facts that block 0's forms are one class
   // must hold renamed (a relation may pick each block's piece from another rank's copy).

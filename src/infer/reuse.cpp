@@ -223,6 +223,7 @@ bool OperatorReuse::tryReuse(InferState& st, const SpecOp& op, std::unordered_se
     size_t index = candidates[candidates.size() - 1 - tried];
     const Footprint& f = footprints_[index];
     Renaming phi(st.impl);
+    phi.reserve(f.spec.size() + f.inlined.size() + 2, f.impl.size());
     std::string why;
     if (!buildRenaming(st, f, op, phi, traceReuse ? &why : nullptr)) {
       if (traceReuse) trace(op, f, "no renaming: " + why);

@@ -72,12 +72,19 @@ class IntMap {
     }
   }
   size_t size() const { return size_; }
+  // Room for n entries without growing (a renaming's size is about its footprint's).
+  void reserve(size_t n) {
+    size_t want = 32;
+    while (want < 2 * (n + 1)) want *= 2;
+    if (want > slots_.size()) rehash(want);
+  }
 
  private:
   size_t slot(int key) const { return (static_cast<uint64_t>(static_cast<uint32_t>(key)) * 0x9e3779b97f4a7c15ULL >> 20) & mask_; }
-  void grow() {
+  void grow() { rehash(slots_.empty() ? 32 : 2 * slots_.size()); }
+  void rehash(size_t slots) {
     std::vector<std::pair<int, int>> old = std::move(slots_);
-    slots_.assign(old.empty() ? 32 : 2 * old.size(), {-1, 0});
+    slots_.assign(slots, {-1, 0});
     mask_ = slots_.size() - 1;
     size_ = 0;
     for (auto [k, v] : old)
@@ -92,6 +99,13 @@ class IntMap {
 // repeating an earlier one's layer), by one bijection between rank graphs.
 struct Renaming {
   explicit Renaming(const LGraph& implGraph) : implGraph(&implGraph) {}
+  // Room for about this many spec and implementation tensors.
+  void reserve(size_t specs, size_t impls) {
+    spec.reserve(specs);
+    specInv.reserve(specs);
+    impl.reserve(impls);
+    implInv.reserve(impls);
+  }
   const LGraph* implGraph;
   IntMap spec, impl;        // earlier -> new
   IntMap specInv, implInv;  // new -> earlier
