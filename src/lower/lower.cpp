@@ -646,7 +646,7 @@ class Lowerer {
     for (size_t i = 0; i < lg_.nodes.size(); ++i) {
       LNode& ln = lg_.nodes[i];
       const LNode& from = lg_.nodes[static_cast<size_t>(leafOf[i])];
-      ln.leafName = from.name;
+      ln.leafName = eg::symbolName(from.symbol);
       ln.leafAttrs = leafAttrs[i];
       // find(leafName) is `from` itself when node names are unique (a tag's
       // name never displaces a node's: byName keeps the first).

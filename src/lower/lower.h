@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -47,7 +48,7 @@ struct LNode {
   // Name of the e-graph leaf of this value (roots only): the name of an alias
   // that the graph returns if there is one (wait_tensor rather than all_reduce),
   // else `name`.
-  std::string leafName;
+  std::string_view leafName;  // the interned symbol's text (eg::symbolName: valid forever)
   // The interned attributes of that leaf (ops::tensorAttrs(leafName, owner)),
   // set with leafName: adding a leaf is then a hash lookup, not a string intern.
   eg::AttrsId leafAttrs = eg::kNoAttrs;

@@ -41,7 +41,7 @@ Candidates candidatesFor(const LGraph& spec, const LGraph& impl, const Failure& 
   auto addBase = [&](const std::string& b) {
     if (std::find(bases.begin(), bases.end(), b) == bases.end()) bases.push_back(b);
   };
-  for (int id : f.nearbyImpl) addBase(baseName(impl, impl.node(impl.resolve(id)).leafName));
+  for (int id : f.nearbyImpl) addBase(baseName(impl, std::string(impl.node(impl.resolve(id)).leafName)));
   addBase(spec.origin(f.tensor).name);
 
   std::set<std::string> seen, seenOther;
@@ -64,8 +64,8 @@ Candidates candidatesFor(const LGraph& spec, const LGraph& impl, const Failure& 
     }
     for (size_t k = 0; k < names.size(); ++k) {
       if (shapes[k] == *target) add(eg::Term{{leafNode(*names[k])}});
-      else if (seenOther.insert(names[k]->leafName).second)
-        out.otherShapes.push_back(names[k]->leafName + " " + interp::shapeString(shapes[k]));
+      else if (seenOther.insert(std::string(names[k]->leafName)).second)
+        out.otherShapes.push_back(std::string(names[k]->leafName) + " " + interp::shapeString(shapes[k]));
     }
     if (names.size() < 2 || static_cast<int>(names.size()) != ranks) continue;
     bool allSame = std::all_of(shapes.begin(), shapes.end(), [&](auto& s) { return s == shapes[0]; });
