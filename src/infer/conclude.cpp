@@ -206,9 +206,11 @@ class DistinctTerms {
 }  // namespace
 
 // The clean expressions kept for a class: the smallest per top-level e-node,
-// plus, for each rank, the smallest one over that rank's tensors alone, so
-// a replicated value keeps a relation on every rank (each rank's own chain
-// of operators is explored from it).
+// plus, for each rank, the smallest one over that rank's tensors alone, or,
+// where there is none, one using its own copies wherever they appear (per
+// position in the groups of copies: RankPositions), so a replicated value
+// keeps a relation on every rank (each rank's own chain of operators is
+// explored from it).
 std::vector<eg::Term> cleanRelations(const InferState& st, const eg::EGraph& g, eg::Id root) {
   eg::Extractor ex(g, [](const eg::EGraph&, const eg::ENode& n) { return ops::isCleanNode(n); });
   std::vector<eg::Term> out = ex.alternatives(root, st.opts.maxRelationsPerTensor);
@@ -247,8 +249,7 @@ std::vector<eg::Term> cleanRelations(const InferState& st, const eg::EGraph& g, 
       } else {
         terms = preferringRank(g, ex, byRank, root, r, st.opts.maxRelationsPerRank);
       }
-    }
-    else if (terms.empty()) {
+    } else if (terms.empty()) {
       // No class holds rank r's tensor beside another rank's: the clean terms are rank r's choice.
       if (!anyRank) anyRank = ex.alternatives(root, st.opts.maxRelationsPerRank);
       terms = *anyRank;
