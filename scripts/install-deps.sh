@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing tangle needs; does nothing when it is all there.
 set -euo pipefail
-pkgs=(g++ cmake make nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libz3-dev libmimalloc-dev)
+pkgs=(g++ cmake make nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libz3-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -53,6 +53,15 @@ if ! python3 -c "import ray, sys; sys.exit(ray.__version__ != '2.60.0')" >/dev/n
   echo "installing: ray==2.60.0"
   # Not fatal: without it the Ray test of tests/python/test_sweep.py skips with a message.
   python3 -m pip install -q ray==2.60.0 || echo "warning: ray==2.60.0 could not be installed; the Ray sweep test will be skipped"
+fi
+# mimalloc replaces malloc in the CLI (CMakeLists.txt: large checks allocate millions of small nodes).
+# Not fatal: without it the CLI uses the C library's malloc, only slower.
+if ! dpkg -s libmimalloc-dev >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "installing: libmimalloc-dev"
+  { $SUDO apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libmimalloc-dev >/dev/null; } ||
+    echo "warning: libmimalloc-dev could not be installed; the CLI uses the C library's malloc"
 fi
 # Graphviz (`dot`) draws the failing operator's neighbourhood in `tangle check --html`; headless Chromium
 # renders that page in tests/python/test_report.py. Not fatal: without dot the page says it has no
