@@ -38,6 +38,10 @@ bool isTableStep(const LNode& n, std::span<const int> deps, const std::vector<ch
 
 InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules, const InferOptions& o)
     : spec(*p.spec), impl(*p.impl), rel(*p.relation), symbols(p.symbols), lemmas(lemmaRules), lemmaIndex(lemmaRules), opts(o) {
+  specDataId = classDataIds(spec);
+  implDataId = classDataIds(impl);
+  implDefs = defShapes(impl);
+  implUserOps = userOperatorHashes(impl);
   rels.resize(spec.nodes.size());
   byEvaluation.assign(spec.nodes.size(), 0);
   inputRels.resize(spec.nodes.size());

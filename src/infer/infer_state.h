@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <span>
 #include <cstdint>
 #include <unordered_map>
 #include <unordered_set>
@@ -77,6 +78,18 @@ class ImplEqual {
 // This thread's marks over implementation nodes (support/stamp_marks.h).
 StampMarks& nodeMarks();
 
+// Per lowered node (node_ids.cpp): an id equal for two nodes exactly when their definitions
+// are equal but for which tensors the operands are (operators, attributes, locals, scalars
+// bitwise), and its operand references in order, alias-resolved.
+struct DefShapes {
+  std::vector<uint32_t> id;
+  std::vector<uint32_t> refStart;
+  std::vector<int> refs;
+  std::span<const int> refsOf(int n) const {
+    return {refs.data() + refStart[static_cast<size_t>(n)], refStart[static_cast<size_t>(n) + 1] - refStart[static_cast<size_t>(n)]};
+  }
+};
+
 struct InferState {
   InferState(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& o);
 
@@ -87,6 +100,13 @@ struct InferState {
   const std::vector<eg::Rule>& lemmas;
   const eg::RuleIndex lemmaIndex;  // the runner's view of lemmas, built once for every saturation
   InferOptions opts;
+
+  // Flat per-node arrays for reuse's comparisons (node_ids.cpp): ids equal
+  // exactly when the nodes' ClassData are; the implementation's definitions
+  // up to their operands, and the hash of each one's users' operators.
+  std::vector<uint32_t> specDataId, implDataId;
+  DefShapes implDefs;
+  std::vector<uint64_t> implUserOps;
 
   // The clean input relation (the user's), indexed by spec node.
   std::vector<std::vector<const RelExpr*>> inputRels;
@@ -135,6 +155,15 @@ struct InferState {
     if (reads) reads->spec.push_back(s);
   }
 };
+
+// --- node_ids.cpp: flat per-node arrays for operator reuse --------------------
+
+// Per node of g, an id equal for two nodes exactly when their ClassData are.
+std::vector<uint32_t> classDataIds(const LGraph& g);
+DefShapes defShapes(const LGraph& g);
+// Per node: a hash of the multiset of its users' root operators with their attributes (the
+// completeness guard of reuse compares these; a collision weakens only that guard).
+std::vector<uint64_t> userOperatorHashes(const LGraph& g);
 
 // --- spec_order.cpp: the walk over G_s ------------------------------------
 

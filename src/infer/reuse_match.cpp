@@ -38,24 +38,25 @@ bool bindOperands(const LGraph& g, const LNode& a, const LNode& b, bool spec, Re
 // rank is the image of a's, same type and definition; operands already mapped map to b's, the others
 // to tensors not yet in phi's image.)
 bool mayMapTo(const InferState& st, const Renaming& phi, int a, int b) {
+  // The flat arrays first: most candidates differ there, without reading their nodes.
+  if (st.implDefs.id[a] != st.implDefs.id[b] || st.implDataId[a] != st.implDataId[b]) return false;
   const LNode &x = st.impl.nodes[a], &y = st.impl.nodes[b];
-  if (y.aliasOf >= 0 || phi.implInv.count(b) || !phi.rankFits(x.graph, y.graph) || x.data != y.data ||
-      x.operands.size() != y.operands.size() || x.def.nodes.size() != y.def.nodes.size())
+  if (y.aliasOf >= 0 || phi.implInv.count(b) || !phi.rankFits(x.graph, y.graph) ||
+      x.operands.size() != y.operands.size())
     return false;
-  for (size_t i = 0; i < x.def.nodes.size(); ++i) {
-    const auto &p = x.def.nodes[i], &q = y.def.nodes[i];
-    if (p.op != q.op || p.attrs != q.attrs || p.children.size() != q.children.size()) return false;
-    for (size_t c = 0; c < p.children.size(); ++c) {
-      const auto &rp = p.children[c], &rq = q.children[c];
-      if (rp.kind != rq.kind) return false;
-      if (rp.kind == CanonTerm::Ref::Kind::Local && rp.local != rq.local) return false;
-      if (rp.kind == CanonTerm::Ref::Kind::Scalar && rp.scalar != rq.scalar) return false;
-      if (rp.kind != CanonTerm::Ref::Kind::Operand) continue;
-      int from = st.impl.resolve(rp.operand), to = st.impl.resolve(rq.operand);
-      const int* m = phi.implOf(from);
-      if (m ? *m != to : phi.implInv.count(to) > 0) return false;
-    }
+  std::span<const int> p = st.implDefs.refsOf(a), q = st.implDefs.refsOf(b);
+  for (size_t k = 0; k < p.size(); ++k) {
+    const int* m = phi.implOf(p[k]);
+    if (m ? *m != q[k] : phi.implInv.count(q[k]) > 0) return false;
   }
+  return true;
+}
+
+// Binds the operands of a and b in order, their definitions of one shape (mayMapTo).
+bool bindRefs(const InferState& st, int a, int b, Renaming& phi) {
+  std::span<const int> p = st.implDefs.refsOf(a), q = st.implDefs.refsOf(b);
+  for (size_t k = 0; k < p.size(); ++k)
+    if (!phi.bindImpl(p[k], q[k])) return false;
   return true;
 }
 
@@ -72,7 +73,7 @@ bool matchExplored(const InferState& st, Renaming& phi, int a, bool allowSources
     const int* m = phi.implOf(st.impl.resolve(o));
     if (!m) continue;
     for (int u : st.impl.users[*m])
-      if (mayMapTo(st, phi, a, u)) return phi.bindImpl(a, u) && bindOperands(st.impl, x, st.impl.nodes[u], false, phi);
+      if (mayMapTo(st, phi, a, u)) return phi.bindImpl(a, u) && bindRefs(st, a, u, phi);
     return false;
   }
   if (!x.operands.empty() || !allowSources) return false;
@@ -96,7 +97,7 @@ bool matchMergedPartners(const InferState& st, const Footprint& f, Renaming& phi
     if (!from || !to) continue;
     auto fits = [&](int e) {
       const LNode &p = st.impl.nodes[b], &q = st.impl.nodes[e];
-      return !phi.implInv.count(e) && p.data == q.data && phi.rankFits(p.graph, q.graph);
+      return !phi.implInv.count(e) && st.implDataId[b] == st.implDataId[e] && phi.rankFits(p.graph, q.graph);
     };
     size_t k = std::find((*from).begin(), (*from).end(), b) - (*from).begin();
     int pick = -1;

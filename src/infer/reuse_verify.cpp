@@ -63,7 +63,7 @@ bool sameDef(const LGraph& g, const LNode& a, const LNode& b, Map mapped) {
 
 bool sameSpecDef(const InferState& st, const Renaming& phi, int a, int b) {
   const LNode &x = st.spec.nodes[a], &y = st.spec.nodes[b];
-  return x.data == y.data && sameDef(st.spec, x, y, [&](int n) { return phi.specOf(n); });
+  return st.specDataId[a] == st.specDataId[b] && sameDef(st.spec, x, y, [&](int n) { return phi.specOf(n); });
 }
 
 template <class K, class V>
@@ -76,7 +76,7 @@ bool sameConstant(const std::unordered_map<K, V>& m, int a, int b) {
 // (a): a spec tensor's type and everything addSpecTensor seeds it with.
 bool sameSpecFacts(const InferState& st, Renaming& phi, int a, int b) {
   const LNode &x = st.spec.nodes[a], &y = st.spec.nodes[b];
-  if (x.data != y.data || x.isInput != y.isInput || st.deferredDepth[a] != st.deferredDepth[b]) return false;
+  if (st.specDataId[a] != st.specDataId[b] || x.isInput != y.isInput || st.deferredDepth[a] != st.deferredDepth[b]) return false;
   if (!sameConstant(st.specConsts, a, b)) return false;
   if (st.rels[a].size() != st.rels[b].size() || st.inputRels[a].size() != st.inputRels[b].size()) return false;
   for (size_t i = 0; i < st.rels[a].size(); ++i)
@@ -103,11 +103,19 @@ bool sameZeros(const InferState& st, Renaming& phi, int a, int b) {
 // explored, definition. Its rank may differ (see rankBijection).
 bool sameImplFacts(const InferState& st, Renaming& phi, int a, int b, bool explored) {
   const LNode &x = st.impl.nodes[a], &y = st.impl.nodes[b];
-  if (x.owner.isSpec() || y.owner.isSpec() || x.data != y.data || x.isInput != y.isInput ||
+  if (x.owner.isSpec() || y.owner.isSpec() || st.implDataId[a] != st.implDataId[b] || x.isInput != y.isInput ||
       x.operands.empty() != y.operands.empty())
     return false;
   if (!sameConstant(st.implConsts, a, b) || !sameZeros(st, phi, a, b)) return false;
-  return !explored || sameDef(st.impl, x, y, [&](int n) { return phi.implOf(n); });
+  if (!explored) return true;
+  // sameDef over the flat arrays: the same definition up to its operands, and those mapped.
+  if (st.implDefs.id[a] != st.implDefs.id[b]) return false;
+  std::span<const int> p = st.implDefs.refsOf(a), q = st.implDefs.refsOf(b);
+  for (size_t k = 0; k < p.size(); ++k) {
+    const int* m = phi.implOf(p[k]);
+    if (!m || *m != q[k]) return false;
+  }
+  return true;
 }
 
 namespace {
@@ -124,57 +132,6 @@ bool rankBijection(const InferState& st, const Footprint& f, const Renaming& phi
     if (!m) return false;
     int a = st.impl.nodes[d].graph, b = st.impl.nodes[*m].graph;
     if (to.emplace(a, b).first != b || from.emplace(b, a).first != a) return false;
-  }
-  return true;
-}
-
-// The operators (root op and attributes; 0 for an identity) of an
-// implementation tensor's users, sorted.
-std::vector<std::pair<eg::Symbol, eg::AttrsId>> userOperators(const InferState& st, int d) {
-  std::vector<std::pair<eg::Symbol, eg::AttrsId>> out;
-  for (int u : st.impl.users[d]) {
-    const auto& def = st.impl.nodes[u].def.nodes;
-    if (def.empty()) out.emplace_back(0, 0);
-    else out.emplace_back(def.back().op, eg::internAttrs(def.back().attrs));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// Attribute lists as internAttrs tells them apart (floats by bit pattern).
-bool sameAttrList(const eg::AttrList& a, const eg::AttrList& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].kind != b[i].kind || a[i].i != b[i].i ||
-        std::bit_cast<uint64_t>(a[i].f) != std::bit_cast<uint64_t>(b[i].f) || a[i].list != b[i].list)
-      return false;
-  return true;
-}
-
-// userOperators(st, d) == userOperators(st, t), without interning: the two
-// lists of users' operators are equal as multisets (each of d's users'
-// operators matched with a distinct one of t's). Long lists (quadratic here)
-// take the sorted comparison.
-bool sameUserOperators(const InferState& st, int d, int t) {
-  const std::vector<int> &a = st.impl.users[d], &b = st.impl.users[t];
-  if (a.size() != b.size()) return false;
-  constexpr size_t kPairwise = 16;
-  if (a.size() > kPairwise) return userOperators(st, d) == userOperators(st, t);
-  static const eg::AttrList kNone;
-  auto root = [&](int u) -> std::pair<eg::Symbol, const eg::AttrList*> {
-    const auto& def = st.impl.nodes[u].def.nodes;
-    if (def.empty()) return {0, &kNone};
-    return {def.back().op, &def.back().attrs};
-  };
-  std::pair<eg::Symbol, const eg::AttrList*> rb[kPairwise];
-  bool used[kPairwise] = {};
-  for (size_t j = 0; j < b.size(); ++j) rb[j] = root(b[j]);
-  for (int u : a) {
-    auto x = root(u);
-    size_t j = 0;
-    while (j < b.size() && (used[j] || rb[j].first != x.first || !sameAttrList(*rb[j].second, *x.second))) ++j;
-    if (j == b.size()) return false;
-    used[j] = true;
   }
   return true;
 }
@@ -284,7 +241,7 @@ bool preservesFootprint(const InferState& st, const Footprint& f, const SpecOp& 
   // not a copy), and all checks must pass.
   for (int d : f.related) {
     const int* t = phi.implOf(d);
-    if (!t || !sameUserOperators(st, d, *t)) return false;
+    if (!t || st.implUserOps[static_cast<size_t>(d)] != st.implUserOps[static_cast<size_t>(*t)]) return false;
   }
   // (b) the operator's definition (and its tuple producer's), and the inlined ones.
   if (!sameSpecDef(st, phi, a.node, op.node)) return false;
@@ -297,7 +254,7 @@ bool preservesFootprint(const InferState& st, const Footprint& f, const SpecOp& 
   for (int s : f.spec) {
     const int* t = phi.specOf(s);
     if (!t) return false;
-    if (s == a.node ? st.spec.nodes[s].data != st.spec.nodes[*t].data : !sameSpecFacts(st, phi, s, *t)) return false;
+    if (s == a.node ? st.specDataId[s] != st.specDataId[*t] : !sameSpecFacts(st, phi, s, *t)) return false;
   }
   // The reads are always seeded, with or without a leaf of their own.
   for (size_t i = 0; i < a.reads.size(); ++i)
