@@ -806,50 +806,33 @@ std::optional<int> LGraph::find(const std::string& name) const {
   return byName.find(*sym);
 }
 
-namespace {
-// Fibonacci hashing: ids are handed out in order, and consecutive ids must not
-// fill one run of slots (a missing id landing in the run would probe all of it:
-// inference asks the spec's index for every implementation leaf).
-size_t slotOf(uint32_t id, size_t mask) {
-  return static_cast<size_t>((uint64_t{id} * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
-}
-}  // namespace
-
-void IdIndex::reserve(size_t n) {
-  size_t want = 16;
-  while (want * 3 < n * 4) want *= 2;
-  if (want > slots_.size()) grow(want);
-}
-
-void IdIndex::grow(size_t slots) {
-  std::vector<Slot> old = std::move(slots_);
-  slots_.assign(slots, Slot{});
-  const size_t mask = slots - 1;
-  for (const Slot& s : old) {
-    if (s.node < 0) continue;
-    size_t i = slotOf(s.id, mask);
-    while (slots_[i].node >= 0) i = (i + 1) & mask;
-    slots_[i] = s;
-  }
-}
-
 bool IdIndex::emplace(uint32_t id, int node) {
-  if ((size_ + 1) * 4 > slots_.size() * 3) grow(slots_.empty() ? 16 : slots_.size() * 2);
-  const size_t mask = slots_.size() - 1;
-  size_t i = slotOf(id, mask);
-  for (; slots_[i].node >= 0; i = (i + 1) & mask)
-    if (slots_[i].id == id) return false;
-  slots_[i] = Slot{id, node};
+  if (find(id)) return false;
   ++size_;
+  if (dense_.empty() && far_.empty()) base_ = id;
+  if (inRange(id)) {
+    dense_[id - base_] = node;
+    return true;
+  }
+  // Grow the range up to id when it stays dense: at most a few slots per entry.
+  const size_t want = id >= base_ ? size_t{id} - base_ + 1 : 0;
+  if (want > 0 && want <= 4 * std::max(size_, reserved_) + 4096) {
+    dense_.resize(std::max(want, std::min(2 * dense_.size(), 4 * std::max(size_, reserved_) + 4096)), -1);
+    dense_[id - base_] = node;
+    return true;
+  }
+  far_.emplace(id, node);
   return true;
 }
 
 std::optional<int> IdIndex::find(uint32_t id) const {
-  if (slots_.empty()) return std::nullopt;
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = slotOf(id, mask); slots_[i].node >= 0; i = (i + 1) & mask)
-    if (slots_[i].id == id) return slots_[i].node;
-  return std::nullopt;
+  if (const int* at = inRange(id)) {
+    if (*at >= 0) return *at;
+  }
+  if (far_.empty()) return std::nullopt;
+  auto it = far_.find(id);
+  if (it == far_.end()) return std::nullopt;
+  return it->second;
 }
 
 LGraph lowerSpec(const Graph& spec, const LowerOptions& opts, sym::Context& symbols) {

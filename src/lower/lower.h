@@ -71,23 +71,26 @@ class LeafIndex {
   std::vector<int> nodes_;
 };
 
-// An interned id (a Symbol, an AttrsId) -> LNode index: open addressing over
-// (id, node). The first node given an id keeps it.
+// An interned id (a Symbol, an AttrsId) -> LNode index. The first node given
+// an id keeps it. Ids are handed out in order, so a graph's node names are
+// almost one dense range of ids: an array over that range holds them (a hash
+// table scattered 415k names at 256 ranks, a cache miss per insert), and the
+// few ids far from it (a name interned long before) sit in a hash map.
 class IdIndex {
  public:
-  void reserve(size_t n);
+  void reserve(size_t n) { reserved_ = n; }
   bool emplace(uint32_t id, int node);  // false (and nothing changes) when `id` is there
   std::optional<int> find(uint32_t id) const;
   size_t size() const { return size_; }
 
  private:
-  struct Slot {
-    uint32_t id = 0;
-    int node = -1;  // -1: empty
-  };
-  void grow(size_t slots);
-  std::vector<Slot> slots_;
-  size_t size_ = 0;
+  const int* inRange(uint32_t id) const {
+    return id >= base_ && id - base_ < dense_.size() ? &dense_[id - base_] : nullptr;
+  }
+  uint32_t base_ = 0;
+  std::vector<int> dense_;                 // id - base_ -> node, -1: none
+  std::unordered_map<uint32_t, int> far_;  // ids outside the range when they came
+  size_t size_ = 0, reserved_ = 0;
 };
 
 struct LGraph {

@@ -282,3 +282,39 @@ TEST(Lower, AnAnnotationUnlikeAnEqualDefinitionsIsStillChecked) {
 
 }  // namespace
 }  // namespace tangle
+
+namespace tangle {
+namespace {
+
+// IdIndex keeps a dense range of ids in an array and ids far from it aside:
+// lookups must not depend on which of the two holds an id.
+TEST(IdIndex, FirstNodeOfAnIdWinsWhereverTheIdLies) {
+  IdIndex index;
+  index.reserve(4);
+  EXPECT_TRUE(index.emplace(1000, 0));
+  EXPECT_TRUE(index.emplace(1001, 1));
+  EXPECT_TRUE(index.emplace(3, 2));          // below the range
+  EXPECT_TRUE(index.emplace(9000000, 3));    // far above it
+  EXPECT_TRUE(index.emplace(1500, 4));       // within reach: the range grows
+  EXPECT_FALSE(index.emplace(1001, 9));
+  EXPECT_FALSE(index.emplace(3, 9));
+  EXPECT_FALSE(index.emplace(9000000, 9));
+  EXPECT_EQ(index.size(), 5u);
+  EXPECT_EQ(index.find(1000), 0);
+  EXPECT_EQ(index.find(1001), 1);
+  EXPECT_EQ(index.find(3), 2);
+  EXPECT_EQ(index.find(9000000), 3);
+  EXPECT_EQ(index.find(1500), 4);
+  for (uint32_t missing : {0u, 2u, 999u, 1002u, 1499u, 1501u, 8999999u, 9000001u})
+    EXPECT_FALSE(index.find(missing).has_value()) << missing;
+  // Many consecutive ids, as a graph's names are interned.
+  IdIndex names;
+  for (uint32_t i = 0; i < 100000; ++i) ASSERT_TRUE(names.emplace(50 + 2 * i, static_cast<int>(i)));
+  for (uint32_t i = 0; i < 100000; ++i) {
+    ASSERT_EQ(names.find(50 + 2 * i), static_cast<int>(i));
+    ASSERT_FALSE(names.find(51 + 2 * i).has_value());
+  }
+}
+
+}  // namespace
+}  // namespace tangle
