@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <span>
+#include <thread>
 
 #include "infer/operator_search.h"
 #include "infer/reuse.h"
@@ -38,10 +39,21 @@ bool isTableStep(const LNode& n, std::span<const int> deps, const std::vector<ch
 
 InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules, const InferOptions& o)
     : spec(*p.spec), impl(*p.impl), rel(*p.relation), symbols(p.symbols), lemmas(lemmaRules), lemmaIndex(lemmaRules), opts(o) {
+  // Reuse's flat arrays read the graphs only: with --jobs, beside the walk below.
+  auto flatArrays = [&] {
+    implDefs = defShapes(impl);
+    implUserOps = userOperatorHashes(impl);
+  };
+  struct Joined {  // joined however the constructor ends
+    std::thread t;
+    ~Joined() {
+      if (t.joinable()) t.join();
+    }
+  } beside;
+  if (opts.jobs > 1) beside.t = std::thread(flatArrays);
+  else flatArrays();
   specDataId = classDataIds(spec);
   implDataId = classDataIds(impl);
-  implDefs = defShapes(impl);
-  implUserOps = userOperatorHashes(impl);
   rels.resize(spec.nodes.size());
   byEvaluation.assign(spec.nodes.size(), 0);
   inputRels.resize(spec.nodes.size());
