@@ -39,21 +39,24 @@ bool isTableStep(const LNode& n, std::span<const int> deps, const std::vector<ch
 
 InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules, const InferOptions& o)
     : spec(*p.spec), impl(*p.impl), rel(*p.relation), symbols(p.symbols), lemmas(lemmaRules), lemmaIndex(lemmaRules), opts(o) {
-  // Reuse's flat arrays read the graphs only: with --jobs, beside the walk below.
-  auto flatArrays = [&] {
-    implDefs = defShapes(impl);
-    implUserOps = userOperatorHashes(impl);
+  // Reuse's flat records read the graphs only: with --jobs, the definition ids
+  // and user hashes are computed beside the type ids and the walk below.
+  std::vector<uint32_t> defIds;
+  std::vector<uint64_t> userOps;
+  auto beside = [&] {
+    defIds = definitionIds(impl);
+    userOps = userOperatorHashes(impl);
   };
   struct Joined {  // joined however the constructor ends
     std::thread t;
     ~Joined() {
       if (t.joinable()) t.join();
     }
-  } beside;
-  if (opts.jobs > 1) beside.t = std::thread(flatArrays);
-  else flatArrays();
+  } besideThread;
+  if (opts.jobs > 1) besideThread.t = std::thread(beside);
+  else beside();
   specDataId = classDataIds(spec);
-  implDataId = classDataIds(impl);
+  std::vector<uint32_t> implDataIds = classDataIds(impl);
   rels.resize(spec.nodes.size());
   byEvaluation.assign(spec.nodes.size(), 0);
   inputRels.resize(spec.nodes.size());
@@ -104,6 +107,8 @@ InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules
       stack.pop_back();
     }
   }
+  if (besideThread.t.joinable()) besideThread.t.join();
+  implFlat = flatNodes(impl, implDataIds, defIds, std::move(userOps));
 }
 
 namespace {

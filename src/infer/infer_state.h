@@ -78,16 +78,30 @@ class ImplEqual {
 // This thread's marks over implementation nodes (support/stamp_marks.h).
 StampMarks& nodeMarks();
 
-// Per lowered node (node_ids.cpp): an id equal for two nodes exactly when their definitions
-// are equal but for which tensors the operands are (operators, attributes, locals, scalars
-// bitwise), and its operand references in order, alias-resolved.
-struct DefShapes {
-  std::vector<uint32_t> id;
-  std::vector<uint32_t> refStart;
-  std::vector<int> refs;
-  std::span<const int> refsOf(int n) const {
-    return {refs.data() + refStart[static_cast<size_t>(n)], refStart[static_cast<size_t>(n) + 1] - refStart[static_cast<size_t>(n)]};
-  }
+// An implementation node as operator reuse compares it (node_ids.cpp): what
+// it reads of the lowered node, in one cache line, ids for its type and
+// definition.
+struct FlatNode {
+  uint32_t def = 0;   // equal for two nodes exactly when their definitions are equal but for which
+                      // tensors the operands are (operators, attributes, locals, scalars bitwise)
+  uint32_t data = 0;  // equal exactly when their ClassData are
+  int32_t graph = 0;
+  int32_t aliasOf = -1;
+  uint32_t refStart = 0, refCount = 0;    // its operand references in order, alias-resolved
+  uint32_t userStart = 0, userCount = 0;  // LGraph::users
+  uint32_t operandCount = 0;              // LNode::operands.size()
+  bool isInput = false;
+  bool specOwned = false;
+};
+struct FlatNodes {
+  std::vector<FlatNode> nodes;
+  std::vector<int> refs, users;
+  // Per node: a hash of the multiset of its users' root operators with their attributes (the
+  // completeness guard of reuse compares these; a collision weakens only that guard).
+  std::vector<uint64_t> userOps;
+  const FlatNode& operator[](int n) const { return nodes[static_cast<size_t>(n)]; }
+  std::span<const int> refsOf(int n) const { return {refs.data() + nodes[static_cast<size_t>(n)].refStart, nodes[static_cast<size_t>(n)].refCount}; }
+  std::span<const int> usersOf(int n) const { return {users.data() + nodes[static_cast<size_t>(n)].userStart, nodes[static_cast<size_t>(n)].userCount}; }
 };
 
 struct InferState {
@@ -101,12 +115,10 @@ struct InferState {
   const eg::RuleIndex lemmaIndex;  // the runner's view of lemmas, built once for every saturation
   InferOptions opts;
 
-  // Flat per-node arrays for reuse's comparisons (node_ids.cpp): ids equal
-  // exactly when the nodes' ClassData are; the implementation's definitions
-  // up to their operands, and the hash of each one's users' operators.
-  std::vector<uint32_t> specDataId, implDataId;
-  DefShapes implDefs;
-  std::vector<uint64_t> implUserOps;
+  // For reuse's comparisons (node_ids.cpp): per spec node an id equal exactly
+  // when two nodes' ClassData are, and the implementation's flat records.
+  std::vector<uint32_t> specDataId;
+  FlatNodes implFlat;
 
   // The clean input relation (the user's), indexed by spec node.
   std::vector<std::vector<const RelExpr*>> inputRels;
@@ -156,14 +168,16 @@ struct InferState {
   }
 };
 
-// --- node_ids.cpp: flat per-node arrays for operator reuse --------------------
+// --- node_ids.cpp: flat per-node records for operator reuse ------------------
 
 // Per node of g, an id equal for two nodes exactly when their ClassData are.
 std::vector<uint32_t> classDataIds(const LGraph& g);
-DefShapes defShapes(const LGraph& g);
-// Per node: a hash of the multiset of its users' root operators with their attributes (the
-// completeness guard of reuse compares these; a collision weakens only that guard).
+// Per node of g, FlatNode::def.
+std::vector<uint32_t> definitionIds(const LGraph& g);
+// Per node of g, FlatNodes::userOps.
 std::vector<uint64_t> userOperatorHashes(const LGraph& g);
+FlatNodes flatNodes(const LGraph& g, const std::vector<uint32_t>& dataIds, const std::vector<uint32_t>& defIds,
+                    std::vector<uint64_t> userOps);
 
 // --- spec_order.cpp: the walk over G_s ------------------------------------
 

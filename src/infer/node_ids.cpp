@@ -1,10 +1,10 @@
-// Flat per-node arrays for operator reuse (reuse_match.cpp, reuse_verify.cpp).
+// Flat per-node records for operator reuse (reuse_match.cpp, reuse_verify.cpp).
 // At 256 ranks reuse compares millions of (earlier, new) tensor pairs: their
 // types, definitions and users. Read from the lowered nodes, each comparison
-// chased several heap pointers per node and was memory-bound; these arrays
-// give an integer per node instead. Type and definition ids are exact (a hash
-// picks a bucket, full equality decides), so the soundness gate may compare
-// them in place of the data.
+// chased several heap pointers per node and was memory-bound; a record holds
+// what they read in one cache line, with integers for the types and the
+// definitions. Those ids are exact (a hash picks a bucket, full equality
+// decides), so the soundness gate may compare them in place of the data.
 #include <bit>
 #include <cstring>
 #include <unordered_map>
@@ -113,19 +113,39 @@ std::vector<uint32_t> classDataIds(const LGraph& g) {
   return internIndexes(g.nodes.size(), hash, [&](size_t i, size_t j) { return g.nodes[i].data == g.nodes[j].data; });
 }
 
-DefShapes defShapes(const LGraph& g) {
-  DefShapes out;
-  out.id = internIndexes(
+std::vector<uint32_t> definitionIds(const LGraph& g) {
+  return internIndexes(
       g.nodes.size(), [&](size_t i) { return hashShape(g.nodes[i].def); },
       [&](size_t i, size_t j) { return sameShape(g.nodes[i].def, g.nodes[j].def); });
-  out.refStart.reserve(g.nodes.size() + 1);
-  for (const LNode& n : g.nodes) {
-    out.refStart.push_back(static_cast<uint32_t>(out.refs.size()));
+}
+
+FlatNodes flatNodes(const LGraph& g, const std::vector<uint32_t>& dataIds, const std::vector<uint32_t>& defIds,
+                    std::vector<uint64_t> userOps) {
+  FlatNodes out;
+  out.nodes.resize(g.nodes.size());
+  out.userOps = std::move(userOps);
+  size_t users = 0;
+  for (const auto& us : g.users) users += us.size();
+  out.users.reserve(users);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const LNode& n = g.nodes[i];
+    FlatNode& f = out.nodes[i];
+    f.def = defIds[i];
+    f.data = dataIds[i];
+    f.graph = n.graph;
+    f.aliasOf = n.aliasOf;
+    f.isInput = n.isInput;
+    f.specOwned = n.owner.isSpec();
+    f.operandCount = static_cast<uint32_t>(n.operands.size());
+    f.refStart = static_cast<uint32_t>(out.refs.size());
     for (const auto& tn : n.def.nodes)
       for (const auto& r : tn.children)
         if (r.kind == CanonTerm::Ref::Kind::Operand) out.refs.push_back(g.resolve(r.operand));
+    f.refCount = static_cast<uint32_t>(out.refs.size()) - f.refStart;
+    f.userStart = static_cast<uint32_t>(out.users.size());
+    if (i < g.users.size()) out.users.insert(out.users.end(), g.users[i].begin(), g.users[i].end());
+    f.userCount = static_cast<uint32_t>(out.users.size()) - f.userStart;
   }
-  out.refStart.push_back(static_cast<uint32_t>(out.refs.size()));
   return out;
 }
 

@@ -38,13 +38,11 @@ bool bindOperands(const LGraph& g, const LNode& a, const LNode& b, bool spec, Re
 // rank is the image of a's, same type and definition; operands already mapped map to b's, the others
 // to tensors not yet in phi's image.)
 bool mayMapTo(const InferState& st, const Renaming& phi, int a, int b) {
-  // The flat arrays first: most candidates differ there, without reading their nodes.
-  if (st.implDefs.id[a] != st.implDefs.id[b] || st.implDataId[a] != st.implDataId[b]) return false;
-  const LNode &x = st.impl.nodes[a], &y = st.impl.nodes[b];
-  if (y.aliasOf >= 0 || phi.implInv.count(b) || !phi.rankFits(x.graph, y.graph) ||
-      x.operands.size() != y.operands.size())
+  const FlatNode &x = st.implFlat[a], &y = st.implFlat[b];
+  if (x.def != y.def || x.data != y.data || y.aliasOf >= 0 || x.operandCount != y.operandCount ||
+      phi.implInv.count(b) || !phi.rankFits(x.graph, y.graph))
     return false;
-  std::span<const int> p = st.implDefs.refsOf(a), q = st.implDefs.refsOf(b);
+  std::span<const int> p = st.implFlat.refsOf(a), q = st.implFlat.refsOf(b);
   for (size_t k = 0; k < p.size(); ++k) {
     const int* m = phi.implOf(p[k]);
     if (m ? *m != q[k] : phi.implInv.count(q[k]) > 0) return false;
@@ -54,7 +52,7 @@ bool mayMapTo(const InferState& st, const Renaming& phi, int a, int b) {
 
 // Binds the operands of a and b in order, their definitions of one shape (mayMapTo).
 bool bindRefs(const InferState& st, int a, int b, Renaming& phi) {
-  std::span<const int> p = st.implDefs.refsOf(a), q = st.implDefs.refsOf(b);
+  std::span<const int> p = st.implFlat.refsOf(a), q = st.implFlat.refsOf(b);
   for (size_t k = 0; k < p.size(); ++k)
     if (!phi.bindImpl(p[k], q[k])) return false;
   return true;
@@ -63,20 +61,21 @@ bool bindRefs(const InferState& st, int a, int b, Renaming& phi) {
 }  // namespace
 
 // Maps explored node a to a user of an operand's image (or, for a source, to
-// a source of the same rank), binding its operands. False if none fits.
+// a source of the same rank), binding its operands. False if none fits. The
+// operand references are the node's operands in order, repeats included.
 bool matchExplored(const InferState& st, Renaming& phi, int a, bool allowSources, bool operandsMapped) {
-  const LNode& x = st.impl.nodes[a];
+  std::span<const int> refs = st.implFlat.refsOf(a);
   if (operandsMapped)
-    for (int o : x.operands)
-      if (!phi.implOf(st.impl.resolve(o))) return false;
-  for (int o : x.operands) {
-    const int* m = phi.implOf(st.impl.resolve(o));
+    for (int o : refs)
+      if (!phi.implOf(o)) return false;
+  for (int o : refs) {
+    const int* m = phi.implOf(o);
     if (!m) continue;
-    for (int u : st.impl.users[*m])
+    for (int u : st.implFlat.usersOf(*m))
       if (mayMapTo(st, phi, a, u)) return phi.bindImpl(a, u) && bindRefs(st, a, u, phi);
     return false;
   }
-  if (!x.operands.empty() || !allowSources) return false;
+  if (!refs.empty() || !allowSources) return false;
   for (int u : st.implSources)
     if (mayMapTo(st, phi, a, u)) return phi.bindImpl(a, u);
   return false;
@@ -96,8 +95,8 @@ bool matchMergedPartners(const InferState& st, const Footprint& f, Renaming& phi
     const std::vector<int>*from = st.implEqual.find(a), *to = st.implEqual.find(*x);
     if (!from || !to) continue;
     auto fits = [&](int e) {
-      const LNode &p = st.impl.nodes[b], &q = st.impl.nodes[e];
-      return !phi.implInv.count(e) && st.implDataId[b] == st.implDataId[e] && phi.rankFits(p.graph, q.graph);
+      const FlatNode &p = st.implFlat[b], &q = st.implFlat[e];
+      return !phi.implInv.count(e) && p.data == q.data && phi.rankFits(p.graph, q.graph);
     };
     size_t k = std::find((*from).begin(), (*from).end(), b) - (*from).begin();
     int pick = -1;

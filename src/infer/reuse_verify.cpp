@@ -102,15 +102,14 @@ bool sameZeros(const InferState& st, Renaming& phi, int a, int b) {
 // (c): an implementation tensor's type, constant, zero regions and, if
 // explored, definition. Its rank may differ (see rankBijection).
 bool sameImplFacts(const InferState& st, Renaming& phi, int a, int b, bool explored) {
-  const LNode &x = st.impl.nodes[a], &y = st.impl.nodes[b];
-  if (x.owner.isSpec() || y.owner.isSpec() || st.implDataId[a] != st.implDataId[b] || x.isInput != y.isInput ||
-      x.operands.empty() != y.operands.empty())
+  const FlatNode &x = st.implFlat[a], &y = st.implFlat[b];
+  if (x.specOwned || y.specOwned || x.data != y.data || x.isInput != y.isInput || (x.refCount == 0) != (y.refCount == 0))
     return false;
   if (!sameConstant(st.implConsts, a, b) || !sameZeros(st, phi, a, b)) return false;
   if (!explored) return true;
-  // sameDef over the flat arrays: the same definition up to its operands, and those mapped.
-  if (st.implDefs.id[a] != st.implDefs.id[b]) return false;
-  std::span<const int> p = st.implDefs.refsOf(a), q = st.implDefs.refsOf(b);
+  // sameDef over the flat records: the same definition up to its operands, and those mapped.
+  if (x.def != y.def) return false;
+  std::span<const int> p = st.implFlat.refsOf(a), q = st.implFlat.refsOf(b);
   for (size_t k = 0; k < p.size(); ++k) {
     const int* m = phi.implOf(p[k]);
     if (!m || *m != q[k]) return false;
@@ -241,7 +240,7 @@ bool preservesFootprint(const InferState& st, const Footprint& f, const SpecOp& 
   // not a copy), and all checks must pass.
   for (int d : f.related) {
     const int* t = phi.implOf(d);
-    if (!t || st.implUserOps[static_cast<size_t>(d)] != st.implUserOps[static_cast<size_t>(*t)]) return false;
+    if (!t || st.implFlat.userOps[static_cast<size_t>(d)] != st.implFlat.userOps[static_cast<size_t>(*t)]) return false;
   }
   // (b) the operator's definition (and its tuple producer's), and the inlined ones.
   if (!sameSpecDef(st, phi, a.node, op.node)) return false;

@@ -1,4 +1,4 @@
-// The flat per-node arrays operator reuse compares (src/infer/node_ids.cpp):
+// The flat per-node records operator reuse compares (src/infer/node_ids.cpp):
 // type and definition ids equal exactly when the data and the definitions
 // (up to their operands) are, and user-operator hashes equal for the same
 // multiset of users' operators.
@@ -29,7 +29,7 @@ std::unique_ptr<Check> idsGraph() {
 TEST(NodeIds, TypeIdsAreEqualExactlyWhenTheTypesAre) {
   auto c = idsGraph();
   InferState st(c->problem(), lemmas::allLemmas(), {});
-  auto id = [&](const char* n) { return st.implDataId[static_cast<size_t>(c->implId(n))]; };
+  auto id = [&](const char* n) { return st.implFlat[c->implId(n)].data; };
   EXPECT_EQ(id("D0.a"), id("D0.b"));
   EXPECT_EQ(id("D0.a"), id("D0.x"));
   EXPECT_EQ(id("D0.f"), id("D0.g"));
@@ -38,7 +38,7 @@ TEST(NodeIds, TypeIdsAreEqualExactlyWhenTheTypesAre) {
   EXPECT_NE(id("D0.f"), id("D0.h"));
   for (size_t i = 0; i < c->implL->nodes.size(); ++i)
     for (size_t k = 0; k < c->implL->nodes.size(); ++k)
-      EXPECT_EQ(st.implDataId[i] == st.implDataId[k], c->implL->nodes[i].data == c->implL->nodes[k].data);
+      EXPECT_EQ(st.implFlat.nodes[i].data == st.implFlat.nodes[k].data, c->implL->nodes[i].data == c->implL->nodes[k].data);
   auto sid = [&](const char* n) { return st.specDataId[static_cast<size_t>(c->specId(n))]; };
   EXPECT_EQ(sid("S.a"), sid("S.b"));
   EXPECT_NE(sid("S.a"), sid("S.j"));
@@ -47,7 +47,7 @@ TEST(NodeIds, TypeIdsAreEqualExactlyWhenTheTypesAre) {
 TEST(NodeIds, DefinitionIdsIgnoreOnlyWhichTensorsTheOperandsAre) {
   auto c = idsGraph();
   InferState st(c->problem(), lemmas::allLemmas(), {});
-  auto id = [&](const char* n) { return st.implDefs.id[static_cast<size_t>(c->implId(n))]; };
+  auto id = [&](const char* n) { return st.implFlat[c->implId(n)].def; };
   EXPECT_EQ(id("D0.a"), id("D0.b"));  // mul(_, 2.0) on x and on y
   EXPECT_EQ(id("D0.f"), id("D0.g"));
   EXPECT_NE(id("D0.a"), id("D0.c"));  // 2.0 against 3.0
@@ -56,16 +56,20 @@ TEST(NodeIds, DefinitionIdsIgnoreOnlyWhichTensorsTheOperandsAre) {
   EXPECT_EQ(id("D0.x"), id("D0.y"));  // inputs: no definition
   EXPECT_NE(id("D0.x"), id("D0.a"));
   // The operand references, in order and alias-resolved.
-  auto refs = st.implDefs.refsOf(c->implId("D0.b"));
+  auto refs = st.implFlat.refsOf(c->implId("D0.b"));
   ASSERT_EQ(refs.size(), 1u);
   EXPECT_EQ(refs[0], c->implId("D0.y"));
-  EXPECT_TRUE(st.implDefs.refsOf(c->implId("D0.x")).empty());
+  EXPECT_TRUE(st.implFlat.refsOf(c->implId("D0.x")).empty());
+  // The users, as the lowered graph lists them.
+  auto users = st.implFlat.usersOf(c->implId("D0.c"));
+  EXPECT_EQ(std::vector<int>(users.begin(), users.end()), c->implL->users[static_cast<size_t>(c->implId("D0.c"))]);
+  EXPECT_EQ(users.size(), 3u);
 }
 
 TEST(NodeIds, UserOperatorHashesCompareTheMultisetOfUsersOperators) {
   auto c = idsGraph();
   InferState st(c->problem(), lemmas::allLemmas(), {});
-  auto users = [&](const char* n) { return st.implUserOps[static_cast<size_t>(c->implId(n))]; };
+  auto users = [&](const char* n) { return st.implFlat.userOps[static_cast<size_t>(c->implId(n))]; };
   EXPECT_EQ(users("D0.a"), users("D0.b"));  // {permute[1, 0], view[2, 16]} each
   EXPECT_NE(users("D0.a"), users("D0.c"));  // {cast, permute, permute}
   EXPECT_NE(users("D0.f"), users("D0.a"));  // none
