@@ -39,14 +39,9 @@ bool isTableStep(const LNode& n, std::span<const int> deps, const std::vector<ch
 
 InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules, const InferOptions& o)
     : spec(*p.spec), impl(*p.impl), rel(*p.relation), symbols(p.symbols), lemmas(lemmaRules), lemmaIndex(lemmaRules), opts(o) {
-  // Reuse's flat records read the graphs only: with --jobs, the definition ids
-  // and user hashes are computed beside the type ids and the walk below.
-  std::vector<uint32_t> defIds;
-  std::vector<uint64_t> userOps;
-  auto beside = [&] {
-    defIds = definitionIds(impl);
-    userOps = userOperatorHashes(impl);
-  };
+  // Reuse's flat records read the graphs only: with --jobs, all but their type
+  // ids are built beside the type ids and the walk below.
+  auto beside = [&] { implFlat = flatNodes(impl, definitionIds(impl), userOperatorHashes(impl)); };
   struct Joined {  // joined however the constructor ends
     std::thread t;
     ~Joined() {
@@ -108,7 +103,7 @@ InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules
     }
   }
   if (besideThread.t.joinable()) besideThread.t.join();
-  implFlat = flatNodes(impl, implDataIds, defIds, std::move(userOps));
+  for (size_t i = 0; i < implDataIds.size(); ++i) implFlat.nodes[i].data = implDataIds[i];
 }
 
 namespace {

@@ -176,8 +176,9 @@ std::vector<uint32_t> classDataIds(const LGraph& g);
 std::vector<uint32_t> definitionIds(const LGraph& g);
 // Per node of g, FlatNodes::userOps.
 std::vector<uint64_t> userOperatorHashes(const LGraph& g);
-FlatNodes flatNodes(const LGraph& g, const std::vector<uint32_t>& dataIds, const std::vector<uint32_t>& defIds,
-                    std::vector<uint64_t> userOps);
+// The records of g's nodes, with FlatNode::data left 0 (classDataIds fills it: InferState's
+// constructor computes those beside the rest).
+FlatNodes flatNodes(const LGraph& g, const std::vector<uint32_t>& defIds, std::vector<uint64_t> userOps);
 
 // --- spec_order.cpp: the walk over G_s ------------------------------------
 

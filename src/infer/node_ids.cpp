@@ -119,8 +119,7 @@ std::vector<uint32_t> definitionIds(const LGraph& g) {
       [&](size_t i, size_t j) { return sameShape(g.nodes[i].def, g.nodes[j].def); });
 }
 
-FlatNodes flatNodes(const LGraph& g, const std::vector<uint32_t>& dataIds, const std::vector<uint32_t>& defIds,
-                    std::vector<uint64_t> userOps) {
+FlatNodes flatNodes(const LGraph& g, const std::vector<uint32_t>& defIds, std::vector<uint64_t> userOps) {
   FlatNodes out;
   out.nodes.resize(g.nodes.size());
   out.userOps = std::move(userOps);
@@ -131,7 +130,6 @@ FlatNodes flatNodes(const LGraph& g, const std::vector<uint32_t>& dataIds, const
     const LNode& n = g.nodes[i];
     FlatNode& f = out.nodes[i];
     f.def = defIds[i];
-    f.data = dataIds[i];
     f.graph = n.graph;
     f.aliasOf = n.aliasOf;
     f.isInput = n.isInput;
