@@ -677,13 +677,25 @@ class Lowerer {
     size_t cap = 16;
     while (cap < 2 * candidates) cap *= 2;
     std::vector<Slot> table;
+    // The table is far larger than the caches: keys are hashed a window
+    // ahead and their slots prefetched. A merge changes the keys of the
+    // nodes that read the merged one, so it drops the window's hashes.
+    constexpr size_t kAhead = 16;
+    std::vector<uint64_t> ahead(lg_.nodes.size());
+    size_t hashedTo = 0;  // ahead[i] is the key hash of node i for i < hashedTo (mergeable ones)
     for (bool changed = true; changed;) {
       changed = false;
       table.assign(cap, Slot{});
+      hashedTo = 0;
       for (size_t i = 0; i < lg_.nodes.size(); ++i) {
         const LNode& ln = lg_.nodes[i];
         if (!mergeable(ln)) continue;
-        const uint64_t h = keyHash(ln);
+        for (size_t end = std::min(i + kAhead, lg_.nodes.size()); hashedTo < end; ++hashedTo) {
+          if (hashedTo < i || !mergeable(lg_.nodes[hashedTo])) continue;
+          ahead[hashedTo] = keyHash(lg_.nodes[hashedTo]);
+          __builtin_prefetch(&table[ahead[hashedTo] & (cap - 1)]);
+        }
+        const uint64_t h = ahead[i];
         size_t at = h & (cap - 1);
         while (table[at].node >= 0 && !(table[at].hash == h && sameKey(lg_.nodes[table[at].node], ln)))
           at = (at + 1) & (cap - 1);
@@ -693,6 +705,7 @@ class Lowerer {
         }
         lg_.nodes[i].aliasOf = table[at].node;
         any = true;
+        hashedTo = i + 1;  // the nodes after i may read it: hashed again
         // Only a reader keyed before this merge (an earlier node: a pipeline's
         // recv reads a later rank) can have a new key in another round; without
         // one, that round would find nothing.
