@@ -314,10 +314,19 @@ bool Canon::clamp() {
 
 bool Canon::touchesComplex() const {
   if (n.complexView) return true;
-  std::vector<Ref> kids;
-  for (const Value& a : n.args) collect(a, kids);
-  for (const auto& kv : n.kwargs) collect(kv.second, kids);
-  return std::any_of(kids.begin(), kids.end(), [&](const Ref& r) { return isComplex(r.operand); });
+  // collect's walk, without collecting: this runs on every node.
+  auto any = [&](auto& self, const Value& v) -> bool {
+    if (auto t = std::get_if<TensorRef>(&v.v)) return isComplex(t->node);
+    if (auto l = std::get_if<ValueList>(&v.v))
+      for (const Value& e : *l)
+        if (self(self, e)) return true;
+    return false;
+  };
+  for (const Value& a : n.args)
+    if (any(any, a)) return true;
+  for (const auto& kv : n.kwargs)
+    if (any(any, kv.second)) return true;
+  return false;
 }
 
 // An op on complex tensors: only those whose reading of the real view is
