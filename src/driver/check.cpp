@@ -126,8 +126,9 @@ void qualifyAndNoteSymbols(PreparedCheck& pc) {
 
 // Lowers both sides (input cuts and groups from the expanded relation file);
 // collectives teach the context that their inputs have equal sizes.
-void lowerGraphs(PreparedCheck& pc) {
+void lowerGraphs(PreparedCheck& pc, size_t jobs) {
   LowerOptions lo;
+  lo.jobs = jobs;
   lo.groups = pc.relation.groups;
   lo.fold = inferOptionsFrom(pc.relation).fold;
   for (auto& t : pc.relation.cutInputs) {
@@ -217,7 +218,7 @@ std::unique_ptr<PreparedCheck> prepare(const CheckRequest& req, bool checkShapes
   }
   {
     PhaseTimer t{"lower"};
-    lowerGraphs(*pc);
+    lowerGraphs(*pc, req.jobs);
   }
   PhaseTimer t{"settle-symbols"};
   settleSymbols(*pc, checkShapes);

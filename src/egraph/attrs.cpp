@@ -10,6 +10,7 @@
 
 #include "egraph/node_index.h"
 #include "egraph/stable_table.h"
+#include "support/intern_frozen.h"
 #include "sym/expr.h"
 
 namespace tangle::eg {
@@ -98,6 +99,7 @@ Symbol intern(std::string_view s) {
     std::shared_lock lock(in.symMutex);
     if (uint32_t id = in.findSymbol(s, h); id != detail::NodeIndex::kNone) return id;
   }
+  checkInternNotFrozen();
   std::unique_lock lock(in.symMutex);
   if (uint32_t id = in.findSymbol(s, h); id != detail::NodeIndex::kNone) return id;
   Symbol id = in.symbols.append(s);
@@ -119,6 +121,7 @@ void internAll(std::span<const std::string_view> names, Symbol* out) {
     if (k + kPrefetchAhead < names.size()) in.symbolIndex.prefetch(hashes[k + kPrefetchAhead]);
     uint32_t id = in.findSymbol(names[k], hashes[k]);
     if (id == detail::NodeIndex::kNone) {
+      checkInternNotFrozen();  // the first new one: nothing was added
       id = in.symbols.append(names[k]);
       in.symbolIndex.insert(hashes[k], id);
     }
@@ -139,6 +142,7 @@ void internAttrsAll(std::span<const Attr> flat, size_t width, AttrsId* out) {
     std::span<const Attr> list = flat.subspan(k * width, width);
     uint32_t id = in.findList(list, hashes[k]);
     if (id == detail::NodeIndex::kNone) {
+      checkInternNotFrozen();
       id = in.lists.append(list.begin(), list.end());
       in.listIndex.insert(hashes[k], id);
     }
@@ -186,6 +190,7 @@ AttrsId internAttrs(const Attr* data, size_t size) {
     std::shared_lock lock(in.attrMutex);
     if (uint32_t id = in.findList(a, h); id != detail::NodeIndex::kNone) return id;
   }
+  checkInternNotFrozen();
   std::unique_lock lock(in.attrMutex);
   if (uint32_t id = in.findList(a, h); id != detail::NodeIndex::kNone) return id;
   AttrsId id = in.lists.append(a.begin(), a.end());

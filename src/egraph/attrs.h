@@ -23,6 +23,16 @@ void reserveSymbols(size_t more);
 void reserveAttrs(size_t more);
 const std::string& symbolName(Symbol s);  // lock-free read; valid forever
 
+// Under an InternFrozen (support/intern_frozen.h), interning anything new
+// throws NotInterned.
+class InternFrozen {
+ public:
+  InternFrozen();
+  ~InternFrozen();
+  InternFrozen(const InternFrozen&) = delete;
+  InternFrozen& operator=(const InternFrozen&) = delete;
+};
+
 struct Attr {
   // SymDim: a symbolic size (a negative Dim, see sym/expr.h), e.g. a slice
   // bound `(s0//2)`. It is its own kind so that code reading integers

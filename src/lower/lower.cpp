@@ -15,6 +15,8 @@
 #include "lower/p2p.h"
 #include "ops/ops.h"
 #include "ops/shape.h"
+#include "support/intern_frozen.h"
+#include "support/parallel.h"
 #include "sym/context.h"
 
 namespace tangle {
@@ -161,6 +163,9 @@ class Lowerer {
   };
   // group name -> rank -> collectives in program order
   std::map<std::string, std::map<int, std::vector<PendingCollective>>> pending_;
+  // [graph] (group name, collective) in program order, as define finds them (graphs may be
+  // defined in parallel); then moved into pending_ in graph order.
+  std::vector<std::vector<std::pair<std::string, PendingCollective>>> pendingOf_;
 
   int lnodeOf(int graph, NodeId id) const { return index_[graph][static_cast<size_t>(id)]; }
 
@@ -211,10 +216,87 @@ class Lowerer {
         index_[gi][static_cast<size_t>(id)] = lid;
         if (!lg_.byName.emplace(ln.symbol, lid)) namesUnique_ = false;
         lg_.nodes.push_back(std::move(ln));
-        define(static_cast<int>(gi), g, id, lid);
       }
-      fillTupleTypes(static_cast<int>(gi), g);
     }
+    defineAll();
+  }
+
+  // The definitions of graph gi's nodes (and its tuples' element types).
+  void defineGraph(size_t gi) {
+    const Graph& g = *lg_.graphs[gi];
+    for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id)
+      if (int lid = lnodeOf(static_cast<int>(gi), id); lid >= 0) define(static_cast<int>(gi), g, id, lid);
+    fillTupleTypes(static_cast<int>(gi), g);
+  }
+
+  // Every graph's definitions, as a serial run in graph order gives them.
+  // With --jobs and concrete sizes, graphs are defined in parallel under
+  // frozen interning (support/intern_frozen.h): a graph that needs a symbol,
+  // attribute list or size expression not interned yet (or fails) is put
+  // back. The first graph put back is then defined serially (it interns what
+  // it needs, or throws its error), and the others are tried again: every
+  // graph before it needed nothing new, so ids are handed out as in a serial
+  // run. A round that puts back more than half its graphs ends the parallel
+  // rounds (each graph then needing a value of its own).
+  void defineAll() {
+    const size_t n = lg_.graphs.size();
+    pendingOf_.assign(n, {});
+    std::vector<size_t> todo(n);
+    for (size_t gi = 0; gi < n; ++gi) todo[gi] = gi;
+    const bool parallel = opts_.jobs > 1 && n > 1 && concreteSizes();
+    for (int round = 0; parallel && !todo.empty(); ++round) {
+      std::vector<char> ok(todo.size(), 0);
+      parallelFor(todo.size(), opts_.jobs, [&](size_t k) {
+        InternFrozen frozen;
+        try {
+          defineGraph(todo[k]);
+          ok[k] = 1;
+        } catch (...) {  // NotInterned, or an error the serial definition reports
+        }
+      });
+      std::vector<size_t> back;
+      for (size_t k = 0; k < todo.size(); ++k)
+        if (!ok[k]) back.push_back(todo[k]);
+      if (back.empty()) return mergePending();
+      resetDefinitions(back.front());
+      defineGraph(back.front());
+      back.erase(back.begin());
+      for (size_t gi : back) resetDefinitions(gi);
+      const bool progress = round == 0 || 2 * back.size() <= todo.size();
+      todo = std::move(back);
+      if (!progress) break;
+    }
+    for (size_t gi : todo) defineGraph(gi);
+    mergePending();
+  }
+
+  // Graph gi's nodes as createNodes left them (define and fillTupleTypes set the rest).
+  void resetDefinitions(size_t gi) {
+    for (int lid : index_[gi]) {
+      if (lid < 0) continue;
+      LNode& ln = lg_.nodes[static_cast<size_t>(lid)];
+      ln.isInput = false;
+      ln.aliasOf = -1;
+      ln.def = CanonTerm{};
+    }
+    pendingOf_[gi].clear();
+  }
+
+  void mergePending() {
+    for (size_t gi = 0; gi < pendingOf_.size(); ++gi)
+      for (auto& [group, c] : pendingOf_[gi]) pending_[group][static_cast<int>(gi)].push_back(c);
+    pendingOf_.clear();
+  }
+
+  // No graph has a symbolic size (whose expressions canonicalize builds).
+  bool concreteSizes() const {
+    for (const Graph* g : lg_.graphs)
+      for (const Node& n : g->nodes) {
+        if (n.symValue) return false;
+        if (n.type && std::any_of(n.type->shape.begin(), n.type->shape.end(), [](Dim d) { return isSymbolic(d); }))
+          return false;
+      }
+    return true;
   }
 
   void define(int gi, const Graph& g, NodeId id, int lid) {
@@ -269,7 +351,7 @@ class Lowerer {
     }
     if (c != Collective::None) {
       if (n.args.empty() || !n.args[0].isTensor()) throw nodeError(n, "collective expects a tensor first");
-      pending_[n.op == "hlo.all-reduce" ? replicaGroup(n, gi) : groupArg(n)][gi].push_back({lid, c});
+      pendingOf_[static_cast<size_t>(gi)].push_back({n.op == "hlo.all-reduce" ? replicaGroup(n, gi) : groupArg(n), {lid, c}});
       return;
     }
     CanonTerm term = canonicalize(g, id);

@@ -115,6 +115,7 @@ struct LowerOptions {
   std::vector<std::string> cutSpec;                // spec tensors treated as inputs
   std::vector<std::pair<int, std::string>> cutImpl;  // (rank, tensor) treated as inputs
   bool fold = true;  // implementation: rearrangement folding (fold_rearrange.h); `option fold = 0` turns it off
+  size_t jobs = 1;   // threads for the ranks' definitions (--jobs)
 };
 
 // `symbols` learns the facts lowering finds: the inputs of one collective

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "support/intern_frozen.h"
+
 namespace tangle::sym {
 
 namespace {
@@ -65,9 +67,12 @@ AtomId internAtom(Atom a) {
   for (ExprId x : a.args) key += ',' + std::to_string(x);
   Tables& t = tables();
   std::lock_guard lock(t.mu);
-  auto [it, fresh] = t.atomIds.emplace(std::move(key), static_cast<AtomId>(t.atoms.size()));
-  if (fresh) t.atoms.push_back(std::move(a));
-  return it->second;
+  if (auto it = t.atomIds.find(key); it != t.atomIds.end()) return it->second;
+  checkInternNotFrozen();
+  auto id = static_cast<AtomId>(t.atoms.size());
+  t.atomIds.emplace(std::move(key), id);
+  t.atoms.push_back(std::move(a));
+  return id;
 }
 
 // Sorts the terms, merges equal monomials and drops zero coefficients.
@@ -87,9 +92,12 @@ ExprId internPoly(Poly p) {
   std::string key = polyKey(p);
   Tables& t = tables();
   std::lock_guard lock(t.mu);
-  auto [it, fresh] = t.polyIds.emplace(std::move(key), static_cast<ExprId>(t.polys.size()));
-  if (fresh) t.polys.push_back(std::move(p));
-  return it->second;
+  if (auto it = t.polyIds.find(key); it != t.polyIds.end()) return it->second;
+  checkInternNotFrozen();
+  auto id = static_cast<ExprId>(t.polys.size());
+  t.polyIds.emplace(std::move(key), id);
+  t.polys.push_back(std::move(p));
+  return id;
 }
 
 ExprId atomExpr(AtomId a) {

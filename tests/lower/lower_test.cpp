@@ -318,3 +318,74 @@ TEST(IdIndex, FirstNodeOfAnIdWinsWhereverTheIdLies) {
 
 }  // namespace
 }  // namespace tangle
+
+namespace tangle {
+namespace {
+
+// Ranks whose definitions need operator names interned by no earlier lowering
+// (opaque ops, named after their targets): rank r calls op_r (rank 3 op_0), and
+// rank 2 also op_1. Rank 0 reaches its name last: a parallel run without frozen
+// interning would intern rank 1's first.
+std::vector<Graph> ranksWithNewOps(const std::string& tag) {
+  std::vector<Graph> g;
+  for (int r = 0; r < 4; ++r) {
+    std::string op = "torch.ops.test_" + tag + ".op_" + std::to_string(r % 3) + ".default";
+    std::string body = "a: \"f32[4, 2]\" = torch.ops.aten.neg.default(x)\n";
+    for (int k = 0; r == 0 && k < 20000; ++k)
+      body += "n" + std::to_string(k) + ": \"f32[4, 2]\" = torch.ops.aten.neg.default(x)\n";
+    body += "b: \"f32[4, 2]\" = " + op + "(a)\n";
+    if (r == 2) body += "c: \"f32[4, 2]\" = torch.ops.test_" + tag + ".op_1.default(b)\n";
+    else body += "c: \"f32[4, 2]\" = torch.ops.aten.neg.default(b)\n";
+    body += "return (c,)";
+    g.push_back(rank("x: \"f32[4, 2]\"", body, "r" + std::to_string(r) + ".py"));
+  }
+  return g;
+}
+
+// With --jobs, ranks are defined in parallel under frozen interning and the
+// ranks that need new names are redone in rank order: names are interned in
+// the order a serial run interns them, and the definitions are the same.
+TEST(Lower, ParallelDefinitionsInternInTheSerialOrder) {
+  for (size_t jobs : {size_t{1}, size_t{2}}) {
+    std::string tag = "frozen" + std::to_string(jobs);
+    auto g = ranksWithNewOps(tag);
+    sym::Context symbols;
+    LowerOptions opts;
+    opts.jobs = jobs;
+    LGraph lg = lowerImpl(g, opts, symbols);
+    auto id = [&](int k) { return eg::findSymbol("test_" + tag + ".op_" + std::to_string(k) + ".default"); };
+    ASSERT_TRUE(id(0) && id(1) && id(2)) << jobs;
+    EXPECT_LT(*id(0), *id(1)) << jobs;  // rank 0's name first, then rank 1's, then rank 2's
+    EXPECT_LT(*id(1), *id(2)) << jobs;
+    EXPECT_EQ(defOf(lg, "D2.c"), "test_" + tag + ".op_1.default(D2.b)");
+    EXPECT_EQ(defOf(lg, "D3.b"), "test_" + tag + ".op_0.default(D3.a)");
+    EXPECT_EQ(defOf(lg, "D1.c"), "neg(D1.b)");
+  }
+}
+
+// The error reported is the first rank's, whether the ranks were defined in
+// parallel or not (rank 0 also needs a new name before its error).
+TEST(Lower, ParallelDefinitionsReportTheFirstRanksError) {
+  for (size_t jobs : {size_t{1}, size_t{2}}) {
+    std::vector<Graph> g;
+    for (int r = 0; r < 3; ++r) {
+      std::string body = "a: \"f32[4, 2]\" = torch.ops.test_error" + std::to_string(jobs) + ".op.default(x)\n";
+      if (r >= 1) body += "b: \"f32[4, 2]\" = torch.ops.aten.slice.Tensor(a, 'zero', 0, 2)\n";
+      else body += "b: \"f32[4, 2]\" = torch.ops.aten.neg.default(a)\n";
+      body += "return (b,)";
+      g.push_back(rank("x: \"f32[4, 2]\"", body, "r" + std::to_string(r) + ".py"));
+    }
+    sym::Context symbols;
+    LowerOptions opts;
+    opts.jobs = jobs;
+    try {
+      lowerImpl(g, opts, symbols);
+      ADD_FAILURE() << "no error with jobs " << jobs;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("r1.py"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tangle
