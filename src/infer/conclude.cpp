@@ -211,8 +211,39 @@ class DistinctTerms {
 // position in the groups of copies: RankPositions), so a replicated value
 // keeps a relation on every rank (each rank's own chain of operators is
 // explored from it).
+namespace {
+
+// The classes a clean node of root's class reaches through clean nodes: every
+// use of the clean extractor below reads only these (a class's cost depends
+// only on the classes under it), and an operator's e-graph holds many more.
+std::vector<eg::Id> cleanCone(const eg::EGraph& g, eg::Id root) {
+  std::vector<char> seen(g.numIds(), 0);
+  std::vector<eg::Id> out, stack{g.find(root)};
+  seen[stack.back()] = 1;
+  while (!stack.empty()) {
+    eg::Id c = stack.back();
+    stack.pop_back();
+    out.push_back(c);
+    for (const eg::ENode& n : g.eclass(c).nodes) {
+      if (!ops::isCleanNode(n)) continue;
+      for (eg::Id ch : n.children) {
+        eg::Id k = g.find(ch);
+        if (!seen[k]) {
+          seen[k] = 1;
+          stack.push_back(k);
+        }
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());  // the order classIds gives
+  return out;
+}
+
+}  // namespace
+
 std::vector<eg::Term> cleanRelations(const InferState& st, const eg::EGraph& g, eg::Id root) {
-  eg::Extractor ex(g, [](const eg::EGraph&, const eg::ENode& n) { return ops::isCleanNode(n); });
+  eg::Extractor ex(
+      g, [](const eg::EGraph&, const eg::ENode& n) { return ops::isCleanNode(n); }, cleanCone(g, root));
   std::vector<eg::Term> out = ex.alternatives(root, st.opts.maxRelationsPerTensor);
   if (out.empty() || st.impl.graphs.size() < 2) return out;
   const RankClasses byRank(g, st.impl.graphs.size());
