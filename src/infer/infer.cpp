@@ -66,6 +66,12 @@ InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules
     if (n.aliasOf < 0 && !n.isInput && n.operands.empty() && !n.def.nodes.empty())
       implSources.push_back(static_cast<int>(i));
   }
+  markInputFree();
+  if (besideThread.t.joinable()) besideThread.t.join();
+  for (size_t i = 0; i < implDataIds.size(); ++i) implFlat.nodes[i].data = implDataIds[i];
+}
+
+void InferState::markInputFree() {
   implInputFree.assign(impl.nodes.size(), 0);
   implTable.assign(impl.nodes.size(), 0);
   std::vector<char> done(impl.nodes.size(), 0);
@@ -102,8 +108,6 @@ InferState::InferState(const Problem& p, const std::vector<eg::Rule>& lemmaRules
       stack.pop_back();
     }
   }
-  if (besideThread.t.joinable()) besideThread.t.join();
-  for (size_t i = 0; i < implDataIds.size(); ++i) implFlat.nodes[i].data = implDataIds[i];
 }
 
 namespace {

@@ -106,6 +106,7 @@ struct FlatNodes {
 
 struct InferState {
   InferState(const Problem& p, const std::vector<eg::Rule>& lemmas, const InferOptions& o);
+  void markInputFree();  // implInputFree and implTable, from implConsts as it is now
 
   const LGraph& spec;
   const LGraph& impl;
@@ -127,7 +128,9 @@ struct InferState {
   // Per impl node: computed from sources and declared constants only (no
   // graph input), e.g. a backward seed 1/n built as ones_like -> div -> expand.
   // Such a value is the same function of nothing on every run: related to
-  // everything, like a source (explore.cpp's inRel).
+  // everything, like a source (explore.cpp's inRel). Marked with implTable
+  // by markInputFree: in the constructor, and again once the relation's
+  // constants are loaded (loadInputRelations).
   std::vector<char> implInputFree;
   // Per impl node: an input-free index table, a source (arange, a constant)
   // taken through casts and rearrangements only (vLLM's float positions

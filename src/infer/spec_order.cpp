@@ -50,6 +50,8 @@ void loadInputRelations(InferState& st) {
     if (c.tensor.side == TensorName::Side::Spec) st.specConsts[specNode(st, c.tensor, c.loc)] = c.value;
     else st.implConsts[implNode(st, c.tensor, c.loc)] = c.value;
   }
+  // The constructor marked input-free tensors before any constant was known.
+  if (!st.implConsts.empty()) st.markInputFree();
   for (auto& z : st.rel.zeros) loadZeroRegion(st, z);
   markImplZeros(st);
   for (auto& r : st.rel.relations) {

@@ -60,6 +60,26 @@ TEST(InferSteps, SeedSaturateExploreConclude) {
   EXPECT_EQ(stats.exploredImplNodes, 2u);
 }
 
+// A value computed from a relation file's declared constant only (a backward
+// seed 1/n from `const D*.n = 8`) is input-free, as one computed from a source
+// is: the constants are known once the relation is loaded, after the state's
+// constructor first marked input-free tensors.
+TEST(InferSteps, DeclaredConstantsMakeTheirValuesInputFree) {
+  std::string spec = fx("x: \"f32[4]\"", "y: \"f32[4]\" = torch.ops.aten.neg.default(x)\nreturn (y,)");
+  std::string impl = fx("x: \"f32[4]\", n: \"f32[]\"",
+                        "r: \"f32[]\" = torch.ops.aten.reciprocal.default(n)\n"
+                        "s: \"f32[4]\" = torch.ops.aten.mul.Tensor(x, r)\n"
+                        "y: \"f32[4]\" = torch.ops.aten.neg.default(x)\n"
+                        "return (y, s)");
+  auto c = makeCheck(spec, impl, 2, "S.x = D*.x\nconst D*.n = 8\n");
+  InferState st(c->problem(), lemmas::allLemmas(), {});
+  loadInputRelations(st);
+  EXPECT_TRUE(st.implInputFree[static_cast<size_t>(c->implId("D1.n"))]);
+  EXPECT_TRUE(st.implInputFree[static_cast<size_t>(c->implId("D1.r"))]);  // 1/n
+  EXPECT_FALSE(st.implInputFree[static_cast<size_t>(c->implId("D1.s"))]);  // reads x
+  EXPECT_FALSE(st.implInputFree[static_cast<size_t>(c->implId("D1.x"))]);
+}
+
 TEST(InferSteps, NextBatchTakesUsersWhoseInputsAreAllRelated) {
   // D.mm2 also reads C, which no relation names: it is not explored.
   const char* impl = "mm: \"f32[4, 6]\" = torch.ops.aten.mm.default(A, B)\n"
