@@ -1,6 +1,7 @@
 #include "lower/p2p.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -101,9 +102,11 @@ P2PLinks linkPointToPoint(const std::vector<const Graph*>& graphs) {
     std::vector<std::vector<NodeId>> users;  // graphUsers(g), once a fresh buffer needs it
     // attribute -> receives into it, in order: (position, sender value)
     std::unordered_map<std::string, std::vector<std::pair<NodeId, std::pair<int, NodeId>>>> writes;
-    for (auto& [key, value] : received) {
+    // This graph's receives: a range of the map (ordered by graph first).
+    auto from = received.lower_bound({gi, std::numeric_limits<NodeId>::min(), std::numeric_limits<NodeId>::min()});
+    for (auto it = from; it != received.end() && std::get<0>(it->first) == gi; ++it) {
+      auto& [key, value] = *it;
       auto [rg, rnode, buf] = key;
-      if (rg != gi) continue;
       const Node& b = g.node(buf);
       std::string sk = storageKey(g, buf);
       if (b.op == "get_attr" && sk.rfind("attr:", 0) == 0) {
