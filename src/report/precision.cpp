@@ -229,31 +229,34 @@ std::string precisionNote(const InferResult& r, const LGraph& spec, const LGraph
     if (!found) specOnly.push_back(describe(spec, rel.node, *c));
   }
   // Only the casts an output's values depend on: a folded chain's cast computes nothing returned
-  // unless folding inlined it.
-  std::vector<bool> live(impl.nodes.size(), false);
-  std::vector<int> stack;
-  for (size_t i = 0; i < impl.nodes.size(); ++i)
-    if (impl.nodes[i].isOutput) stack.push_back(impl.resolve(static_cast<int>(i)));
-  while (!stack.empty()) {
-    int i = stack.back();
-    stack.pop_back();
-    if (live[static_cast<size_t>(i)]) continue;
-    live[static_cast<size_t>(i)] = true;
-    // the tensors whose definitions folding inlined into this one compute its values
-    for (const CanonTerm::Node& t : impl.nodes[static_cast<size_t>(i)].def.nodes)
-      if (t.inlinedFrom >= 0) live[static_cast<size_t>(t.inlinedFrom)] = true;
-    // an empty tensor holds no value of its operands (an empty shard's view of the buffer)
-    const LNode& n = impl.nodes[static_cast<size_t>(i)];
-    if (const TensorType* t = n.data.tuple ? nullptr : n.data.tensor())
-      if (std::any_of(t->shape.begin(), t->shape.end(), [](Dim d) { return d == 0; })) continue;
-    for (int o : n.operands) stack.push_back(impl.resolve(o));
-  }
+  // unless folding inlined it. Liveness is a walk of the whole graph: only when there is a cast.
+  std::vector<std::pair<int, Cast>> casts;
   for (int id = 0; id < static_cast<int>(impl.nodes.size()); ++id) {
-    if (!live[static_cast<size_t>(id)] || matched.count(id)) continue;
-    if (auto c = floatCast(impl, id); c && !allZeros(impl, impl.node(id).operands[0]))
-      implOnly.push_back(describe(impl, id, *c));
-    else if (auto ci = inlineCast(impl, id); ci && !allZeros(impl, id))
-      implOnly.push_back(describe(impl, id, *ci));
+    if (matched.count(id)) continue;
+    if (auto c = floatCast(impl, id); c && !allZeros(impl, impl.node(id).operands[0])) casts.emplace_back(id, *c);
+    else if (auto ci = inlineCast(impl, id); ci && !allZeros(impl, id)) casts.emplace_back(id, *ci);
+  }
+  if (!casts.empty()) {
+    std::vector<bool> live(impl.nodes.size(), false);
+    std::vector<int> stack;
+    for (size_t i = 0; i < impl.nodes.size(); ++i)
+      if (impl.nodes[i].isOutput) stack.push_back(impl.resolve(static_cast<int>(i)));
+    while (!stack.empty()) {
+      int i = stack.back();
+      stack.pop_back();
+      if (live[static_cast<size_t>(i)]) continue;
+      live[static_cast<size_t>(i)] = true;
+      // the tensors whose definitions folding inlined into this one compute its values
+      for (const CanonTerm::Node& t : impl.nodes[static_cast<size_t>(i)].def.nodes)
+        if (t.inlinedFrom >= 0) live[static_cast<size_t>(t.inlinedFrom)] = true;
+      // an empty tensor holds no value of its operands (an empty shard's view of the buffer)
+      const LNode& n = impl.nodes[static_cast<size_t>(i)];
+      if (const TensorType* t = n.data.tuple ? nullptr : n.data.tensor())
+        if (std::any_of(t->shape.begin(), t->shape.end(), [](Dim d) { return d == 0; })) continue;
+      for (int o : n.operands) stack.push_back(impl.resolve(o));
+    }
+    for (auto& [id, c] : casts)
+      if (live[static_cast<size_t>(id)]) implOnly.push_back(describe(impl, id, c));
   }
   if (specOnly.empty() && implOnly.empty()) return "";
   std::string s = "refines over the reals; precision differs at ";
