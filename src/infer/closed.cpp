@@ -118,8 +118,10 @@ ClosedTensors::ClosedTensors(const LGraph& g, const std::unordered_map<int, doub
       }
       state[d] = 1;
       const LNode& n = g.nodes[d];
+      // Operands are alias-resolved already (LNode::operands): no resolve, whose
+      // read of each operand's node was most of this walk at 256 ranks.
       if (k < n.operands.size()) {
-        int o = g.resolve(n.operands[k++]);
+        int o = n.operands[k++];
         if (state[o] == 0) stack.push_back({o, 0});
         continue;
       }
@@ -129,7 +131,7 @@ ClosedTensors::ClosedTensors(const LGraph& g, const std::unordered_map<int, doub
       else if (n.def.nodes.empty()) c = false;
       else {
         c = true;
-        for (int o : n.operands) c = c && state[g.resolve(o)] == 2 && closed_[g.resolve(o)];
+        for (int o : n.operands) c = c && state[o] == 2 && closed_[o];
       }
       closed_[d] = c;
       state[d] = 2;
