@@ -61,18 +61,25 @@ std::string polyKey(const Poly& p) {
   return k;
 }
 
+// The id of `key` in `ids`, or a new one for `value` appended to `values`
+// (not under an InternFrozen: support/intern_frozen.h). Called under Tables::mu.
+template <class Id, class V>
+Id internInto(std::unordered_map<std::string, Id>& ids, std::deque<V>& values, std::string key, V value) {
+  if (auto it = ids.find(key); it != ids.end()) return it->second;
+  checkInternNotFrozen();
+  auto id = static_cast<Id>(values.size());
+  ids.emplace(std::move(key), id);
+  values.push_back(std::move(value));
+  return id;
+}
+
 AtomId internAtom(Atom a) {
   std::string key = std::to_string(static_cast<int>(a.kind)) + '|' + a.name + '|' + std::to_string(a.arg) + '|' +
                     std::to_string(a.k);
   for (ExprId x : a.args) key += ',' + std::to_string(x);
   Tables& t = tables();
   std::lock_guard lock(t.mu);
-  if (auto it = t.atomIds.find(key); it != t.atomIds.end()) return it->second;
-  checkInternNotFrozen();
-  auto id = static_cast<AtomId>(t.atoms.size());
-  t.atomIds.emplace(std::move(key), id);
-  t.atoms.push_back(std::move(a));
-  return id;
+  return internInto(t.atomIds, t.atoms, std::move(key), std::move(a));
 }
 
 // Sorts the terms, merges equal monomials and drops zero coefficients.
@@ -92,12 +99,7 @@ ExprId internPoly(Poly p) {
   std::string key = polyKey(p);
   Tables& t = tables();
   std::lock_guard lock(t.mu);
-  if (auto it = t.polyIds.find(key); it != t.polyIds.end()) return it->second;
-  checkInternNotFrozen();
-  auto id = static_cast<ExprId>(t.polys.size());
-  t.polyIds.emplace(std::move(key), id);
-  t.polys.push_back(std::move(p));
-  return id;
+  return internInto(t.polyIds, t.polys, std::move(key), std::move(p));
 }
 
 ExprId atomExpr(AtomId a) {
