@@ -105,11 +105,8 @@ void importGraphs(PreparedCheck& pc, size_t jobs) {
     functionalizeInplace(g);  // eager traces keep in-place grad accumulation and recv_ (lower/inplace.h)
   };
   load(pc.spec, pc.info.specPath);
-  bool symbolic = std::any_of(pc.spec.nodes.begin(), pc.spec.nodes.end(), [](const Node& n) {
-    return n.type && std::any_of(n.type->shape.begin(), n.type->shape.end(), [](Dim d) { return isSymbolic(d); });
-  });
   pc.impl.resize(pc.info.implPaths.size());
-  parallelFor(pc.impl.size(), symbolic ? 1 : jobs, [&](size_t r) { load(pc.impl[r], pc.info.implPaths[r]); });
+  parallelFor(pc.impl.size(), anySymbolicSize(pc.spec) ? 1 : jobs, [&](size_t r) { load(pc.impl[r], pc.info.implPaths[r]); });
   pc.info.importSeconds = secondsSince(t0);
 }
 

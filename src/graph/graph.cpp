@@ -1,6 +1,8 @@
 #include "graph/graph.h"
 #include "graph/value_walk.h"
 
+#include <algorithm>
+
 namespace tangle {
 
 namespace {
@@ -115,6 +117,13 @@ void qualifySymbols(Graph& g, Owner owner) {
     for (Dim& d : n.type->shape)
       if (isSymbolic(d)) d = sym::toDim(rename(sym::fromDim(d))).value_or(d);
   }
+}
+
+bool anySymbolicSize(const Graph& g) {
+  return std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) {
+    return n.symValue || (n.type && std::any_of(n.type->shape.begin(), n.type->shape.end(),
+                                                [](Dim d) { return isSymbolic(d); }));
+  });
 }
 
 }  // namespace tangle

@@ -115,4 +115,8 @@ class Graph {
 // relates them, so each graph of a check gets its own names.
 void qualifySymbols(Graph& g, Owner owner);
 
+// Some node has a symbolic size in its annotation or is a Sym(...) value:
+// work on such graphs stays on one thread (the size context is shared).
+bool anySymbolicSize(const Graph& g);
+
 }  // namespace tangle

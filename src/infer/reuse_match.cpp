@@ -17,8 +17,8 @@ namespace tangle {
 
 namespace {
 
-// Binds the operands of two definitions in order; false on a mismatch.
-bool bindOperands(const LGraph& g, const LNode& a, const LNode& b, bool spec, Renaming& phi) {
+// Binds the operands of two spec definitions in order; false on a mismatch.
+bool bindSpecOperands(const LGraph& g, const LNode& a, const LNode& b, Renaming& phi) {
   if (a.def.nodes.size() != b.def.nodes.size()) return false;
   for (size_t i = 0; i < a.def.nodes.size(); ++i) {
     const auto &x = a.def.nodes[i], &y = b.def.nodes[i];
@@ -28,7 +28,7 @@ bool bindOperands(const LGraph& g, const LNode& a, const LNode& b, bool spec, Re
       if (rx.kind != ry.kind) return false;
       if (rx.kind != CanonTerm::Ref::Kind::Operand) continue;
       int from = g.resolve(rx.operand), to = g.resolve(ry.operand);
-      if (!(spec ? phi.bindSpec(from, to) : phi.bindImpl(from, to))) return false;
+      if (!phi.bindSpec(from, to)) return false;
     }
   }
   return true;
@@ -127,7 +127,7 @@ bool buildRenaming(const InferState& st, const Footprint& f, const SpecOp& op, R
       const int* t = phi.specOf(s);
       if (!t) continue;
       size_t before = phi.spec.size();
-      if (!bindOperands(st.spec, st.spec.nodes[s], st.spec.nodes[*t], true, phi))
+      if (!bindSpecOperands(st.spec, st.spec.nodes[s], st.spec.nodes[*t], phi))
         return fail("inlined definition of " + st.spec.nodes[s].name + " differs");
       progress |= phi.spec.size() != before;
     }

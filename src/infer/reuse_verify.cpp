@@ -5,7 +5,6 @@
 // built (reuse_match.cpp).
 #include <algorithm>
 #include <functional>
-#include <bit>
 #include <cstring>
 
 #include "infer/leaf_names.h"

@@ -243,7 +243,9 @@ class Lowerer {
     pendingOf_.assign(n, {});
     std::vector<size_t> todo(n);
     for (size_t gi = 0; gi < n; ++gi) todo[gi] = gi;
-    const bool parallel = opts_.jobs > 1 && n > 1 && concreteSizes();
+    // Symbolic sizes: canonicalize builds size expressions in the shared context.
+    const bool parallel = opts_.jobs > 1 && n > 1 &&
+                          std::none_of(lg_.graphs.begin(), lg_.graphs.end(), [](const Graph* g) { return anySymbolicSize(*g); });
     for (int round = 0; parallel && !todo.empty(); ++round) {
       std::vector<char> ok(todo.size(), 0);
       parallelFor(todo.size(), opts_.jobs, [&](size_t k) {
@@ -286,17 +288,6 @@ class Lowerer {
     for (size_t gi = 0; gi < pendingOf_.size(); ++gi)
       for (auto& [group, c] : pendingOf_[gi]) pending_[group][static_cast<int>(gi)].push_back(c);
     pendingOf_.clear();
-  }
-
-  // No graph has a symbolic size (whose expressions canonicalize builds).
-  bool concreteSizes() const {
-    for (const Graph* g : lg_.graphs)
-      for (const Node& n : g->nodes) {
-        if (n.symValue) return false;
-        if (n.type && std::any_of(n.type->shape.begin(), n.type->shape.end(), [](Dim d) { return isSymbolic(d); }))
-          return false;
-      }
-    return true;
   }
 
   void define(int gi, const Graph& g, NodeId id, int lid) {
